@@ -1,0 +1,224 @@
+"""Random-access byte sources and coalesced range reads."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lazyscan.errors import SourceError
+
+
+@dataclass
+class IOStats:
+    """Counters of one source (shared by the threads that read it)."""
+
+    bytes_read: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, nbytes: int, seconds: float) -> None:
+        with self._lock:
+            self.bytes_read += nbytes
+            self.requests += 1
+            self.seconds += seconds
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How byte ranges are fetched.
+
+    ``coalesce_gap``: two ranges closer than this many bytes are fetched as one request.
+    ``coalesce_max``: a merged request is not grown beyond this size.
+    """
+
+    coalesce_gap: int = 64 * 1024
+    coalesce_max: int = 64 * 1024 * 1024
+
+
+def coalesce_ranges(
+    ranges: list[tuple[int, int]], gap: int, max_size: int
+) -> list[tuple[int, int, list[int]]]:
+    """Merge ``(offset, length)`` ranges into requests ``(start, end, member indexes)``.
+
+    Ranges are sorted by offset; a range joins the current request when it starts within ``gap``
+    bytes of the request's end and the request stays within ``max_size`` (a single range larger
+    than ``max_size`` is still one request). Overlapping ranges are allowed.
+    """
+    order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    out: list[tuple[int, int, list[int]]] = []
+    for i in order:
+        off, length = ranges[i]
+        end = off + length
+        if out:
+            s, e, members = out[-1]
+            if off <= e + gap and max(e, end) - s <= max_size:
+                out[-1] = (s, max(e, end), [*members, i])
+                continue
+        out.append((off, end, [i]))
+    return out
+
+
+class Source:
+    """A random-access, thread-safe byte source."""
+
+    path: str
+    size: int
+    stats: IOStats
+
+    def _read(self, offset: int, length: int) -> bytes:
+        raise NotImplementedError
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """Read exactly ``length`` bytes at ``offset`` (fewer only at end of file)."""
+        if offset < 0 or length < 0:
+            raise SourceError(f"bad read range {offset}+{length} in {self.path!r}")
+        length = max(0, min(length, self.size - offset))
+        if length == 0:
+            return b""
+        t0 = time.perf_counter()
+        data = self._read(offset, length)
+        self.stats.add(len(data), time.perf_counter() - t0)
+        return data
+
+    def read_ranges(
+        self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
+    ) -> list[memoryview]:
+        """Read several ranges with coalesced requests; results in the order of ``ranges``."""
+        opts = options or ReadOptions()
+        out: list[memoryview] = [memoryview(b"")] * len(ranges)
+        for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
+            view = memoryview(self.read_at(start, end - start))
+            for i in members:
+                off, length = ranges[i]
+                out[i] = view[off - start : off - start + length]
+        return out
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalSource(Source):
+    """A local file read with ``os.pread`` (no shared file position, so threads can share it)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self._fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise SourceError(f"file not found: {path!r}") from None
+        except IsADirectoryError:
+            raise SourceError(f"is a directory, not a file: {path!r}") from None
+        except OSError as e:
+            raise SourceError(f"cannot open {path!r}: {e.strerror}") from None
+        self.size = os.fstat(self._fd).st_size
+        self.stats = IOStats()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        chunks = []
+        got = 0
+        while got < length:
+            chunk = os.pread(self._fd, length - got, offset + got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]
+
+
+class ArrowSource(Source):
+    """A file on a pyarrow filesystem (S3, GCS, HDFS, ...)."""
+
+    def __init__(self, path: str, filesystem: Any) -> None:
+        self.path = path
+        self._fs = filesystem
+        try:
+            self._file = filesystem.open_input_file(path)
+        except FileNotFoundError:
+            raise SourceError(f"file not found: {path!r}") from None
+        except OSError as e:
+            raise SourceError(f"cannot open {path!r}: {e}") from None
+        self.size = self._file.size()
+        self.stats = IOStats()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        return self._file.read_at(length, offset).to_pybytes()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class FsspecSource(Source):
+    """A file on an fsspec filesystem; ranges are fetched with ``cat_file``."""
+
+    def __init__(self, path: str, filesystem: Any) -> None:
+        self.path = path
+        self._fs = filesystem
+        try:
+            self.size = int(filesystem.size(path))
+        except FileNotFoundError:
+            raise SourceError(f"file not found: {path!r}") from None
+        except OSError as e:
+            raise SourceError(f"cannot open {path!r}: {e}") from None
+        self.stats = IOStats()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        return bytes(self._fs.cat_file(self.path, start=offset, end=offset + length))
+
+
+def _is_pyarrow_fs(fs: Any) -> bool:
+    try:
+        import pyarrow.fs as pafs
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(fs, pafs.FileSystem)
+
+
+def open_source(path: Any, filesystem: Any = None) -> Source:
+    """Open ``path`` (str or path-like; ``file://`` URLs accepted) on ``filesystem``."""
+    if isinstance(path, Source):
+        return path
+    p = os.fspath(path)
+    if filesystem is None:
+        if p.startswith("file://"):
+            p = p[len("file://") :]
+        if "://" in p:
+            try:
+                import pyarrow.fs as pafs
+
+                fs, inner = pafs.FileSystem.from_uri(p)
+            except Exception as e:
+                raise SourceError(f"cannot open {p!r}: {e}") from None
+            return ArrowSource(inner, fs)
+        return LocalSource(p)
+    if _is_pyarrow_fs(filesystem):
+        return ArrowSource(p, filesystem)
+    if hasattr(filesystem, "cat_file"):
+        return FsspecSource(p, filesystem)
+    raise SourceError(f"unsupported filesystem object {type(filesystem).__name__}")

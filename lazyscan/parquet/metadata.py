@@ -1,0 +1,561 @@
+"""Typed Parquet metadata: footer, page headers, page index, Bloom filter headers.
+
+The structures follow ``parquet.thrift`` of the parquet-format repository; only the fields lazyscan
+uses are kept. Each ``*_from_thrift`` function takes the field dict produced by
+:func:`lazyscan.parquet.thrift.read_struct` and validates what later code relies on (non-negative
+sizes and counts, known enum values), raising :class:`ThriftError` on violations; the file layer
+turns those into :class:`lazyscan.errors.CorruptFileError` with the location attached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from lazyscan.parquet.thrift import ThriftError
+
+
+class PhysicalType(IntEnum):
+    BOOLEAN = 0
+    INT32 = 1
+    INT64 = 2
+    INT96 = 3
+    FLOAT = 4
+    DOUBLE = 5
+    BYTE_ARRAY = 6
+    FIXED_LEN_BYTE_ARRAY = 7
+
+
+class ConvertedType(IntEnum):
+    UTF8 = 0
+    MAP = 1
+    MAP_KEY_VALUE = 2
+    LIST = 3
+    ENUM = 4
+    DECIMAL = 5
+    DATE = 6
+    TIME_MILLIS = 7
+    TIME_MICROS = 8
+    TIMESTAMP_MILLIS = 9
+    TIMESTAMP_MICROS = 10
+    UINT_8 = 11
+    UINT_16 = 12
+    UINT_32 = 13
+    UINT_64 = 14
+    INT_8 = 15
+    INT_16 = 16
+    INT_32 = 17
+    INT_64 = 18
+    JSON = 19
+    BSON = 20
+    INTERVAL = 21
+
+
+class Repetition(IntEnum):
+    REQUIRED = 0
+    OPTIONAL = 1
+    REPEATED = 2
+
+
+class Encoding(IntEnum):
+    PLAIN = 0
+    GROUP_VAR_INT = 1
+    PLAIN_DICTIONARY = 2
+    RLE = 3
+    BIT_PACKED = 4
+    DELTA_BINARY_PACKED = 5
+    DELTA_LENGTH_BYTE_ARRAY = 6
+    DELTA_BYTE_ARRAY = 7
+    RLE_DICTIONARY = 8
+    BYTE_STREAM_SPLIT = 9
+
+
+class Codec(IntEnum):
+    UNCOMPRESSED = 0
+    SNAPPY = 1
+    GZIP = 2
+    LZO = 3
+    BROTLI = 4
+    LZ4 = 5
+    ZSTD = 6
+    LZ4_RAW = 7
+
+
+class PageType(IntEnum):
+    DATA_PAGE = 0
+    INDEX_PAGE = 1
+    DICTIONARY_PAGE = 2
+    DATA_PAGE_V2 = 3
+
+
+class BoundaryOrder(IntEnum):
+    UNORDERED = 0
+    ASCENDING = 1
+    DESCENDING = 2
+
+
+def _enum(cls: type[IntEnum], value: Any, what: str) -> Any:
+    try:
+        return cls(value)
+    except ValueError:
+        raise ThriftError(f"unknown {what} {value}") from None
+
+
+def _nonneg(value: Any, what: str) -> int:
+    if not isinstance(value, int) or value < 0:
+        raise ThriftError(f"{what} is {value!r}, expected a non-negative integer")
+    return value
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+# --------------------------------------------------------------------------------------------
+# logical types
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalType:
+    """A Parquet LogicalType annotation: ``kind`` is the union member's name."""
+
+    kind: str
+    scale: int = 0
+    precision: int = 0
+    unit: str = ""  # MILLIS / MICROS / NANOS for TIME and TIMESTAMP
+    utc_adjusted: bool = False
+    bit_width: int = 0
+    signed: bool = True
+
+
+_LOGICAL_KINDS = {
+    1: "STRING",
+    2: "MAP",
+    3: "LIST",
+    4: "ENUM",
+    5: "DECIMAL",
+    6: "DATE",
+    7: "TIME",
+    8: "TIMESTAMP",
+    10: "INTEGER",
+    11: "UNKNOWN",
+    12: "JSON",
+    13: "BSON",
+    14: "UUID",
+    15: "FLOAT16",
+    16: "VARIANT",
+    17: "GEOMETRY",
+    18: "GEOGRAPHY",
+}
+_TIME_UNITS = {1: "MILLIS", 2: "MICROS", 3: "NANOS"}
+
+
+def logical_type_from_thrift(f: dict[int, Any]) -> LogicalType | None:
+    for fid, value in f.items():
+        kind = _LOGICAL_KINDS.get(fid)
+        if kind is None:
+            return LogicalType("UNRECOGNIZED")
+        if kind == "DECIMAL":
+            return LogicalType(kind, scale=value.get(1, 0), precision=value.get(2, 0))
+        if kind in ("TIME", "TIMESTAMP"):
+            unit_fields = value.get(2, {})
+            unit = next((_TIME_UNITS.get(k, "") for k in unit_fields), "")
+            return LogicalType(kind, unit=unit, utc_adjusted=bool(value.get(1, False)))
+        if kind == "INTEGER":
+            return LogicalType(kind, bit_width=value.get(1, 0), signed=bool(value.get(2, True)))
+        return LogicalType(kind)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# footer
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaElement:
+    name: str
+    type: PhysicalType | None
+    type_length: int | None
+    repetition: Repetition | None
+    num_children: int
+    converted_type: ConvertedType | None
+    scale: int | None
+    precision: int | None
+    field_id: int | None
+    logical_type: LogicalType | None
+
+
+def schema_element_from_thrift(f: dict[int, Any]) -> SchemaElement:
+    ptype = f.get(1)
+    conv = f.get(6)
+    rep = f.get(3)
+    converted: ConvertedType | None
+    try:
+        converted = ConvertedType(conv) if conv is not None else None
+    except ValueError:
+        converted = None
+    return SchemaElement(
+        name=_text(f.get(4, b"")),
+        type=_enum(PhysicalType, ptype, "physical type") if ptype is not None else None,
+        type_length=f.get(2),
+        repetition=_enum(Repetition, rep, "repetition") if rep is not None else None,
+        num_children=_nonneg(f.get(5, 0), "num_children"),
+        converted_type=converted,
+        scale=f.get(7),
+        precision=f.get(8),
+        field_id=f.get(9),
+        logical_type=logical_type_from_thrift(f[10]) if 10 in f else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Statistics:
+    """Raw (encoded) statistics of a column chunk or page."""
+
+    min_value: bytes | None
+    max_value: bytes | None
+    null_count: int | None
+    distinct_count: int | None
+    min_exact: bool | None
+    max_exact: bool | None
+    #: True when min/max came from the deprecated ``min``/``max`` fields (signed byte order)
+    deprecated: bool
+
+
+def statistics_from_thrift(f: dict[int, Any]) -> Statistics:
+    min_value = f.get(6)
+    max_value = f.get(5)
+    deprecated = False
+    if min_value is None and max_value is None and (1 in f or 2 in f):
+        min_value, max_value, deprecated = f.get(2), f.get(1), True
+    return Statistics(
+        min_value=min_value,
+        max_value=max_value,
+        null_count=f.get(3),
+        distinct_count=f.get(4),
+        min_exact=f.get(8),
+        max_exact=f.get(7),
+        deprecated=deprecated,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PageEncodingStats:
+    page_type: int
+    encoding: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnMetaData:
+    type: PhysicalType
+    encodings: tuple[int, ...]
+    path_in_schema: tuple[str, ...]
+    codec: int
+    num_values: int
+    total_uncompressed_size: int
+    total_compressed_size: int
+    data_page_offset: int
+    index_page_offset: int | None
+    dictionary_page_offset: int | None
+    statistics: Statistics | None
+    encoding_stats: tuple[PageEncodingStats, ...] | None
+    bloom_filter_offset: int | None
+    bloom_filter_length: int | None
+    key_value_metadata: dict[str, str | None]
+
+
+def column_metadata_from_thrift(f: dict[int, Any]) -> ColumnMetaData:
+    if 1 not in f or 9 not in f:
+        raise ThriftError("column metadata lacks its type or data page offset")
+    enc_stats = None
+    if 13 in f:
+        enc_stats = tuple(
+            PageEncodingStats(s.get(1, -1), s.get(2, -1), s.get(3, 0)) for s in f[13]
+        )
+    kv = {_text(e.get(1, b"")): (_text(e[2]) if 2 in e else None) for e in f.get(8, [])}
+    return ColumnMetaData(
+        type=_enum(PhysicalType, f[1], "physical type"),
+        encodings=tuple(f.get(2, ())),
+        path_in_schema=tuple(_text(p) for p in f.get(3, ())),
+        codec=f.get(4, 0),
+        num_values=_nonneg(f.get(5, 0), "num_values"),
+        total_uncompressed_size=_nonneg(f.get(6, 0), "total_uncompressed_size"),
+        total_compressed_size=_nonneg(f.get(7, 0), "total_compressed_size"),
+        data_page_offset=_nonneg(f[9], "data_page_offset"),
+        index_page_offset=f.get(10),
+        dictionary_page_offset=f.get(11),
+        statistics=statistics_from_thrift(f[12]) if 12 in f else None,
+        encoding_stats=enc_stats,
+        bloom_filter_offset=f.get(14),
+        bloom_filter_length=f.get(15),
+        key_value_metadata=kv,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnChunk:
+    file_path: str | None
+    meta_data: ColumnMetaData | None
+    offset_index_offset: int | None
+    offset_index_length: int | None
+    column_index_offset: int | None
+    column_index_length: int | None
+    encrypted: bool
+
+
+def column_chunk_from_thrift(f: dict[int, Any]) -> ColumnChunk:
+    return ColumnChunk(
+        file_path=_text(f[1]) if 1 in f else None,
+        meta_data=column_metadata_from_thrift(f[3]) if 3 in f else None,
+        offset_index_offset=f.get(4),
+        offset_index_length=f.get(5),
+        column_index_offset=f.get(6),
+        column_index_length=f.get(7),
+        encrypted=8 in f or 9 in f,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SortingColumn:
+    column_idx: int
+    descending: bool
+    nulls_first: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RowGroup:
+    columns: tuple[ColumnChunk, ...]
+    total_byte_size: int
+    num_rows: int
+    sorting_columns: tuple[SortingColumn, ...] | None
+    file_offset: int | None
+    total_compressed_size: int | None
+    ordinal: int | None
+
+
+def row_group_from_thrift(f: dict[int, Any]) -> RowGroup:
+    sorting = None
+    if 4 in f:
+        sorting = tuple(
+            SortingColumn(s.get(1, 0), bool(s.get(2, False)), bool(s.get(3, False))) for s in f[4]
+        )
+    return RowGroup(
+        columns=tuple(column_chunk_from_thrift(c) for c in f.get(1, ())),
+        total_byte_size=f.get(2, 0),
+        num_rows=_nonneg(f.get(3, 0), "row group num_rows"),
+        sorting_columns=sorting,
+        file_offset=f.get(5),
+        total_compressed_size=f.get(6),
+        ordinal=f.get(7),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FileMetaData:
+    version: int
+    schema: tuple[SchemaElement, ...]
+    num_rows: int
+    row_groups: tuple[RowGroup, ...]
+    key_value_metadata: dict[str, str | None]
+    created_by: str | None
+    #: per leaf column: True when TYPE_DEFINED_ORDER (min/max usable), None when absent
+    column_orders: tuple[bool, ...] | None
+    encrypted: bool
+
+
+def file_metadata_from_thrift(f: dict[int, Any]) -> FileMetaData:
+    if 2 not in f or not f[2]:
+        raise ThriftError("file metadata has no schema")
+    kv = {_text(e.get(1, b"")): (_text(e[2]) if 2 in e else None) for e in f.get(5, [])}
+    orders = tuple(1 in o for o in f[7]) if 7 in f else None
+    return FileMetaData(
+        version=f.get(1, 1),
+        schema=tuple(schema_element_from_thrift(s) for s in f[2]),
+        num_rows=_nonneg(f.get(3, 0), "num_rows"),
+        row_groups=tuple(row_group_from_thrift(r) for r in f.get(4, ())),
+        key_value_metadata=kv,
+        created_by=_text(f[6]) if 6 in f else None,
+        column_orders=orders,
+        encrypted=8 in f,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# pages
+
+
+@dataclass(frozen=True, slots=True)
+class DataPageHeader:
+    num_values: int
+    encoding: int
+    definition_level_encoding: int
+    repetition_level_encoding: int
+    statistics: Statistics | None
+
+
+@dataclass(frozen=True, slots=True)
+class DataPageHeaderV2:
+    num_values: int
+    num_nulls: int
+    num_rows: int
+    encoding: int
+    definition_levels_byte_length: int
+    repetition_levels_byte_length: int
+    is_compressed: bool
+    statistics: Statistics | None
+
+
+@dataclass(frozen=True, slots=True)
+class DictionaryPageHeader:
+    num_values: int
+    encoding: int
+    is_sorted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PageHeader:
+    type: int
+    uncompressed_page_size: int
+    compressed_page_size: int
+    crc: int | None
+    data_page_header: DataPageHeader | None
+    dictionary_page_header: DictionaryPageHeader | None
+    data_page_header_v2: DataPageHeaderV2 | None
+    header_size: int  # bytes taken by the header itself
+
+    @property
+    def num_values(self) -> int:
+        if self.data_page_header is not None:
+            return self.data_page_header.num_values
+        if self.data_page_header_v2 is not None:
+            return self.data_page_header_v2.num_values
+        if self.dictionary_page_header is not None:
+            return self.dictionary_page_header.num_values
+        return 0
+
+
+def page_header_from_thrift(f: dict[int, Any], header_size: int) -> PageHeader:
+    if 1 not in f or 2 not in f or 3 not in f:
+        raise ThriftError("page header lacks its type or sizes")
+    dph = dph2 = dict_h = None
+    if 5 in f:
+        d = f[5]
+        dph = DataPageHeader(
+            num_values=_nonneg(d.get(1, -1), "page num_values"),
+            encoding=d.get(2, -1),
+            definition_level_encoding=d.get(3, 3),
+            repetition_level_encoding=d.get(4, 3),
+            statistics=statistics_from_thrift(d[5]) if 5 in d else None,
+        )
+    if 7 in f:
+        d = f[7]
+        dict_h = DictionaryPageHeader(
+            num_values=_nonneg(d.get(1, -1), "dictionary num_values"),
+            encoding=d.get(2, 0),
+            is_sorted=bool(d.get(3, False)),
+        )
+    if 8 in f:
+        d = f[8]
+        dph2 = DataPageHeaderV2(
+            num_values=_nonneg(d.get(1, -1), "page num_values"),
+            num_nulls=_nonneg(d.get(2, -1), "page num_nulls"),
+            num_rows=_nonneg(d.get(3, -1), "page num_rows"),
+            encoding=d.get(4, -1),
+            definition_levels_byte_length=_nonneg(d.get(5, -1), "definition levels length"),
+            repetition_levels_byte_length=_nonneg(d.get(6, -1), "repetition levels length"),
+            is_compressed=bool(d.get(7, True)),
+            statistics=statistics_from_thrift(d[8]) if 8 in d else None,
+        )
+    return PageHeader(
+        type=f[1],
+        uncompressed_page_size=_nonneg(f[2], "uncompressed_page_size"),
+        compressed_page_size=_nonneg(f[3], "compressed_page_size"),
+        crc=f.get(4),
+        data_page_header=dph,
+        dictionary_page_header=dict_h,
+        data_page_header_v2=dph2,
+        header_size=header_size,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# page index and Bloom filters
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnIndex:
+    """Per-page statistics of one column chunk (PageIndex.md)."""
+
+    null_pages: tuple[bool, ...]
+    min_values: tuple[bytes, ...]
+    max_values: tuple[bytes, ...]
+    boundary_order: BoundaryOrder
+    null_counts: tuple[int, ...] | None
+
+
+def column_index_from_thrift(f: dict[int, Any]) -> ColumnIndex:
+    null_pages = tuple(f.get(1, ()))
+    mins = tuple(f.get(2, ()))
+    maxs = tuple(f.get(3, ()))
+    n = len(null_pages)
+    if len(mins) != n or len(maxs) != n:
+        raise ThriftError("column index lists have different lengths")
+    counts = tuple(f[5]) if 5 in f else None
+    if counts is not None and len(counts) != n:
+        raise ThriftError("column index null_counts has the wrong length")
+    return ColumnIndex(
+        null_pages=null_pages,
+        min_values=mins,
+        max_values=maxs,
+        boundary_order=_enum(BoundaryOrder, f.get(4, 0), "boundary order"),
+        null_counts=counts,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PageLocation:
+    offset: int
+    compressed_page_size: int  # includes the page header
+    first_row_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetIndex:
+    page_locations: tuple[PageLocation, ...]
+
+
+def offset_index_from_thrift(f: dict[int, Any]) -> OffsetIndex:
+    locs = []
+    prev_row = -1
+    for p in f.get(1, ()):
+        loc = PageLocation(
+            offset=_nonneg(p.get(1, -1), "page offset"),
+            compressed_page_size=_nonneg(p.get(2, -1), "page size"),
+            first_row_index=_nonneg(p.get(3, -1), "page first row"),
+        )
+        if loc.first_row_index < prev_row or (prev_row == -1 and loc.first_row_index != 0):
+            raise ThriftError("offset index first_row_index values are not ascending from 0")
+        prev_row = loc.first_row_index
+        locs.append(loc)
+    return OffsetIndex(tuple(locs))
+
+
+@dataclass(frozen=True, slots=True)
+class BloomFilterHeader:
+    num_bytes: int
+    algorithm_block: bool
+    hash_xxhash: bool
+    uncompressed: bool
+
+
+def bloom_filter_header_from_thrift(f: dict[int, Any]) -> BloomFilterHeader:
+    return BloomFilterHeader(
+        num_bytes=_nonneg(f.get(1, -1), "Bloom filter numBytes"),
+        algorithm_block=1 in f.get(2, {}),
+        hash_xxhash=1 in f.get(3, {}),
+        uncompressed=1 in f.get(4, {}),
+    )

@@ -1,0 +1,212 @@
+"""Row selections within a row group.
+
+A :class:`RowRanges` is a sorted list of disjoint, non-adjacent half-open ranges ``[start, end)``
+of row indices, kept as two ``int64`` arrays. Predicates produce boolean masks; the scan turns a
+mask into ranges to plan payload reads (which pages hold a selected row), merges ranges closer than
+the materialization threshold so decoding stays batched, and intersects selections from different
+tiers (page index, row-level predicates). Every operation is vectorized with numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+class RowRanges:
+    """Sorted, disjoint, non-adjacent ``[start, end)`` row ranges."""
+
+    __slots__ = ("ends", "starts")
+
+    def __init__(self, starts: np.ndarray, ends: np.ndarray, *, _trusted: bool = False) -> None:
+        starts = np.asarray(starts, dtype=np.int64)
+        ends = np.asarray(ends, dtype=np.int64)
+        if not _trusted:
+            if starts.shape != ends.shape or starts.ndim != 1:
+                raise ValueError("starts and ends must be 1-D arrays of equal length")
+            keep = ends > starts
+            starts, ends = starts[keep], ends[keep]
+            if len(starts) and (starts[0] < 0 or np.any(starts[1:] < ends[:-1])):
+                order = np.argsort(starts, kind="stable")
+                starts, ends = starts[order], ends[order]
+                if starts[0] < 0:
+                    raise ValueError("row ranges must not be negative")
+            starts, ends = _normalize(starts, ends)
+        self.starts = starts
+        self.ends = ends
+
+    # ---- construction -------------------------------------------------------------------
+
+    @classmethod
+    def empty(cls) -> RowRanges:
+        z = np.empty(0, dtype=np.int64)
+        return cls(z, z, _trusted=True)
+
+    @classmethod
+    def all(cls, num_rows: int) -> RowRanges:
+        if num_rows <= 0:
+            return cls.empty()
+        return cls(np.array([0], np.int64), np.array([num_rows], np.int64), _trusted=True)
+
+    @classmethod
+    def from_ranges(cls, ranges: Iterable[tuple[int, int]]) -> RowRanges:
+        pairs = list(ranges)
+        if not pairs:
+            return cls.empty()
+        arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+        return cls(arr[:, 0], arr[:, 1])
+
+    @classmethod
+    def from_indices(cls, rows: np.ndarray | Iterable[int]) -> RowRanges:
+        """Ranges covering the given row indices (any order, duplicates allowed)."""
+        idx = np.unique(np.asarray(rows, dtype=np.int64))
+        if len(idx) == 0:
+            return cls.empty()
+        if idx[0] < 0:
+            raise ValueError("row indices must not be negative")
+        breaks = np.flatnonzero(np.diff(idx) != 1) + 1
+        starts = idx[np.concatenate(([0], breaks))]
+        ends = idx[np.concatenate((breaks - 1, [len(idx) - 1]))] + 1
+        return cls(starts, ends, _trusted=True)
+
+    @classmethod
+    def from_mask(cls, mask: np.ndarray, offset: int = 0) -> RowRanges:
+        """Ranges of the True entries of a boolean mask (row ``i`` is ``offset + i``)."""
+        m = np.asarray(mask, dtype=bool)
+        if len(m) == 0:
+            return cls.empty()
+        d = np.diff(m.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+        starts = np.flatnonzero(d == 1).astype(np.int64) + offset
+        ends = np.flatnonzero(d == -1).astype(np.int64) + offset
+        return cls(starts, ends, _trusted=True)
+
+    # ---- queries ------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    @property
+    def row_count(self) -> int:
+        return int((self.ends - self.starts).sum())
+
+    @property
+    def is_empty(self) -> bool:
+        return len(self.starts) == 0
+
+    def covers(self, start: int, end: int) -> bool:
+        """True when ``[start, end)`` lies entirely inside one range."""
+        i = int(np.searchsorted(self.ends, start, side="right"))
+        return i < len(self.starts) and self.starts[i] <= start and end <= self.ends[i]
+
+    def overlaps(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """For each interval ``[starts[k], ends[k])``: does it hold a selected row?"""
+        starts = np.asarray(starts, dtype=np.int64)
+        ends = np.asarray(ends, dtype=np.int64)
+        if self.is_empty:
+            return np.zeros(len(starts), dtype=bool)
+        # first range whose end is after the interval start
+        i = np.searchsorted(self.ends, starts, side="right")
+        ok = i < len(self.starts)
+        first_start = self.starts[np.minimum(i, len(self.starts) - 1)]
+        return ok & (first_start < ends) & (ends > starts)
+
+    def to_indices(self) -> np.ndarray:
+        """All selected row indices, ascending."""
+        if self.is_empty:
+            return np.empty(0, dtype=np.int64)
+        lengths = self.ends - self.starts
+        total = int(lengths.sum())
+        # per-row: start of its range + position within range
+        reps = np.repeat(self.starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+        return reps + np.arange(total, dtype=np.int64)
+
+    def to_mask(self, num_rows: int) -> np.ndarray:
+        d = np.zeros(num_rows + 1, dtype=np.int32)
+        s = np.minimum(self.starts, num_rows)
+        e = np.minimum(self.ends, num_rows)
+        np.add.at(d, s, 1)
+        np.add.at(d, e, -1)
+        return np.cumsum(d[:-1]) > 0
+
+    # ---- algebra ------------------------------------------------------------------------
+
+    def intersect(self, other: RowRanges) -> RowRanges:
+        if self.is_empty or other.is_empty:
+            return RowRanges.empty()
+        starts = np.concatenate((self.starts, other.starts))
+        ends = np.concatenate((self.ends, other.ends))
+        # sweep: +1 at start, -1 at end; covered twice means in both
+        points = np.concatenate((starts, ends))
+        deltas = np.concatenate((np.ones(len(starts), np.int64), -np.ones(len(ends), np.int64)))
+        order = np.lexsort((deltas, points))  # ends before starts at equal points
+        points, deltas = points[order], deltas[order]
+        depth = np.cumsum(deltas)
+        enter = np.flatnonzero((depth == 2) & (deltas == 1))
+        out_s = points[enter]
+        out_e = points[enter + 1]
+        return RowRanges(out_s, out_e)
+
+    def union(self, other: RowRanges) -> RowRanges:
+        return RowRanges(
+            np.concatenate((self.starts, other.starts)), np.concatenate((self.ends, other.ends))
+        )
+
+    def merge_close(self, gap: int) -> RowRanges:
+        """Join ranges separated by fewer than ``gap`` unselected rows."""
+        if len(self.starts) < 2 or gap <= 0:
+            return self
+        gaps = self.starts[1:] - self.ends[:-1]
+        keep = np.flatnonzero(gaps >= gap)
+        starts = self.starts[np.concatenate(([0], keep + 1))]
+        ends = self.ends[np.concatenate((keep, [len(self.ends) - 1]))]
+        return RowRanges(starts, ends, _trusted=True)
+
+    def clip(self, start: int, end: int) -> RowRanges:
+        """The part of the selection inside ``[start, end)``."""
+        lo = int(np.searchsorted(self.ends, start, side="right"))
+        hi = int(np.searchsorted(self.starts, end, side="left"))
+        if lo >= hi:
+            return RowRanges.empty()
+        s = np.maximum(self.starts[lo:hi], start)
+        e = np.minimum(self.ends[lo:hi], end)
+        return RowRanges(s, e, _trusted=True)
+
+    def shift(self, delta: int) -> RowRanges:
+        return RowRanges(self.starts + delta, self.ends + delta, _trusted=True)
+
+    def positions_in(self, rows: RowRanges) -> np.ndarray:
+        """Indices, within the rows of ``self``, of the rows selected by ``rows`` (a subset)."""
+        sel = rows.to_indices()
+        if len(sel) == 0:
+            return np.empty(0, dtype=np.int64)
+        lengths = self.ends - self.starts
+        before = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        k = np.searchsorted(self.ends, sel, side="right")
+        return before[k] + (sel - self.starts[k])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowRanges):
+            return NotImplemented
+        return np.array_equal(self.starts, other.starts) and np.array_equal(self.ends, other.ends)
+
+    def __hash__(self) -> int:
+        return hash((self.starts.tobytes(), self.ends.tobytes()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"[{s}, {e})" for s, e in zip(self.starts[:5], self.ends[:5]))
+        more = f", ... ({len(self)} ranges)" if len(self) > 5 else ""
+        return f"RowRanges({shown}{more})"
+
+
+def _normalize(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge overlapping or adjacent ranges of start-sorted input."""
+    if len(starts) < 2:
+        return starts, ends
+    run_end = np.maximum.accumulate(ends)
+    new = np.concatenate(([True], starts[1:] > run_end[:-1]))
+    idx = np.flatnonzero(new)
+    out_s = starts[idx]
+    last = np.concatenate((idx[1:] - 1, [len(starts) - 1]))
+    out_e = run_end[last]
+    return out_s, out_e
