@@ -1,0 +1,241 @@
+"""From decoded Parquet values to Arrow arrays of the column's Arrow type.
+
+:func:`assemble` concatenates the :class:`PageValues` of a column chunk, resolves dictionary codes,
+spreads the non-null values over the rows (nulls get zero-filled slots) and builds the Arrow array
+from buffers. Physical-to-logical conversions (narrow ints, unsigned views, INT96 timestamps,
+decimals from INT32/INT64/big-endian bytes, float16) are vectorized or numba kernels.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
+from lazyscan.parquet.decode import ByteArrays, PageValues, Values
+from lazyscan.parquet.metadata import PhysicalType
+from lazyscan.parquet.schema import ColumnDescriptor
+
+_JULIAN_UNIX_EPOCH = 2440588
+_NANOS_PER_DAY = 86400 * 10**9
+_INT32_MAX = 2**31 - 1
+
+
+@numba.njit(nogil=True, cache=True)
+def _be_to_le_decimal(offsets: np.ndarray, data: np.ndarray, words: int, out: np.ndarray) -> int:
+    """Big-endian two's complement integers (data[offsets[i]:offsets[i+1]]) into ``words``
+    little-endian int64 words each (out: uint8, n * 8 * words). Returns -1 or the first index
+    that does not fit."""
+    width = words * 8
+    n = len(offsets) - 1
+    for i in range(n):
+        s = offsets[i]
+        e = offsets[i + 1]
+        length = e - s
+        base = i * width
+        neg = length > 0 and data[s] >= 128
+        fill = 255 if neg else 0
+        if length > width:
+            # extra leading bytes must be pure sign extension
+            for j in range(s, e - width):
+                if data[j] != fill:
+                    return i
+            s = e - width
+            length = width
+        for j in range(length):
+            out[base + j] = data[e - 1 - j]
+        for j in range(length, width):
+            out[base + j] = fill
+    return -1
+
+
+def _validity(valid: np.ndarray | None) -> tuple[pa.Buffer | None, int]:
+    if valid is None:
+        return None, 0
+    nulls = int(len(valid) - np.count_nonzero(valid))
+    if nulls == 0:
+        return None, 0
+    return pa.py_buffer(np.packbits(valid, bitorder="little")), nulls
+
+
+def _concat_values(parts: list[Values]) -> Values:
+    if isinstance(parts[0], ByteArrays):
+        return ByteArrays.concat(parts)  # type: ignore[arg-type]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts)  # type: ignore[arg-type]
+
+
+def resolve_codes(codes: np.ndarray, dictionary: Values) -> Values:
+    """Look dictionary values up by code."""
+    if isinstance(dictionary, ByteArrays):
+        return dictionary.take(codes.astype(np.int64))
+    return dictionary[codes]
+
+
+def assemble(
+    desc: ColumnDescriptor, pages: list[PageValues], dictionary: Values | None
+) -> tuple[Values, np.ndarray | None, int]:
+    """Concatenate pages into (non-null values, validity per row or None, row count)."""
+    num_rows = sum(p.num_rows for p in pages)
+    parts: list[Values] = []
+    any_codes = any(p.is_codes for p in pages)
+    all_codes = all(p.is_codes for p in pages)
+    if any_codes and all_codes and dictionary is not None:
+        codes = np.concatenate([p.values for p in pages]) if len(pages) != 1 else pages[0].values
+        values = resolve_codes(codes, dictionary)  # type: ignore[arg-type]
+    else:
+        for p in pages:
+            if p.is_codes:
+                assert dictionary is not None
+                parts.append(resolve_codes(p.values, dictionary))  # type: ignore[arg-type]
+            else:
+                parts.append(p.values)
+        values = _concat_values(parts) if parts else empty_values(desc)
+    if any(p.valid is not None for p in pages):
+        valid = np.concatenate(
+            [p.valid if p.valid is not None else np.ones(p.num_rows, dtype=bool) for p in pages]
+        )
+    else:
+        valid = None
+    return values, valid, num_rows
+
+
+def empty_values(desc: ColumnDescriptor) -> Values:
+    pt = desc.physical_type
+    if pt == PhysicalType.BYTE_ARRAY:
+        return ByteArrays(np.zeros(1, np.int64), np.empty(0, np.uint8))
+    if pt == PhysicalType.BOOLEAN:
+        return np.empty(0, np.uint8)
+    if pt == PhysicalType.INT32:
+        return np.empty(0, np.int32)
+    if pt == PhysicalType.INT64:
+        return np.empty(0, np.int64)
+    if pt == PhysicalType.FLOAT:
+        return np.empty(0, np.float32)
+    if pt == PhysicalType.DOUBLE:
+        return np.empty(0, np.float64)
+    width = 12 if pt == PhysicalType.INT96 else desc.type_length
+    return np.empty((0, width), np.uint8)
+
+
+def _spread_fixed(values: np.ndarray, valid: np.ndarray | None, n: int) -> np.ndarray:
+    if valid is None:
+        return values
+    out = np.zeros((n, *values.shape[1:]), dtype=values.dtype)
+    out[valid] = values
+    return out
+
+
+def _spread_offsets(values: ByteArrays, valid: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray]:
+    offsets = values.offsets
+    data = values.data
+    if offsets[0] != 0:
+        data = data[offsets[0] : offsets[-1]]
+        offsets = offsets - offsets[0]
+    if valid is None:
+        return offsets, data
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[valid] = np.diff(offsets)
+    full = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=full[1:])
+    return full, data
+
+
+def _byte_rows(values: Values) -> ByteArrays:
+    """Fixed-width byte values (2-D uint8) as ByteArrays."""
+    if isinstance(values, ByteArrays):
+        return values
+    n, width = values.shape
+    return ByteArrays(np.arange(n + 1, dtype=np.int64) * width, np.ascontiguousarray(values).reshape(-1))
+
+
+def to_arrow(desc: ColumnDescriptor, values: Values, valid: np.ndarray | None, n: int) -> pa.Array:
+    """Build the Arrow array of ``n`` rows of column ``desc``."""
+    atype = desc.arrow_type
+    pt = desc.physical_type
+    validity, null_count = _validity(valid)
+    if valid is not None and null_count == 0:
+        valid = None
+    if pa.types.is_string(atype) or pa.types.is_binary(atype):
+        if not isinstance(values, ByteArrays):
+            values = _byte_rows(values)
+        offsets, data = _spread_offsets(values, valid, n)
+        if offsets[-1] > _INT32_MAX:
+            raise UnsupportedFeatureError(
+                f"column chunk holds {int(offsets[-1])} bytes of strings, more than an Arrow string array can"
+            )
+        return pa.Array.from_buffers(
+            atype, n, [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)], null_count
+        )
+    if pa.types.is_decimal(atype):
+        words = 2 if pa.types.is_decimal128(atype) else 4
+        if pt in (PhysicalType.INT32, PhysicalType.INT64):
+            v = np.asarray(values, dtype=np.int64)
+            le = np.empty((len(v), words), dtype=np.int64)
+            le[:, 0] = v
+            le[:, 1:] = (v >> 63)[:, None]
+        else:
+            b = _byte_rows(values)
+            le_bytes = np.empty(len(b) * 8 * words, dtype=np.uint8)
+            bad = _be_to_le_decimal(b.offsets, b.data, words, le_bytes)
+            if bad >= 0:
+                raise CorruptFileError(f"decimal value {bad} does not fit {atype}")
+            le = le_bytes.view(np.int64).reshape(-1, words)
+        full = _spread_fixed(le, valid, n)
+        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(np.ascontiguousarray(full))], null_count)
+    if pa.types.is_boolean(atype):
+        bits = _spread_fixed(np.asarray(values, dtype=np.uint8), valid, n)
+        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(np.packbits(bits, bitorder="little"))], null_count)
+    if pa.types.is_fixed_size_binary(atype):
+        width = atype.byte_width
+        raw = np.asarray(values, dtype=np.uint8).reshape(-1, width) if width else np.empty((len(values), 0), np.uint8)
+        full = _spread_fixed(raw, valid, n)
+        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(np.ascontiguousarray(full))], null_count)
+    if pa.types.is_float16(atype):
+        raw = np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 2)).view(np.float16).reshape(-1)
+        full = _spread_fixed(raw, valid, n)
+        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(full)], null_count)
+    if pt == PhysicalType.INT96:
+        raw = np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 12))
+        nanos = raw[:, :8].copy().view(np.int64).reshape(-1)
+        days = raw[:, 8:].copy().view(np.int32).reshape(-1).astype(np.int64)
+        ns = (days - _JULIAN_UNIX_EPOCH) * _NANOS_PER_DAY + nanos
+        unit = atype.unit
+        if unit != "ns":
+            ns = ns // {"s": 10**9, "ms": 10**6, "us": 10**3}[unit]
+        full = _spread_fixed(ns, valid, n)
+        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(full)], null_count)
+    np_dtype = _NUMPY_STORAGE.get(str(atype))
+    if np_dtype is None:
+        np_dtype = np.dtype(atype.to_pandas_dtype()) if pa.types.is_floating(atype) or pa.types.is_integer(atype) else None
+    if np_dtype is None:
+        width = atype.bit_width // 8
+        np_dtype = np.dtype(f"<i{width}")
+    v = np.asarray(values)
+    if v.dtype.itemsize == np_dtype.itemsize and v.dtype.kind in "iuf" and np_dtype.kind in "iu" and v.dtype.kind != "f":
+        v = v.view(np_dtype)
+    else:
+        v = v.astype(np_dtype, copy=False)
+    full = _spread_fixed(np.ascontiguousarray(v), valid, n)
+    return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(full)], null_count)
+
+
+_NUMPY_STORAGE = {
+    "int8": np.dtype("i1"),
+    "int16": np.dtype("<i2"),
+    "int32": np.dtype("<i4"),
+    "int64": np.dtype("<i8"),
+    "uint8": np.dtype("u1"),
+    "uint16": np.dtype("<u2"),
+    "uint32": np.dtype("<u4"),
+    "uint64": np.dtype("<u8"),
+    "float": np.dtype("<f4"),
+    "double": np.dtype("<f8"),
+    "date32[day]": np.dtype("<i4"),
+    "time32[ms]": np.dtype("<i4"),
+    "time32[s]": np.dtype("<i4"),
+    "time64[us]": np.dtype("<i8"),
+    "time64[ns]": np.dtype("<i8"),
+}

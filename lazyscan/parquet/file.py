@@ -1,0 +1,840 @@
+"""``ParquetFile``: metadata access and row-selective column reads of one Parquet file.
+
+Parts:
+
+- footer: read with one speculative tail request, parsed by the bounded thrift reader, cached per
+  process by (path, size, footer) so repeated scans do not parse it again;
+- page layout of a column chunk: from the OffsetIndex when present, otherwise by walking the page
+  headers (reading headers only), cached the same way;
+- :meth:`ParquetFile.read_column`: a whole column chunk, or only a row selection of it: pages with
+  no selected row are neither fetched nor decompressed; chosen pages are fetched with coalesced
+  requests; inside a page only the selected values are decoded;
+- page index, Bloom filters, dictionaries and statistics accessors for the pruning tiers above.
+
+Errors name the file, row group, column and page.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
+from lazyscan.io import ReadOptions, Source, open_source
+from lazyscan.parquet import codecs
+from lazyscan.parquet.bloom import BloomFilter
+from lazyscan.parquet.convert import assemble, to_arrow
+from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.decode import (
+    PageValues,
+    Values,
+    decode_data_page,
+    decode_dictionary_page,
+    decode_levels_rle,
+    decode_levels_v1,
+)
+from lazyscan.parquet.metadata import (
+    ColumnChunk,
+    ColumnIndex,
+    ColumnMetaData,
+    FileMetaData,
+    OffsetIndex,
+    PageHeader,
+    PageType,
+    bloom_filter_header_from_thrift,
+    column_index_from_thrift,
+    file_metadata_from_thrift,
+    offset_index_from_thrift,
+    page_header_from_thrift,
+)
+from lazyscan.parquet.schema import ColumnDescriptor, FileSchema, SchemaError, build_schema
+from lazyscan.parquet.selection import RowRanges
+from lazyscan.parquet.statistics import ColumnStats, decode_column_index, decode_statistics
+from lazyscan.parquet.thrift import ThriftError, read_struct
+
+MAGIC = b"PAR1"
+MAGIC_ENCRYPTED = b"PARE"
+_TAIL_READ = 64 * 1024
+_HEADER_WINDOW = 16 * 1024
+_MAX_HEADER = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """How the physical reader works.
+
+    ``materialization_threshold``: two selected row ranges closer than this many rows are decoded
+    as one range (then the rows between are dropped), so decoding stays batched.
+    ``read``: request coalescing; ``None`` takes the source's default (no gap for local files).
+    ``max_page_size``: largest decompressed page accepted.
+    """
+
+    materialization_threshold: int = 0
+    read: ReadOptions | None = None
+    max_page_size: int = codecs.DEFAULT_MAX_PAGE_SIZE
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """A data page: file offset of its header, total size (header + body), rows it holds."""
+
+    offset: int
+    size: int
+    first_row: int
+    num_rows: int
+
+
+@dataclass(frozen=True)
+class ChunkLayout:
+    dictionary: tuple[int, int] | None  # (offset, size) of the dictionary page
+    pages: tuple[PageInfo, ...]
+    from_offset_index: bool
+
+
+class _Cache:
+    """A small thread-safe LRU cache."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.capacity:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+_FOOTER_CACHE = _Cache(256)
+_LAYOUT_CACHE = _Cache(65536)
+
+
+def clear_caches() -> None:
+    """Forget cached footers and page layouts (tests and benchmarks use this)."""
+    _FOOTER_CACHE.clear()
+    _LAYOUT_CACHE.clear()
+
+
+class ParquetFile:
+    """One Parquet file: metadata, page index, Bloom filters and column reads.
+
+    ``source`` is a path (local, ``file://``, or a URI pyarrow understands), a path on
+    ``filesystem`` (pyarrow or fsspec), or an open :class:`lazyscan.io.Source`.
+    """
+
+    def __init__(
+        self, source: Any, filesystem: Any = None, *, options: ReaderOptions | None = None
+    ) -> None:
+        self.options = options or ReaderOptions()
+        self.source: Source = open_source(source, filesystem)
+        self.path = self.source.path
+        self._filesystem = filesystem
+        self.counters = ReadCounters()
+        self._footer_key: tuple[Any, ...] = ()
+        self.metadata, self.schema = self._read_footer()
+        self._nested_types: dict[str, pa.DataType] | None = None
+
+    # ---- footer -------------------------------------------------------------------------
+
+    def _error(self, cls: type[FileError], msg: str, **where: Any) -> FileError:
+        return cls(msg, file=self.path, **where)
+
+    def _read_footer(self) -> tuple[FileMetaData, FileSchema]:
+        size = self.source.size
+        if size < 12:
+            raise self._error(CorruptFileError, f"file of {size} bytes is too small to be Parquet")
+        tail = self.source.read_at(max(0, size - _TAIL_READ), min(size, _TAIL_READ))
+        if tail[-4:] == MAGIC_ENCRYPTED:
+            raise self._error(UnsupportedFeatureError, "encrypted Parquet files are not supported")
+        if tail[-4:] != MAGIC:
+            raise self._error(CorruptFileError, "not a Parquet file: bad magic number at the end")
+        footer_len = int.from_bytes(tail[-8:-4], "little")
+        if footer_len + 12 > size:
+            raise self._error(
+                CorruptFileError, f"footer length {footer_len} exceeds the file size {size}"
+            )
+        key = (self.path, size, bytes(tail[-min(len(tail), 64) :]))
+        self._footer_key = key
+        cached = _FOOTER_CACHE.get(key)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        if footer_len + 8 <= len(tail):
+            footer = memoryview(tail)[len(tail) - 8 - footer_len : len(tail) - 8]
+        else:
+            footer = memoryview(self.source.read_at(size - 8 - footer_len, footer_len))
+        head = self.source.read_at(0, 4)
+        if head != MAGIC:
+            raise self._error(CorruptFileError, "not a Parquet file: bad magic number at the start")
+        try:
+            fields, _ = read_struct(footer)
+            md = file_metadata_from_thrift(fields)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt footer: {e}") from None
+        if md.encrypted:
+            raise self._error(UnsupportedFeatureError, "encrypted Parquet files are not supported")
+        try:
+            schema = build_schema(md.schema, md.key_value_metadata)
+        except SchemaError as e:
+            raise self._error(CorruptFileError, f"corrupt schema: {e}") from None
+        for i, rg in enumerate(md.row_groups):
+            if len(rg.columns) != len(schema.columns):
+                raise self._error(
+                    CorruptFileError,
+                    f"row group has {len(rg.columns)} column chunks, schema has {len(schema.columns)} columns",
+                    row_group=i,
+                )
+        _FOOTER_CACHE.put(key, (md, schema))
+        return md, schema
+
+    # ---- simple accessors -----------------------------------------------------------------
+
+    @property
+    def num_row_groups(self) -> int:
+        return len(self.metadata.row_groups)
+
+    @property
+    def num_rows(self) -> int:
+        return self.metadata.num_rows
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """Arrow schema of the file's top-level fields."""
+        schema = self.schema.arrow_schema
+        if any(pa.types.is_null(f.type) for f in schema) and any(
+            not self.schema.columns[leaves[0]].flat for leaves in self.schema.field_leaves if leaves
+        ):
+            nested = self._pyarrow_nested_types()
+            schema = pa.schema(
+                [pa.field(f.name, nested.get(f.name, f.type)) if pa.types.is_null(f.type) else f for f in schema]
+            )
+        return schema
+
+    def column(self, column: int | str) -> ColumnDescriptor:
+        """A leaf column by index or dotted name."""
+        if isinstance(column, (int, np.integer)):
+            if not 0 <= column < len(self.schema.columns):
+                raise KeyError(f"column index {column} out of range")
+            return self.schema.columns[int(column)]
+        try:
+            return self.schema.leaf(column)
+        except KeyError:
+            raise KeyError(f"no column {column!r} in {self.path!r}") from None
+
+    def column_chunk(self, row_group: int, column: int | str) -> tuple[ColumnDescriptor, ColumnChunk, ColumnMetaData]:
+        desc = self.column(column)
+        if not 0 <= row_group < self.num_row_groups:
+            raise IndexError(f"row group {row_group} out of range (file has {self.num_row_groups})")
+        chunk = self.metadata.row_groups[row_group].columns[desc.index]
+        where = {"row_group": row_group, "column": desc.name}
+        if chunk.encrypted:
+            raise self._error(UnsupportedFeatureError, "encrypted columns are not supported", **where)
+        if chunk.file_path:
+            raise self._error(
+                UnsupportedFeatureError, f"column chunk stored in another file ({chunk.file_path})", **where
+            )
+        md = chunk.meta_data
+        if md is None:
+            raise self._error(CorruptFileError, "column chunk has no metadata", **where)
+        if md.type != desc.physical_type:
+            raise self._error(CorruptFileError, "column chunk type differs from the schema", **where)
+        return desc, chunk, md
+
+    def _type_defined_order(self, desc: ColumnDescriptor) -> bool | None:
+        orders = self.metadata.column_orders
+        if orders is None or desc.index >= len(orders):
+            return None
+        return orders[desc.index]
+
+    def statistics(self, row_group: int, column: int | str) -> ColumnStats:
+        """Row-group statistics of a leaf column, in the Arrow storage domain."""
+        desc, _, md = self.column_chunk(row_group, column)
+        return decode_statistics(desc, md.statistics, self.metadata.row_groups[row_group].num_rows, self._type_defined_order(desc))
+
+    def is_fully_dictionary_encoded(self, row_group: int, column: int | str) -> bool:
+        """True when every data page of the chunk is dictionary encoded (from encoding stats,
+        else from the chunk's encodings list)."""
+        _, _, md = self.column_chunk(row_group, column)
+        if md.encoding_stats is not None:
+            data_pages = [s for s in md.encoding_stats if s.page_type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)]
+            has_dict_page = any(s.page_type == PageType.DICTIONARY_PAGE for s in md.encoding_stats)
+            return has_dict_page and all(s.encoding in (2, 8) for s in data_pages if s.count > 0)
+        encs = set(md.encodings)
+        if not encs & {2, 8}:
+            return False
+        # RLE / BIT_PACKED only serve levels; PLAIN may be the dictionary page's encoding
+        # (PLAIN_DICTIONARY era) or a fallback; without encoding stats it is ambiguous.
+        rest = encs - {2, 8, 3, 4}
+        return not rest or (rest == {0} and 2 in encs and 8 not in encs)
+
+    # ---- page index and Bloom filters ----------------------------------------------------------
+
+    def _read_struct_at(self, offset: int, length: int, what: str, **where: Any) -> dict[int, Any]:
+        if offset < 0 or length <= 0 or offset + length > self.source.size:
+            raise self._error(CorruptFileError, f"{what} at {offset}+{length} lies outside the file", **where)
+        data = self.source.read_at(offset, length)
+        try:
+            fields, _ = read_struct(data)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt {what}: {e}", **where) from None
+        return fields
+
+    def column_index(self, row_group: int, column: int | str) -> ColumnIndex | None:
+        """The chunk's ColumnIndex (page min/max, null pages), or None when absent."""
+        desc, chunk, _ = self.column_chunk(row_group, column)
+        if chunk.column_index_offset is None or not chunk.column_index_length:
+            return None
+        where = {"row_group": row_group, "column": desc.name}
+        fields = self._read_struct_at(chunk.column_index_offset, chunk.column_index_length, "column index", **where)
+        try:
+            return column_index_from_thrift(fields)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt column index: {e}", **where) from None
+
+    def offset_index(self, row_group: int, column: int | str) -> OffsetIndex | None:
+        """The chunk's OffsetIndex (page locations), or None when absent."""
+        desc, chunk, _ = self.column_chunk(row_group, column)
+        if chunk.offset_index_offset is None or not chunk.offset_index_length:
+            return None
+        where = {"row_group": row_group, "column": desc.name}
+        fields = self._read_struct_at(chunk.offset_index_offset, chunk.offset_index_length, "offset index", **where)
+        try:
+            return offset_index_from_thrift(fields)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt offset index: {e}", **where) from None
+
+    def page_statistics(self, row_group: int, column: int | str) -> tuple[list[ColumnStats], ChunkLayout] | None:
+        """Per-page statistics from the ColumnIndex with the page layout, or None."""
+        ci = self.column_index(row_group, column)
+        if ci is None:
+            return None
+        desc = self.column(column)
+        layout = self.page_layout(row_group, column)
+        if len(layout.pages) != len(ci.null_pages):
+            raise self._error(
+                CorruptFileError,
+                f"column index has {len(ci.null_pages)} pages, the chunk has {len(layout.pages)}",
+                row_group=row_group,
+                column=desc.name,
+            )
+        stats = decode_column_index(desc, ci, [p.num_rows for p in layout.pages], self._type_defined_order(desc))
+        return stats, layout
+
+    def bloom_filter(self, row_group: int, column: int | str) -> BloomFilter | None:
+        """The chunk's split-block Bloom filter, or None when absent."""
+        desc, _, md = self.column_chunk(row_group, column)
+        off = md.bloom_filter_offset
+        if off is None:
+            return None
+        where = {"row_group": row_group, "column": desc.name}
+        size = self.source.size
+        length = md.bloom_filter_length
+        if off < 0 or off >= size:
+            raise self._error(CorruptFileError, "Bloom filter offset outside the file", **where)
+        head = self.source.read_at(off, length if length else min(size - off, 256))
+        try:
+            fields, hsize = read_struct(head)
+            header = bloom_filter_header_from_thrift(fields)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt Bloom filter header: {e}", **where) from None
+        if not (header.algorithm_block and header.hash_xxhash and header.uncompressed):
+            return None  # an algorithm lazyscan does not know: no pruning, no error
+        nbytes = header.num_bytes
+        if nbytes == 0 or nbytes % 32 or off + hsize + nbytes > size or nbytes > (1 << 30):
+            raise self._error(CorruptFileError, f"Bloom filter of {nbytes} bytes is invalid", **where)
+        if length and hsize + nbytes <= len(head):
+            bits = head[hsize : hsize + nbytes]
+        else:
+            bits = self.source.read_at(off + hsize, nbytes)
+        return BloomFilter(np.frombuffer(bits, dtype="<u4").copy())
+
+    # ---- page layout ----------------------------------------------------------------------
+
+    def _chunk_range(self, md: ColumnMetaData) -> tuple[int, int]:
+        start = md.data_page_offset
+        d = md.dictionary_page_offset
+        if d is not None and 4 <= d < start:
+            start = d
+        return start, md.total_compressed_size
+
+    def page_layout(self, row_group: int, column: int | str) -> ChunkLayout:
+        """Where the pages of a column chunk are: OffsetIndex, else a walk over page headers."""
+        desc, chunk, md = self.column_chunk(row_group, column)
+        key = (self._footer_key, row_group, desc.index)
+        cached = _LAYOUT_CACHE.get(key)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        where = {"row_group": row_group, "column": desc.name}
+        num_rows = self.metadata.row_groups[row_group].num_rows
+        start, total = self._chunk_range(md)
+        oi = self.offset_index(row_group, column)
+        layout: ChunkLayout
+        if oi is not None and oi.page_locations and desc.flat:
+            locs = oi.page_locations
+            pages = []
+            for i, loc in enumerate(locs):
+                nxt = locs[i + 1].first_row_index if i + 1 < len(locs) else num_rows
+                if nxt < loc.first_row_index or nxt > num_rows:
+                    raise self._error(CorruptFileError, "offset index rows exceed the row group", **where)
+                if loc.offset + loc.compressed_page_size > self.source.size:
+                    raise self._error(CorruptFileError, "offset index page lies outside the file", page=i, **where)
+                pages.append(PageInfo(loc.offset, loc.compressed_page_size, loc.first_row_index, nxt - loc.first_row_index))
+            first = locs[0].offset
+            dictionary = (start, first - start) if first > start else None
+            layout = ChunkLayout(dictionary, tuple(pages), True)
+        else:
+            layout = self._walk_pages(start, total, num_rows, where)
+        _LAYOUT_CACHE.put(key, layout)
+        return layout
+
+    def _walk_pages(self, start: int, total: int, num_rows: int, where: dict[str, Any]) -> ChunkLayout:
+        end = start + total
+        if end > self.source.size:
+            raise self._error(CorruptFileError, "column chunk extends past the end of the file", **where)
+        pos = start
+        dictionary = None
+        pages: list[PageInfo] = []
+        row = 0
+        index = 0
+        while pos < end and row < num_rows:
+            header = self._read_page_header(pos, end, where, index)
+            size = header.header_size + header.compressed_page_size
+            if pos + size > end:
+                raise self._error(CorruptFileError, "page extends past its column chunk", page=index, **where)
+            if header.type == PageType.DICTIONARY_PAGE:
+                if pages or dictionary is not None:
+                    raise self._error(CorruptFileError, "dictionary page after data pages", page=index, **where)
+                dictionary = (pos, size)
+            elif header.type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
+                rows = _page_rows(header)
+                pages.append(PageInfo(pos, size, row, rows))
+                row += rows
+            pos += size
+            index += 1
+        if row != num_rows:
+            raise self._error(
+                CorruptFileError, f"pages hold {row} rows, the row group has {num_rows}", **where
+            )
+        return ChunkLayout(dictionary, tuple(pages), False)
+
+    def _read_page_header(self, pos: int, end: int, where: dict[str, Any], index: int) -> PageHeader:
+        window = min(_HEADER_WINDOW, end - pos)
+        while True:
+            data = self.source.read_at(pos, window)
+            try:
+                fields, hsize = read_struct(data)
+                return page_header_from_thrift(fields, hsize)
+            except ThriftError as e:
+                if window < end - pos and window < _MAX_HEADER:
+                    window = min(window * 4, end - pos)
+                    continue
+                raise self._error(CorruptFileError, f"corrupt page header: {e}", page=index, **where) from None
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def read_dictionary(self, row_group: int, column: int | str, counters: ReadCounters | None = None) -> pa.Array | None:
+        """The chunk's dictionary as an Arrow array of the column type, or None if it has none."""
+        desc, _, md = self.column_chunk(row_group, column)
+        if not desc.flat:
+            return None
+        layout = self.page_layout(row_group, column)
+        if layout.dictionary is None:
+            return None
+        c = counters if counters is not None else self.counters
+        where = {"row_group": row_group, "column": desc.name}
+        off, size = layout.dictionary
+        data = self._fetch([(off, size)], c)[0]
+        values = self._decode_dictionary(np.frombuffer(data, np.uint8), 0, size, desc, md, c, where)
+        n = len(values)
+        return to_arrow(desc, values, None, n)
+
+    def read_column(
+        self,
+        row_group: int,
+        column: int | str,
+        rows: RowRanges | np.ndarray | Sequence[int] | None = None,
+        counters: ReadCounters | None = None,
+    ) -> pa.Array:
+        """Read a column of a row group: all rows, or the rows selected by ``rows``.
+
+        ``rows`` is None, a sorted array of distinct row indices within the row group, or a
+        :class:`RowRanges`. Values equal pyarrow's for the same rows, nulls included.
+        """
+        desc, chunk, md = self.column_chunk(row_group, column)
+        num_rows = self.metadata.row_groups[row_group].num_rows
+        selection = _as_ranges(rows, num_rows)
+        c = counters if counters is not None else self.counters
+        if not desc.flat:
+            return self._read_nested(row_group, desc, selection)
+        where = {"row_group": row_group, "column": desc.name}
+        codecs.check_codec(md.codec) if md.codec != 0 else None
+        try:
+            if selection is not None and selection.is_empty:
+                return pa.array([], type=desc.arrow_type)
+            if selection is None or selection.row_count == num_rows:
+                values, valid, n = self._read_full(desc, md, num_rows, c, where)
+            else:
+                values, valid, n = self._read_selected(row_group, desc, md, num_rows, selection, c, where)
+            t0 = time.perf_counter()
+            arr = to_arrow(desc, values, valid, n)
+            c.decode_seconds += time.perf_counter() - t0
+            return arr
+        except FileError as e:
+            raise e.at(file=self.path, **where) from None
+        except LazyScanError:
+            raise
+        except (ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
+            raise CorruptFileError(f"cannot decode column chunk: {type(e).__name__}: {e}", file=self.path, **where) from e
+
+    def read_row_group(
+        self, row_group: int, columns: Sequence[str] | None = None, rows: RowRanges | np.ndarray | None = None
+    ) -> pa.Table:
+        """Read top-level columns of a row group (all rows or a selection) as a table."""
+        schema = self.arrow_schema
+        names = list(columns) if columns is not None else schema.names
+        arrays = []
+        fields = []
+        for name in names:
+            idx = schema.get_field_index(name)
+            if idx < 0:
+                raise KeyError(f"no column {name!r} in {self.path!r}")
+            leaves = self.schema.field_leaves[idx]
+            leaf = self.schema.columns[leaves[0]]
+            arrays.append(self.read_column(row_group, leaf.index if leaf.flat else leaf.name, rows))
+            fields.append(schema.field(idx))
+        if not arrays:
+            num_rows = self.metadata.row_groups[row_group].num_rows
+            sel = _as_ranges(rows, num_rows)
+            n = num_rows if sel is None else sel.row_count
+            return pa.table({}).append_column("_", pa.nulls(n)).drop_columns(["_"]) if n else pa.table({})
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+    # ---- internals ------------------------------------------------------------------------
+
+    def _fetch(self, ranges: list[tuple[int, int]], c: ReadCounters) -> list[memoryview]:
+        for off, size in ranges:
+            if off < 0 or size < 0 or off + size > self.source.size:
+                raise CorruptFileError(f"byte range {off}+{size} lies outside the file")
+        before_bytes, before_req = self.source.stats.bytes_read, self.source.stats.requests
+        t0 = time.perf_counter()
+        opts = self.options.read or self.source_default_read_options()
+        out = self.source.read_ranges(ranges, opts)
+        c.io_seconds += time.perf_counter() - t0
+        c.bytes_fetched += self.source.stats.bytes_read - before_bytes
+        c.requests += self.source.stats.requests - before_req
+        for (_, size), view in zip(ranges, out):
+            if len(view) != size:
+                raise CorruptFileError("file ends inside a page")
+        return out
+
+    def source_default_read_options(self) -> ReadOptions:
+        from lazyscan.io.source import LocalSource
+
+        if isinstance(self.source, LocalSource):
+            return ReadOptions(coalesce_gap=0, coalesce_max=64 * 1024 * 1024)
+        return ReadOptions(coalesce_gap=1024 * 1024, coalesce_max=64 * 1024 * 1024)
+
+    def _decompress(
+        self, codec: int, body: memoryview | np.ndarray, size: int, c: ReadCounters
+    ) -> np.ndarray:
+        t0 = time.perf_counter()
+        out = codecs.decompress(codec, body, size, self.options.max_page_size)
+        c.decompress_seconds += time.perf_counter() - t0
+        if codec != 0:
+            c.bytes_decompressed += size
+        return out
+
+    def _decode_dictionary(
+        self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData,
+        c: ReadCounters, where: dict[str, Any],
+    ) -> Values:
+        header = _parse_header(buf, pos, end)
+        body_start = pos + header.header_size
+        if header.type != PageType.DICTIONARY_PAGE or header.dictionary_page_header is None:
+            raise CorruptFileError("expected a dictionary page")
+        if body_start + header.compressed_page_size > end:
+            raise CorruptFileError("dictionary page extends past its column chunk")
+        enc = header.dictionary_page_header.encoding
+        if enc not in (0, 2):
+            raise UnsupportedFeatureError(f"dictionary page encoding #{enc} is not supported")
+        body = self._decompress(md.codec, buf[body_start : body_start + header.compressed_page_size], header.uncompressed_page_size, c)
+        t0 = time.perf_counter()
+        values = decode_dictionary_page(body, desc, header.dictionary_page_header.num_values)
+        c.decode_seconds += time.perf_counter() - t0
+        c.values_decoded += header.dictionary_page_header.num_values
+        return values
+
+    def _decode_page(
+        self,
+        header: PageHeader,
+        buf: np.ndarray,
+        body_start: int,
+        desc: ColumnDescriptor,
+        md: ColumnMetaData,
+        sel: np.ndarray | None,
+        dictionary: Values | None,
+        c: ReadCounters,
+    ) -> PageValues:
+        body_end = body_start + header.compressed_page_size
+        if body_end > len(buf):
+            raise CorruptFileError("page extends past its column chunk")
+        max_def = desc.max_definition_level
+        if header.type == PageType.DATA_PAGE:
+            dph = header.data_page_header
+            if dph is None:
+                raise CorruptFileError("data page without a data page header")
+            n = dph.num_values
+            body = self._decompress(md.codec, buf[body_start:body_end], header.uncompressed_page_size, c)
+            t0 = time.perf_counter()
+            pos = 0
+            defs = None
+            if max_def > 0:
+                defs, pos = decode_levels_v1(body, 0, len(body), dph.definition_level_encoding, max_def, n)
+            encoding = dph.encoding
+            vbuf, vpos, vend = body, pos, len(body)
+        else:
+            h2 = header.data_page_header_v2
+            if h2 is None:
+                raise CorruptFileError("v2 data page without a v2 header")
+            n = h2.num_values
+            if h2.num_rows != n:
+                raise CorruptFileError("v2 page of a flat column with num_rows != num_values")
+            levels_len = h2.repetition_levels_byte_length + h2.definition_levels_byte_length
+            if levels_len > header.compressed_page_size or levels_len > header.uncompressed_page_size:
+                raise CorruptFileError("v2 page levels exceed the page")
+            levels_start = body_start + h2.repetition_levels_byte_length
+            defs = None
+            t0 = time.perf_counter()
+            if max_def > 0:
+                defs = decode_levels_rle(buf, levels_start, levels_start + h2.definition_levels_byte_length, max_def, n)
+            c.decode_seconds += time.perf_counter() - t0
+            values_raw = buf[body_start + levels_len : body_end]
+            vsize = header.uncompressed_page_size - levels_len
+            if h2.is_compressed and md.codec != 0:
+                vbuf = self._decompress(md.codec, values_raw, vsize, c)
+            else:
+                if len(values_raw) != vsize:
+                    raise CorruptFileError("uncompressed v2 page size mismatch")
+                vbuf = np.asarray(values_raw)
+            vpos, vend = 0, len(vbuf)
+            encoding = h2.encoding
+            t0 = time.perf_counter()
+        dict_size = len(dictionary) if dictionary is not None else None
+        page = decode_data_page(vbuf, vpos, vend, encoding, desc, n, defs, sel, dict_size)
+        c.decode_seconds += time.perf_counter() - t0
+        c.values_decoded += len(page.values)
+        return page
+
+    def _read_full(
+        self, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters, where: dict[str, Any]
+    ) -> tuple[Values, np.ndarray | None, int]:
+        start, total = self._chunk_range(md)
+        if start + total > self.source.size:
+            raise CorruptFileError("column chunk extends past the end of the file")
+        buf = np.frombuffer(self._fetch([(start, total)], c)[0], dtype=np.uint8)
+        pos = 0
+        end = len(buf)
+        dictionary = None
+        pages: list[PageValues] = []
+        rows = 0
+        index = 0
+        while pos < end and rows < num_rows:
+            try:
+                header = _parse_header(buf, pos, end)
+                body_start = pos + header.header_size
+                if header.type == PageType.DICTIONARY_PAGE:
+                    if pages or dictionary is not None:
+                        raise CorruptFileError("dictionary page after data pages")
+                    dictionary = self._decode_dictionary(buf, pos, end, desc, md, c, where)
+                elif header.type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
+                    page = self._decode_page(header, buf, body_start, desc, md, None, dictionary, c)
+                    rows += page.num_rows
+                    pages.append(page)
+                    c.pages_fetched += 1
+            except FileError as e:
+                raise e.at(page=index) from None
+            pos = body_start + header.compressed_page_size
+            index += 1
+        if rows != num_rows:
+            raise CorruptFileError(f"pages hold {rows} rows, the row group has {num_rows}")
+        if not pages:
+            return assemble(desc, [PageValues(0, None, _empty(desc), False)], dictionary)
+        return assemble(desc, pages, dictionary)
+
+    def _read_selected(
+        self,
+        row_group: int,
+        desc: ColumnDescriptor,
+        md: ColumnMetaData,
+        num_rows: int,
+        selection: RowRanges,
+        c: ReadCounters,
+        where: dict[str, Any],
+    ) -> tuple[Values, np.ndarray | None, int]:
+        layout = self.page_layout(row_group, desc.index)
+        threshold = self.options.materialization_threshold
+        decode_set = selection.merge_close(threshold) if threshold > 0 else selection
+        starts = np.fromiter((p.first_row for p in layout.pages), dtype=np.int64, count=len(layout.pages))
+        counts = np.fromiter((p.num_rows for p in layout.pages), dtype=np.int64, count=len(layout.pages))
+        needed = np.flatnonzero(decode_set.overlaps(starts, starts + counts))
+        c.pages_skipped += len(layout.pages) - len(needed)
+        ranges = [(layout.pages[i].offset, layout.pages[i].size) for i in needed]
+        if layout.dictionary is not None:
+            ranges.insert(0, layout.dictionary)
+        views = self._fetch(ranges, c)
+        dictionary = None
+        if layout.dictionary is not None:
+            dview = np.frombuffer(views[0], dtype=np.uint8)
+            try:
+                dictionary = self._decode_dictionary(dview, 0, len(dview), desc, md, c, where)
+            except FileError as e:
+                raise e.at(page=0) from None
+            views = views[1:]
+        pages: list[PageValues] = []
+        page_base = 1 if layout.dictionary is not None else 0
+        for k, i in enumerate(needed):
+            info = layout.pages[i]
+            buf = np.frombuffer(views[k], dtype=np.uint8)
+            local = decode_set.clip(info.first_row, info.first_row + info.num_rows).shift(-info.first_row)
+            sel = None if local.row_count == info.num_rows else local.to_indices()
+            try:
+                header = _parse_header(buf, 0, len(buf))
+                if header.type not in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
+                    raise CorruptFileError("page index points at a page that is not a data page")
+                if header.header_size + header.compressed_page_size > len(buf):
+                    raise CorruptFileError("page extends past its recorded size")
+                page = self._decode_page(header, buf, header.header_size, desc, md, sel, dictionary, c)
+                if sel is None and page.num_rows != info.num_rows:
+                    raise CorruptFileError(f"page holds {page.num_rows} rows, the page index says {info.num_rows}")
+                if sel is not None and header.num_values != info.num_rows:
+                    raise CorruptFileError(f"page holds {header.num_values} rows, the page index says {info.num_rows}")
+            except FileError as e:
+                raise e.at(page=int(i) + page_base) from None
+            pages.append(page)
+            c.pages_fetched += 1
+        values, valid, n = assemble(desc, pages, dictionary) if pages else (_empty(desc), None, 0)
+        if threshold > 0 and decode_set is not selection:
+            keep = decode_set.positions_in(selection)
+            values, valid, n = _take_rows(values, valid, keep)
+        return values, valid, n
+
+    def _pyarrow_nested_types(self) -> dict[str, pa.DataType]:
+        if self._nested_types is None:
+            import pyarrow.parquet as pq
+
+            self._nested_types = {f.name: f.type for f in pq.ParquetFile(self._pyarrow_file()).schema_arrow}
+        return self._nested_types
+
+    def _pyarrow_file(self) -> Any:
+        from lazyscan.io.source import ArrowSource, FsspecSource, LocalSource
+
+        src = self.source
+        if isinstance(src, LocalSource):
+            return src.path
+        if isinstance(src, ArrowSource):
+            return src._fs.open_input_file(src.path)
+        if isinstance(src, FsspecSource):
+            return src._fs.open(src.path, "rb")
+        raise UnsupportedFeatureError("nested columns need a file pyarrow can open")
+
+    def _read_nested(self, row_group: int, desc: ColumnDescriptor, selection: RowRanges | None) -> pa.Array:
+        import pyarrow.parquet as pq
+
+        name = self.arrow_schema.field(desc.top_level_field).name
+        try:
+            table = pq.ParquetFile(self._pyarrow_file()).read_row_group(row_group, columns=[name])
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptFileError(f"nested column cannot be read: {e}", file=self.path, row_group=row_group, column=name) from None
+        arr = table.column(0).combine_chunks()
+        if selection is not None:
+            arr = arr.take(pa.array(selection.to_indices()))
+        return arr
+
+    def __repr__(self) -> str:
+        return f"ParquetFile({self.path!r}, rows={self.num_rows}, row_groups={self.num_row_groups})"
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self) -> ParquetFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _page_rows(header: PageHeader) -> int:
+    if header.data_page_header_v2 is not None:
+        return header.data_page_header_v2.num_rows
+    return header.num_values
+
+
+def _parse_header(buf: np.ndarray, pos: int, end: int) -> PageHeader:
+    try:
+        fields, after = read_struct(memoryview(buf), pos, end)
+        return page_header_from_thrift(fields, after - pos)
+    except ThriftError as e:
+        raise CorruptFileError(f"corrupt page header: {e}") from None
+
+
+def _empty(desc: ColumnDescriptor) -> Values:
+    from lazyscan.parquet.convert import empty_values
+
+    return empty_values(desc)
+
+
+def _take_rows(values: Values, valid: np.ndarray | None, keep: np.ndarray) -> tuple[Values, np.ndarray | None, int]:
+    """Keep rows ``keep`` of assembled (non-null values, validity)."""
+    from lazyscan.parquet.decode import ByteArrays
+
+    if valid is None:
+        vidx = keep
+        new_valid = None
+    else:
+        position = np.cumsum(valid, dtype=np.int64) - 1
+        new_valid = valid[keep]
+        vidx = position[keep][new_valid]
+    if isinstance(values, ByteArrays):
+        return values.take(vidx), new_valid, len(keep)
+    return values[vidx], new_valid, len(keep)
+
+
+def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: int) -> RowRanges | None:
+    if rows is None:
+        return None
+    if isinstance(rows, RowRanges):
+        sel = rows
+    else:
+        idx = np.asarray(rows, dtype=np.int64)
+        if idx.ndim != 1:
+            raise ValueError("row indices must be a 1-D array")
+        if len(idx) > 1 and np.any(np.diff(idx) <= 0):
+            raise ValueError("row indices must be sorted and distinct")
+        sel = RowRanges.from_indices(idx)
+    if not sel.is_empty and (sel.starts[0] < 0 or sel.ends[-1] > num_rows):
+        raise IndexError(f"row selection exceeds the row group's {num_rows} rows")
+    return sel
+
+
+def file_size(path: str) -> int:
+    return os.path.getsize(path)
