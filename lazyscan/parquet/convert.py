@@ -201,11 +201,9 @@ def to_arrow(desc: ColumnDescriptor, values: Values, valid: np.ndarray | None, n
         raw = np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 12))
         nanos = raw[:, :8].copy().view(np.int64).reshape(-1)
         days = raw[:, 8:].copy().view(np.int32).reshape(-1).astype(np.int64)
-        ns = (days - _JULIAN_UNIX_EPOCH) * _NANOS_PER_DAY + nanos
-        unit = atype.unit
-        if unit != "ns":
-            ns = ns // {"s": 10**9, "ms": 10**6, "us": 10**3}[unit]
-        full = _spread_fixed(ns, valid, n)
+        per_unit = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[atype.unit]
+        ticks = (days - _JULIAN_UNIX_EPOCH) * (_NANOS_PER_DAY // per_unit) + nanos // per_unit
+        full = _spread_fixed(ticks, valid, n)
         return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(full)], null_count)
     np_dtype = _NUMPY_STORAGE.get(str(atype))
     if np_dtype is None:

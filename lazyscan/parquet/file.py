@@ -375,7 +375,11 @@ class ParquetFile:
         d = md.dictionary_page_offset
         if d is not None and 4 <= d < start:
             start = d
-        return start, md.total_compressed_size
+        total = md.total_compressed_size
+        if _old_parquet_mr(self.metadata.created_by):
+            # PARQUET-816: old parquet-mr left the dictionary page out of the chunk size
+            total = min(total + _PARQUET_816_PADDING, self.source.size - start)
+        return start, total
 
     def page_layout(self, row_group: int, column: int | str) -> ChunkLayout:
         """Where the pages of a column chunk are: OffsetIndex, else a walk over page headers."""
@@ -781,6 +785,23 @@ class ParquetFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_PARQUET_816_PADDING = 100
+
+
+def _old_parquet_mr(created_by: str | None) -> bool:
+    """parquet-mr before 1.2.9 (or without a version) wrote too small column chunk sizes."""
+    if not created_by or not created_by.startswith("parquet-mr"):
+        return False
+    parts = created_by.split()
+    if len(parts) < 3 or parts[1] != "version":
+        return True
+    try:
+        version = tuple(int(x) for x in parts[2].split("-")[0].split(".")[:3])
+    except ValueError:
+        return True
+    return version < (1, 2, 9)
 
 
 def _page_rows(header: PageHeader) -> int:

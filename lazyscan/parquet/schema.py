@@ -140,7 +140,8 @@ def arrow_type_of(el: SchemaElement, tz_hint: str | None = None) -> pa.DataType:
                 return pa.timestamp("us", tz=tz_hint or "UTC")
         return _int_type(default_bits, True)
     if pt == PhysicalType.INT96:
-        return pa.timestamp("ns", tz=tz_hint)
+        # microseconds, as Spark reads INT96: nanoseconds would overflow outside 1677..2262
+        return pa.timestamp("us", tz=tz_hint)
     if pt == PhysicalType.FLOAT:
         return pa.float32()
     if pt == PhysicalType.DOUBLE:
