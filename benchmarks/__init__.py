@@ -1,0 +1,24 @@
+"""Benchmark suite and demo driver for lazyscan.
+
+Parts:
+
+- `benchmarks.data`: TPC-H data from tpchgen-cli and seeded synthetic Parquet files, cached under
+  `data/`; the query value of the seed question.
+- `benchmarks.engines`: one runner per engine (Spark's own reader, the lazyscan Spark source,
+  lazyscan, DuckDB, Polars, DataFusion with and without filter pushdown, pyarrow) and the
+  measurement loop (warm-up, median of repetitions, row-count agreement).
+- `benchmarks.scenarios`: the scenarios (seed, selectivity, width, encodings, skipping, reader).
+- `benchmarks.report`: JSON, markdown and PNG reports; the README headline table.
+- `benchmarks.demo`: the product demo.
+
+Run as `python -m benchmarks demo` or `python -m benchmarks run all`.
+"""
+
+from __future__ import annotations
+
+import os
+
+THREADS = 2
+"""Threads given to every engine."""
+
+os.environ.setdefault("POLARS_MAX_THREADS", str(THREADS))

@@ -1,0 +1,216 @@
+"""Command line: `python -m benchmarks {demo,run,data,headline,readme}`.
+
+    python -m benchmarks demo [--sf N] [--reps R]
+    python -m benchmarks run [seed|selectivity|width|encodings|skipping|reader|all]
+                             [--sf N] [--reps R] [--quick] [--engines a,b] [--no-spark]
+    python -m benchmarks data [--sf N] [--tables lineitem,orders]   # generate, print layout
+    python -m benchmarks headline [--json FILE]                     # README table from JSON
+    python -m benchmarks readme [--readme README.md] [--json FILE]  # splice it into README
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.table import Table
+
+from benchmarks.engines import DEMO_ENGINES, ENGINES, close_engines, make_engines
+from benchmarks.scenarios import FULL, QUICK, SCENARIOS, RunContext, run_scenario
+from benchmarks.ui import console, make_progress
+
+DEFAULT_REPS = {"seed": 5}
+"""Repetitions per scenario when `--reps` is not given (otherwise 3; 1 with --quick)."""
+
+
+def _engine_list(text: str | None, no_spark: bool, default: Sequence[str]) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()] if text else list(default)
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown:
+        raise SystemExit(f"unknown engines {unknown}; choose from {', '.join(ENGINES)}")
+    if no_spark:
+        names = [n for n in names if not n.startswith("spark")]
+    return names
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sf", type=float, default=None, help="TPC-H scale factor (default 1)")
+    p.add_argument("--reps", type=int, default=None, help="timed repetitions after a warm-up")
+    p.add_argument("--engines", default=None, help=f"comma-separated, from: {', '.join(ENGINES)}")
+    p.add_argument("--no-spark", action="store_true", help="leave out the Spark engines")
+    p.add_argument("--reports", type=Path, default=None, help="report folder (default reports/)")
+    p.add_argument("--data", type=Path, default=None, help="data folder (default data/)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="the seed question on Spark, lazyscan, DuckDB, Polars")
+    _add_common(demo)
+
+    run = sub.add_parser("run", help="run scenarios and write reports")
+    run.add_argument("scenario", nargs="?", default="all", choices=[*SCENARIOS, "all"])
+    run.add_argument("--quick", action="store_true", help="tiny data, one repetition")
+    _add_common(run)
+
+    data = sub.add_parser("data", help="generate TPC-H data and print its layout")
+    data.add_argument("--sf", type=float, default=1)
+    data.add_argument("--tables", default="lineitem")
+    data.add_argument("--data", type=Path, default=None)
+
+    head = sub.add_parser("headline", help="print the README headline table")
+    head.add_argument("--json", type=Path, default=None, help="run document (default: latest)")
+    head.add_argument("--reports", type=Path, default=None)
+
+    readme = sub.add_parser("readme", help="splice the headline table into README.md")
+    readme.add_argument("--readme", type=Path, default=None)
+    readme.add_argument("--json", type=Path, default=None)
+    readme.add_argument("--reports", type=Path, default=None)
+    return parser
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from benchmarks.demo import run_demo
+
+    run_demo(
+        sf=args.sf or 1,
+        reps=args.reps or DEFAULT_REPS["seed"],
+        engines=_engine_list(args.engines, args.no_spark, DEMO_ENGINES),
+        reports_dir=args.reports,
+        data_dir=args.data,
+    )
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from benchmarks.report import build_document, write_report
+
+    names = list(SCENARIOS) if args.scenario == "all" else [args.scenario]
+    sizes = QUICK if args.quick else FULL
+    engines = make_engines(_engine_list(args.engines, args.no_spark, ENGINES))
+    results = []
+    started = time.perf_counter()
+    try:
+        with make_progress() as progress:
+            task = progress.add_task("scenarios", total=len(names))
+            for name in names:
+                progress.update(task, description=f"scenario {name}")
+                reps = args.reps or (1 if args.quick else DEFAULT_REPS.get(name, 3))
+                ctx = RunContext(
+                    engines,
+                    sizes=sizes,
+                    reps=reps,
+                    quick=args.quick,
+                    data_dir=args.data,
+                    progress=progress,
+                    sf=args.sf,
+                )
+                results.append(run_scenario(name, ctx))
+                progress.advance(task)
+    finally:
+        close_engines(engines)
+    elapsed = time.perf_counter() - started
+    doc = build_document(
+        results,
+        args={
+            "scenarios": names,
+            "sf": args.sf,
+            "reps": args.reps,
+            "quick": args.quick,
+            "engines": [e.name for e in engines],
+            "seconds": round(elapsed, 1),
+        },
+    )
+    paths = write_report(doc, args.reports, prefix="bench-quick" if args.quick else "bench")
+    summary = Table(title=f"benchmark run: {elapsed:.0f} s", title_justify="left")
+    for col in ("scenario", "status", "queries", "row-count mismatches", "seconds"):
+        summary.add_column(col)
+    for r in results:
+        bad = sum(not q.agree for q in r.queries)
+        summary.add_row(
+            r.name,
+            r.status,
+            str(len(r.queries)),
+            f"[bold red]{bad}[/]" if bad else "0",
+            f"{r.seconds:.1f}",
+        )
+    console.print(summary)
+    seed = next((r for r in results if r.name == "seed" and r.derived.get("penalty")), None)
+    if seed is not None:
+        from benchmarks.demo import results_table
+
+        console.print(results_table(seed))
+    console.print(f"report: [cyan]{paths['markdown']}[/] · data: {paths['json']}")
+    return 1 if any(not q.agree for r in results for q in r.queries) else 0
+
+
+def cmd_data(args: argparse.Namespace) -> int:
+    from benchmarks.data import describe_layout, ensure_tpch, pick_query_value
+
+    tables = [t.strip() for t in args.tables.split(",") if t.strip()]
+    dataset = ensure_tpch(args.sf, tables, data_dir=args.data)
+    for t in tables:
+        console.print_json(json.dumps(describe_layout(dataset.table(t)), default=str))
+    if "lineitem" in tables:
+        console.print(pick_query_value(dataset))
+    return 0
+
+
+def _document(args: argparse.Namespace) -> tuple[Path, dict]:
+    from benchmarks.report import latest_document
+
+    if args.json is not None:
+        return args.json, json.loads(args.json.read_text())
+    found = latest_document(args.reports)
+    if found is None:
+        raise SystemExit("no report with a seed result under reports/; run the demo first")
+    return found
+
+
+def cmd_headline(args: argparse.Namespace) -> int:
+    from benchmarks.report import REPO_ROOT, headline_table
+
+    path, doc = _document(args)
+    console.print(headline_table(doc, source=_relative(path, REPO_ROOT)), markup=False)
+    return 0
+
+
+def cmd_readme(args: argparse.Namespace) -> int:
+    from benchmarks.report import REPO_ROOT, headline_table, splice_readme
+
+    path, doc = _document(args)
+    readme = args.readme or REPO_ROOT / "README.md"
+    changed = splice_readme(readme, headline_table(doc, source=_relative(path, REPO_ROOT)))
+    console.print(f"{readme}: {'updated' if changed else 'unchanged'}")
+    return 0
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+COMMANDS = {
+    "demo": cmd_demo,
+    "run": cmd_run,
+    "data": cmd_data,
+    "headline": cmd_headline,
+    "readme": cmd_readme,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (1 when engines disagree on row counts)."""
+    args = build_parser().parse_args(argv)
+    return COMMANDS[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

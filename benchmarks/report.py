@@ -1,0 +1,465 @@
+"""Reports: JSON documents, markdown, PNG charts, and the README headline table.
+
+- `build_document(results, ...)`: one run as a JSON-ready dict with machine info and versions.
+- `write_report(doc, reports_dir, prefix)`: `{prefix}-{stamp}.json`, `{prefix}.md`, and one
+  `{prefix}-{scenario}.png` per scenario.
+- `latest_document(reports_dir)`: the newest JSON document that holds a seed result.
+- `headline_table(doc)`: the markdown table shown in README.md.
+- `splice_readme(readme, table)`: replace the text between the headline markers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchmarks import THREADS
+from benchmarks.data import REPO_ROOT
+
+REPORTS_DIR = REPO_ROOT / "reports"
+HEADLINE_START = "<!-- bench:headline:start -->"
+HEADLINE_END = "<!-- bench:headline:end -->"
+VERSIONED = ("pyarrow", "duckdb", "polars", "datafusion", "pyspark", "numba", "lazyscan")
+
+PROFILE_COUNTERS = (
+    "files",
+    "row_groups_total",
+    "row_groups_pruned_partition",
+    "row_groups_pruned_stats",
+    "row_groups_pruned_bloom",
+    "row_groups_pruned_dictionary",
+    "pages_total",
+    "pages_pruned_index",
+    "pages_skipped_lazily",
+    "bytes_total",
+    "bytes_read",
+    "bytes_decompressed",
+    "rows_total",
+    "rows_returned",
+)
+
+
+# --------------------------------------------------------------------------- machine, versions
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, cores, memory, OS."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = int(line.split()[1]) * 1024
+                break
+    except OSError:
+        pass
+    if memory is None:
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            memory = None
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_bytes": memory,
+        "memory_gb": round(memory / 2**30, 1) if memory else None,
+        "os": platform.platform(),
+        "threads_per_engine": THREADS,
+    }
+
+
+def versions() -> dict[str, str | None]:
+    """Versions of Python and of the engines, read from package metadata (no imports)."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in VERSIONED:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    try:
+        import subprocess
+
+        java = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=20)
+        first = (java.stderr or java.stdout).splitlines()
+        out["java"] = first[0] if first else None
+    except (OSError, subprocess.SubprocessError):
+        out["java"] = None
+    try:
+        from benchmarks.data import tpchgen_version
+
+        out["tpchgen-cli"] = tpchgen_version()
+    except Exception:
+        out["tpchgen-cli"] = None
+    return out
+
+
+def build_document(
+    results: Sequence[Any], *, command: str = "", args: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A run as a JSON-ready dict: date, machine, versions, arguments and scenario results."""
+    now = dt.datetime.now(dt.timezone.utc)
+    return {
+        "schema": 1,
+        "date": now.isoformat(timespec="seconds"),
+        "command": command or " ".join(sys.argv),
+        "args": args or {},
+        "machine": machine_info(),
+        "versions": versions(),
+        "scenarios": {r.name: r.to_dict() for r in results},
+    }
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _stamp(doc: dict[str, Any]) -> str:
+    try:
+        when = dt.datetime.fromisoformat(doc["date"])
+    except (KeyError, ValueError):
+        when = dt.datetime.now(dt.timezone.utc)
+    return when.strftime("%Y%m%dT%H%M%SZ")
+
+
+def write_json(doc: dict[str, Any], reports_dir: Path, prefix: str) -> Path:
+    """Write `{prefix}-{stamp}.json`."""
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    path = reports_dir / f"{prefix}-{_stamp(doc)}.json"
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    return path
+
+
+def write_report(doc: dict[str, Any], reports_dir: Path | None = None, prefix: str = "bench") -> dict[str, Any]:
+    """Write the JSON, the markdown and the charts of a run; return their paths."""
+    reports_dir = reports_dir or REPORTS_DIR
+    json_path = write_json(doc, reports_dir, prefix)
+    charts = write_charts(doc, reports_dir, prefix)
+    md_path = reports_dir / f"{prefix}.md"
+    md_path.write_text(render_markdown(doc, charts={k: p.name for k, p in charts.items()}))
+    return {"json": json_path, "markdown": md_path, "charts": charts}
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "–"
+    if s >= 10:
+        return f"{s:.1f}"
+    if s >= 1:
+        return f"{s:.2f}"
+    return f"{s:.3f}"
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "–"
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def _engines_in(scenario: dict[str, Any]) -> list[tuple[str, str]]:
+    seen: dict[str, str] = {}
+    for q in scenario.get("queries", []):
+        for m in q["measurements"]:
+            seen.setdefault(m["engine"], m["label"])
+    return list(seen.items())
+
+
+def _cell(m: dict[str, Any] | None) -> str:
+    if m is None:
+        return ""
+    status = m["status"]
+    if status == "ok":
+        text = fmt_seconds(m["seconds"])
+        if m.get("mismatch"):
+            text = f"**{text} ⚠ {m['rows']} rows**"
+        return text
+    return "n/a" if status.startswith("unavailable") else "error"
+
+
+def _x_label(x: Any) -> str:
+    if isinstance(x, float):
+        return f"{x:.4%}".rstrip("0").rstrip(".") if x < 1 else "100%"
+    return str(x)
+
+
+def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str:
+    """One scenario: description, timing table per group, notes, penalty and profiles."""
+    lines = [f"## {scenario['title']}", ""]
+    if scenario.get("description"):
+        lines += [scenario["description"], ""]
+    if scenario.get("status", "ok") != "ok":
+        lines += [f"Status: {scenario['status']}", ""]
+    engines = _engines_in(scenario)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for q in scenario.get("queries", []):
+        groups.setdefault(q["query"]["group"], []).append(q)
+    for group, qs in groups.items():
+        if len(groups) > 1 or group not in ("", scenario["name"]):
+            lines += [f"**{group}** (seconds, median)", ""]
+        header = ["query", "rows", *[label for _, label in engines]]
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "|".join(["---"] * 2 + ["---:"] * len(engines)) + "|")
+        for q in qs:
+            ms = {m["engine"]: m for m in q["measurements"]}
+            rows = q["query"].get("expected_rows")
+            if rows is None:
+                rows = next((m["rows"] for m in q["measurements"] if m["status"] == "ok"), None)
+            name = q["query"].get("label") or _x_label(q["query"]["x"]) or q["query"]["name"]
+            cells = [name, "" if rows is None else f"{rows:,}"]
+            cells += [_cell(ms.get(e)) for e, _ in engines]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    mismatches = [q for q in scenario.get("queries", []) if not q["agree"]]
+    for q in mismatches:
+        lines.append(f"- ⚠ **{q['query']['name']}: {q['verdict']}**")
+    penalty = scenario.get("derived", {}).get("penalty")
+    if penalty:
+        lines += ["", penalty_markdown(penalty), ""]
+    profiles = profile_markdown(scenario)
+    if profiles:
+        lines += ["", profiles, ""]
+    notes = _status_notes(scenario)
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
+    if chart:
+        lines += ["", f"![{scenario['name']}]({chart})"]
+    if scenario.get("extra") is not None and scenario["name"] == "reader":
+        lines += ["", "```json", json.dumps(scenario["extra"], indent=1, default=str)[:20000], "```"]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _status_notes(scenario: dict[str, Any]) -> list[str]:
+    seen: dict[str, str] = {}
+    for q in scenario.get("queries", []):
+        for m in q["measurements"]:
+            key = f"{m['label']}: {m['status']}" if m["status"] != "ok" else ""
+            if key:
+                seen.setdefault(key, key)
+            for n in m.get("notes", []):
+                if "\n" not in n:
+                    seen.setdefault(f"{m['label']}: {n}", f"{m['label']}: {n}")
+    return list(seen.values())
+
+
+def penalty_markdown(penalty: dict[str, Any]) -> str:
+    """The select-* penalty table of the seed scenario."""
+    lines = [
+        "| engine | Q-A select * (s) | Q-B select l_orderkey (s) | penalty Q-A/Q-B | Q-A vs fastest |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for entry in penalty.values():
+        if "penalty" in entry:
+            vs = entry.get("qa_vs_fastest")
+            lines.append(
+                f"| {entry['label']} | {fmt_seconds(entry['qa'])} | {fmt_seconds(entry['qb'])} "
+                f"| {entry['penalty']:.2f} | {'' if vs is None else f'{vs:.2f}x'} |"
+            )
+        else:
+            lines.append(f"| {entry['label']} | {entry['status']} | | | |")
+    return "\n".join(lines)
+
+
+def profile_markdown(scenario: dict[str, Any]) -> str:
+    """lazyscan's scan profile per query (in-process and Spark source), when measured."""
+    rows = []
+    for q in scenario.get("queries", []):
+        for m in q["measurements"]:
+            p = m.get("profile")
+            if not p:
+                continue
+            rows.append(
+                f"| {q['query']['name']} | {m['label']} | {p.get('row_groups_total', '–')} "
+                f"| {p.get('row_groups_pruned_stats', '–')} | {p.get('row_groups_pruned_dictionary', '–')} "
+                f"| {p.get('row_groups_pruned_bloom', '–')} | {p.get('pages_total', '–')} "
+                f"| {p.get('pages_pruned_index', '–')} | {p.get('pages_skipped_lazily', '–')} "
+                f"| {fmt_bytes(p.get('bytes_read'))} of {fmt_bytes(p.get('bytes_total'))} |"
+            )
+    if not rows:
+        return ""
+    header = (
+        "| query | engine | row groups | pruned stats | pruned dictionary | pruned Bloom "
+        "| pages | pruned by index | skipped lazily | bytes read |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    return "lazyscan scan profile:\n\n" + header + "\n" + "\n".join(rows)
+
+
+def render_markdown(doc: dict[str, Any], charts: dict[str, str] | None = None) -> str:
+    """The whole run as markdown."""
+    charts = charts or {}
+    m, v = doc.get("machine", {}), doc.get("versions", {})
+    ver = ", ".join(f"{k} {val}" for k, val in v.items() if val)
+    lines = [
+        f"# lazyscan benchmarks — {doc.get('date', '')}",
+        "",
+        f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory_gb')} GB, "
+        f"{m.get('os')}; every engine gets {m.get('threads_per_engine', THREADS)} threads.",
+        "",
+        f"Versions: {ver}.",
+        "",
+        f"Command: `{doc.get('command', '')}`",
+        "",
+        "Times are medians of the repetitions after one warm-up run, in seconds; rows are "
+        "checked to agree across engines (⚠ marks a mismatch). n/a: engine unavailable.",
+        "",
+    ]
+    for name, scenario in doc.get("scenarios", {}).items():
+        lines.append(scenario_markdown(scenario, charts.get(name)))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def write_charts(doc: dict[str, Any], reports_dir: Path, prefix: str) -> dict[str, Path]:
+    """One PNG per scenario with measurements: `{prefix}-{scenario}.png`."""
+    out: dict[str, Path] = {}
+    for name, scenario in doc.get("scenarios", {}).items():
+        path = reports_dir / f"{prefix}-{name}.png"
+        if plot_scenario(scenario, path):
+            out[name] = path
+    return out
+
+
+def plot_scenario(scenario: dict[str, Any], path: Path) -> bool:
+    """Plot one scenario (one panel per query group, one series per engine); False if empty."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    chart = scenario.get("chart", {})
+    if chart.get("kind") == "none":
+        return False
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for q in scenario.get("queries", []):
+        groups.setdefault(q["query"]["group"], []).append(q)
+    engines = [
+        (e, label)
+        for e, label in _engines_in(scenario)
+        if any(
+            m["engine"] == e and m["status"] == "ok"
+            for q in scenario.get("queries", [])
+            for m in q["measurements"]
+        )
+    ]
+    if not groups or not engines:
+        return False
+    n = len(groups)
+    fig, axes = plt.subplots(1, n, figsize=(max(6.0, 5.5 * n), 4.2), squeeze=False)
+    colors = plt.get_cmap("tab10")
+    for ax, (group, qs) in zip(axes[0], groups.items()):
+        xs = [q["query"]["x"] for q in qs]
+        numeric = chart.get("kind") == "lines" and all(isinstance(x, (int, float)) for x in xs)
+        width = 0.8 / max(1, len(engines))
+        for i, (e, label) in enumerate(engines):
+            ys = []
+            for q in qs:
+                m = next((m for m in q["measurements"] if m["engine"] == e), None)
+                ys.append(m["seconds"] if m and m["status"] == "ok" else float("nan"))
+            if numeric:
+                ax.plot(xs, ys, marker="o", label=label, color=colors(i % 10))
+            else:
+                pos = [j + (i - (len(engines) - 1) / 2) * width for j in range(len(xs))]
+                ax.bar(pos, ys, width=width, label=label, color=colors(i % 10))
+        if numeric:
+            if chart.get("xlog"):
+                ax.set_xscale("log")
+        else:
+            ax.set_xticks(range(len(xs)))
+            ax.set_xticklabels([_x_label(x) for x in xs], rotation=20, ha="right", fontsize=8)
+        if chart.get("ylog"):
+            ax.set_yscale("log")
+        ax.set_title(group or scenario["title"], fontsize=10)
+        ax.set_xlabel(chart.get("xlabel", ""))
+        ax.set_ylabel(chart.get("ylabel", "seconds (median)"))
+        ax.grid(True, alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(scenario["title"], fontsize=11)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+# --------------------------------------------------------------------------- headline
+
+
+def latest_document(reports_dir: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """The newest JSON document under `reports_dir` with a seed result that measured something."""
+    reports_dir = reports_dir or REPORTS_DIR
+    candidates = []
+    for p in reports_dir.glob("*.json"):
+        try:
+            doc = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue
+        seed = doc.get("scenarios", {}).get("seed") if isinstance(doc, dict) else None
+        if not seed or not any(
+            m["status"] == "ok" for q in seed.get("queries", []) for m in q["measurements"]
+        ):
+            continue
+        candidates.append((str(doc.get("date", "")), p.stat().st_mtime, p, doc))
+    if not candidates:
+        return None
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    _, _, path, doc = candidates[-1]
+    return path, doc
+
+
+def headline_table(doc: dict[str, Any], source: str | None = None) -> str:
+    """The README headline: the seed query pair per engine, from one run document."""
+    seed = doc["scenarios"]["seed"]
+    params = seed.get("params", {})
+    lineitem = seed.get("datasets", {}).get("lineitem", {})
+    m = doc.get("machine", {})
+    penalty = seed.get("derived", {}).get("penalty", {})
+    intro = (
+        f"TPC-H SF{params.get('sf', 1):g} `lineitem` ({lineitem.get('rows', 0):,} rows, "
+        f"{lineitem.get('row_groups', '?')} row groups), `l_comment = "
+        f"'{params.get('value', '?')}'` ({params.get('value_rows', '?')} rows). "
+        f"Median of {params.get('reps', '?')} runs after a warm-up, "
+        f"{m.get('threads_per_engine', THREADS)} threads per engine; "
+        f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores; {doc.get('date', '')[:10]}."
+    )
+    lines = [intro, "", penalty_markdown(penalty)]
+    if source:
+        lines += ["", f"Generated by `python -m benchmarks` from `{source}`."]
+    return "\n".join(lines)
+
+
+def splice_readme(readme: Path, table: str) -> bool:
+    """Put `table` between the headline markers of `readme`; True if the file changed."""
+    text = readme.read_text()
+    start = text.find(HEADLINE_START)
+    end = text.find(HEADLINE_END)
+    if start < 0 or end < 0 or end < start:
+        raise ValueError(
+            f"{readme} needs the markers {HEADLINE_START} and {HEADLINE_END}, in that order"
+        )
+    new = text[: start + len(HEADLINE_START)] + "\n" + table.strip() + "\n" + text[end:]
+    if new == text:
+        return False
+    readme.write_text(new)
+    return True

@@ -1,0 +1,514 @@
+"""Benchmark scenarios. Each takes a `RunContext` and returns a `ScenarioResult`.
+
+- `seed`: the seed question on TPC-H lineitem, Q-A `select *` vs Q-B `select l_orderkey`
+  where `l_comment = V`; the select-* penalty Q-A/Q-B per engine.
+- `selectivity`: `key < T` for 1 row … 100% of rows, on uniform data (keys shuffled row by row)
+  and clustered data (keys in shuffled runs, so matches come in runs while row-group min/max
+  stay wide).
+- `width`: 10, 25, 50 payload columns at two selectivities.
+- `encodings`: the predicate column as PLAIN ints, dictionary ints, dictionary strings of 512 to
+  32,768 entries; and the whole file under none / snappy / zstd / gzip.
+- `skipping`: what each pruning tier can do: statistics (letters A–Z sorted vs unsorted),
+  dictionary (US state codes clustered by region: min/max wide, dictionaries narrow), Bloom
+  filter (unique ids, with and without a filter).
+- `reader`: the physical reader benchmark in `benchmarks.reader_bench`, when that module exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.data import (
+    SyntheticSpec,
+    describe_layout,
+    ensure_synthetic,
+    ensure_tpch,
+    pick_query_value,
+    sql_string,
+)
+from benchmarks.engines import Engine, Query, QueryResult, run_queries
+from benchmarks.ui import console
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Data sizes of a run."""
+
+    seed_sf: float = 1
+    selectivity_rows: int = 10_000_000
+    width_rows: int = 2_000_000
+    encoding_rows: int = 4_000_000
+    skipping_rows: int = 4_000_000
+    row_group_rows: int = 131_072
+    run_length: int = 10_000
+    value_target: int = 100
+
+
+FULL = Sizes()
+QUICK = Sizes(
+    seed_sf=0.01,
+    selectivity_rows=60_000,
+    width_rows=20_000,
+    encoding_rows=40_000,
+    skipping_rows=40_000,
+    row_group_rows=8_192,
+    run_length=500,
+    value_target=2,
+)
+
+
+@dataclass
+class RunContext:
+    """What scenarios share: engines (one Spark session), sizes, repetitions, progress."""
+
+    engines: Sequence[Engine]
+    sizes: Sizes = FULL
+    reps: int = 3
+    quick: bool = False
+    data_dir: Path | None = None
+    progress: Any = None
+    sf: float | None = None
+
+    @property
+    def seed_sf(self) -> float:
+        return self.sf if self.sf is not None else self.sizes.seed_sf
+
+
+@dataclass
+class ScenarioResult:
+    """Results of one scenario, with hints for the charts."""
+
+    name: str
+    title: str
+    description: str
+    queries: list[QueryResult] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    datasets: dict[str, Any] = field(default_factory=dict)
+    derived: dict[str, Any] = field(default_factory=dict)
+    chart: dict[str, Any] = field(default_factory=dict)
+    status: str = "ok"
+    seconds: float = 0.0
+    extra: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "status": self.status,
+            "seconds": round(self.seconds, 3),
+            "params": self.params,
+            "datasets": self.datasets,
+            "derived": self.derived,
+            "chart": self.chart,
+            "queries": [q.to_dict() for q in self.queries],
+            "extra": self.extra,
+        }
+
+
+def _run(ctx: RunContext, queries: list[Query], title: str) -> list[QueryResult]:
+    return run_queries(ctx.engines, queries, ctx.reps, progress=ctx.progress, title=title)
+
+
+def _synthetic(ctx: RunContext, kind: str, rows: int, **params: Any) -> Any:
+    compression = params.pop("compression", "snappy")
+    spec = SyntheticSpec(
+        kind=kind,
+        rows=rows,
+        params=tuple(sorted(params.items())),
+        row_group_rows=ctx.sizes.row_group_rows,
+        compression=compression,
+    )
+    return ensure_synthetic(spec, data_dir=ctx.data_dir, progress=ctx.progress)
+
+
+def _layout_summary(path: Path) -> dict[str, Any]:
+    layout = describe_layout(path)
+    return {
+        "path": layout["path"],
+        "bytes": layout["bytes"],
+        "rows": layout["rows"],
+        "row_groups": layout["row_groups"],
+        "rows_per_row_group": layout["rows_per_row_group"],
+        "created_by": layout["created_by"],
+    }
+
+
+# --------------------------------------------------------------------------- seed
+
+
+def seed_queries(path: Path, value: Any) -> list[Query]:
+    """Q-A and Q-B of the seed question on one lineitem file."""
+    paths = (str(path),)
+    where = value.predicate()
+    return [
+        Query("Q-A", paths, None, where, group="seed", x="Q-A select *", expected_rows=value.rows),
+        Query(
+            "Q-B",
+            paths,
+            ("l_orderkey",),
+            where,
+            group="seed",
+            x="Q-B select l_orderkey",
+            expected_rows=value.rows,
+        ),
+    ]
+
+
+def seed_penalty(results: Sequence[QueryResult]) -> dict[str, Any]:
+    """Per engine: Q-A and Q-B medians, penalty Q-A/Q-B, and Q-A relative to the fastest engine."""
+    by_name = {r.query.name: r.by_engine() for r in results}
+    qa, qb = by_name.get("Q-A", {}), by_name.get("Q-B", {})
+    fastest = min(
+        (m.seconds for m in qa.values() if m.ok and m.seconds is not None), default=None
+    )
+    out: dict[str, Any] = {}
+    for engine, a in qa.items():
+        b = qb.get(engine)
+        entry: dict[str, Any] = {"label": a.label, "status": a.status}
+        if a.ok and b is not None and b.ok and a.seconds and b.seconds:
+            entry.update(
+                qa=a.seconds,
+                qb=b.seconds,
+                penalty=a.seconds / b.seconds,
+                qa_vs_fastest=(a.seconds / fastest) if fastest else None,
+                rows_qa=a.rows,
+                rows_qb=b.rows,
+            )
+        out[engine] = entry
+    return out
+
+
+def seed(ctx: RunContext) -> ScenarioResult:
+    """The seed's query pair on TPC-H lineitem at the run's scale factor."""
+    sf = ctx.seed_sf
+    dataset = ensure_tpch(sf, data_dir=ctx.data_dir, progress=ctx.progress)
+    value = pick_query_value(dataset, target=ctx.sizes.value_target)
+    res = ScenarioResult(
+        name="seed",
+        title=f"Seed query pair, TPC-H SF{sf:g} lineitem",
+        description=(
+            f"Q-A `select * from lineitem where l_comment = V` vs Q-B `select l_orderkey ...`; "
+            f"V = {sql_string(value.value)} matches {value.rows} rows. Penalty = Q-A / Q-B."
+        ),
+        params={"sf": sf, "value": value.value, "value_rows": value.rows, "reps": ctx.reps},
+        chart={"kind": "bars", "ylabel": "seconds (median)"},
+    )
+    res.datasets["lineitem"] = _layout_summary(dataset.lineitem)
+    res.queries = _run(ctx, seed_queries(dataset.lineitem, value), f"seed SF{sf:g}")
+    res.derived["penalty"] = seed_penalty(res.queries)
+    return res
+
+
+# --------------------------------------------------------------------------- selectivity
+
+SELECTIVITIES: tuple[tuple[str, float], ...] = (
+    ("1 row", 0.0),
+    ("0.01%", 0.0001),
+    ("0.1%", 0.001),
+    ("1%", 0.01),
+    ("10%", 0.1),
+    ("50%", 0.5),
+    ("100%", 1.0),
+)
+
+
+def _threshold(rows: int, fraction: float) -> int:
+    return 1 if fraction <= 0 else max(1, min(rows, round(rows * fraction)))
+
+
+def selectivity(ctx: RunContext) -> ScenarioResult:
+    """`select * where key < T` for 1 row … 100%, on uniform and clustered keys."""
+    n = ctx.sizes.selectivity_rows
+    res = ScenarioResult(
+        name="selectivity",
+        title=f"Selectivity sweep, {n:,} rows, 10 payload columns",
+        description=(
+            "`select * where key < T`. uniform: keys shuffled row by row; clustered: keys in "
+            f"shuffled runs of {ctx.sizes.run_length:,} rows (matches come in runs, row-group "
+            "min/max stay wide)."
+        ),
+        params={"rows": n, "run_length": ctx.sizes.run_length, "reps": ctx.reps},
+        chart={"kind": "lines", "xlog": True, "xlabel": "fraction of rows", "ylog": True},
+    )
+    queries = []
+    for dist in ("uniform", "clustered"):
+        f = _synthetic(
+            ctx, "selectivity", n, distribution=dist, run_length=ctx.sizes.run_length, payload=10
+        )
+        res.datasets[dist] = _layout_summary(f.path)
+        for label, fraction in SELECTIVITIES:
+            t = _threshold(n, fraction)
+            queries.append(
+                Query(
+                    f"{dist} {label}",
+                    (str(f.path),),
+                    None,
+                    f"key < {t}",
+                    group=dist,
+                    x=t / n,
+                    expected_rows=t,
+                    label=label,
+                )
+            )
+    res.queries = _run(ctx, queries, "selectivity")
+    return res
+
+
+# --------------------------------------------------------------------------- width
+
+WIDTHS = (10, 25, 50)
+WIDTH_FRACTIONS = (0.0001, 0.01)
+
+
+def width(ctx: RunContext) -> ScenarioResult:
+    """`select key, c00..c{w} where key < T` for w = 10, 25, 50 payload columns."""
+    n = ctx.sizes.width_rows
+    f = _synthetic(ctx, "width", n, payload=max(WIDTHS))
+    names = [c for c in _column_names(f.path) if c != "key"]
+    res = ScenarioResult(
+        name="width",
+        title=f"Payload width, {n:,} rows",
+        description="`select key + w payload columns where key < T` (uniform keys).",
+        params={"rows": n, "widths": list(WIDTHS), "fractions": list(WIDTH_FRACTIONS)},
+        chart={"kind": "lines", "xlabel": "payload columns", "ylog": True},
+    )
+    res.datasets["width"] = _layout_summary(f.path)
+    queries = []
+    for fraction in WIDTH_FRACTIONS:
+        t = _threshold(n, fraction)
+        for w in WIDTHS:
+            queries.append(
+                Query(
+                    f"{w} cols, {fraction:.2%}",
+                    (str(f.path),),
+                    ("key", *names[:w]),
+                    f"key < {t}",
+                    group=f"{fraction:.2%} of rows",
+                    x=w,
+                    expected_rows=t,
+                    label=f"{w} payload columns",
+                )
+            )
+    res.queries = _run(ctx, queries, "width")
+    return res
+
+
+def _column_names(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return list(pq.ParquetFile(path).schema_arrow.names)
+
+
+# --------------------------------------------------------------------------- encodings
+
+DICT_SIZES = (512, 2048, 8192, 32768)
+CODECS = ("none", "snappy", "zstd", "gzip")
+
+
+def encodings(ctx: RunContext) -> ScenarioResult:
+    """Predicate column encodings and file compression, `select * where p = const`."""
+    n = ctx.sizes.encoding_rows
+    res = ScenarioResult(
+        name="encodings",
+        title=f"Predicate encodings and compression, {n:,} rows",
+        description=(
+            "`select * where p = const` with 4 payload columns. Ints: 1,000 distinct values "
+            "(~0.1% match); strings: a dictionary of N entries (~1/N match). Compression applies "
+            "to the whole file (dictionary strings, 2,048 entries)."
+        ),
+        params={"rows": n, "dictionary_sizes": list(DICT_SIZES), "codecs": list(CODECS)},
+        chart={"kind": "bars", "ylabel": "seconds (median)"},
+    )
+    variants: list[tuple[str, str, Any]] = [
+        ("predicate encoding", "PLAIN int64", {"predicate": "plain_int", "cardinality": 1000}),
+        ("predicate encoding", "dict int64", {"predicate": "dict_int", "cardinality": 1000}),
+    ]
+    for d in DICT_SIZES:
+        variants.append(
+            ("predicate encoding", f"dict str {d}", {"predicate": "dict_str", "cardinality": d})
+        )
+    for codec in CODECS:
+        variants.append(
+            (
+                "compression",
+                codec,
+                {"predicate": "dict_str", "cardinality": 2048, "compression": codec},
+            )
+        )
+    queries = []
+    for group, label, params in variants:
+        f = _synthetic(ctx, "encoding", n, payload=4, **params)
+        res.datasets[f"{group}: {label}"] = _layout_summary(f.path)
+        target = f.facts["target"]
+        lit = sql_string(target) if isinstance(target, str) else str(target)
+        queries.append(
+            Query(
+                f"{group}: {label}",
+                (str(f.path),),
+                None,
+                f"p = {lit}",
+                group=group,
+                x=label,
+                expected_rows=f.facts["target_rows"],
+            )
+        )
+    res.queries = _run(ctx, queries, "encodings")
+    return res
+
+
+# --------------------------------------------------------------------------- skipping
+
+
+def skipping(ctx: RunContext) -> ScenarioResult:
+    """Pruning by statistics, dictionary and Bloom filter (the Impala 2.9 examples)."""
+    n = ctx.sizes.skipping_rows
+    res = ScenarioResult(
+        name="skipping",
+        title=f"Data skipping by tier, {n:,} rows",
+        description=(
+            "statistics: `letter = 'Q'` on letters A–Z, sorted vs unsorted. dictionary: US "
+            "state codes in region blocks, so row-group min/max span most codes while each "
+            "dictionary holds one region; `state = 'NY'` and the absent `'PR'`. Bloom: unique "
+            "odd ids without dictionary; `id = present` and `id = absent (even)`, with and "
+            "without a Bloom filter."
+        ),
+        params={"rows": n, "row_group_rows": ctx.sizes.row_group_rows},
+        chart={"kind": "bars", "ylabel": "seconds (median)"},
+    )
+    queries = []
+    for layout, label in (("letters_sorted", "sorted"), ("letters_unsorted", "unsorted")):
+        f = _synthetic(ctx, "skipping", n, layout=layout)
+        res.datasets[layout] = _layout_summary(f.path)
+        queries.append(
+            Query(
+                f"letters {label}",
+                (str(f.path),),
+                None,
+                "letter = 'Q'",
+                group="statistics: letters A–Z",
+                x=label,
+                expected_rows=f.facts["target_rows"],
+            )
+        )
+    f = _synthetic(ctx, "skipping", n, layout="states_by_region")
+    res.datasets["states_by_region"] = _layout_summary(f.path)
+    queries += [
+        Query(
+            "states NY",
+            (str(f.path),),
+            None,
+            "state = 'NY'",
+            group="dictionary: states by region",
+            x="NY (one region)",
+            expected_rows=f.facts["target_rows"],
+        ),
+        Query(
+            "states PR",
+            (str(f.path),),
+            None,
+            "state = 'PR'",
+            group="dictionary: states by region",
+            x="PR (absent)",
+            expected_rows=0,
+        ),
+    ]
+    for layout, label in (("ids_bloom", "Bloom"), ("ids_plain", "no Bloom")):
+        f = _synthetic(ctx, "skipping", n, layout=layout)
+        res.datasets[layout] = _layout_summary(f.path)
+        target = int(f.facts["target"])
+        queries += [
+            Query(
+                f"ids {label} present",
+                (str(f.path),),
+                None,
+                f"id = {target}",
+                group="Bloom filter: unique ids",
+                x=f"{label}, present",
+                expected_rows=1,
+            ),
+            Query(
+                f"ids {label} absent",
+                (str(f.path),),
+                None,
+                f"id = {target + 1}",
+                group="Bloom filter: unique ids",
+                x=f"{label}, absent",
+                expected_rows=0,
+            ),
+        ]
+    res.queries = _run(ctx, queries, "skipping")
+    return res
+
+
+# --------------------------------------------------------------------------- reader
+
+READER_MODULE = "benchmarks.reader_bench"
+
+
+def reader(ctx: RunContext) -> ScenarioResult:
+    """The physical reader benchmark (`benchmarks.reader_bench.run`), when it exists."""
+    res = ScenarioResult(
+        name="reader",
+        title="Physical reader: decode and row selection",
+        description="lazyscan.parquet column reads vs pyarrow read_row_group (+ take).",
+        chart={"kind": "none"},
+    )
+    if importlib.util.find_spec(READER_MODULE) is None:
+        res.status = f"unavailable: {READER_MODULE} not written yet"
+        return res
+    try:
+        module = importlib.import_module(READER_MODULE)
+        run = module.run
+        offered = {
+            "quick": ctx.quick,
+            "sf": ctx.seed_sf,
+            "reps": ctx.reps,
+            "data_dir": ctx.data_dir,
+            "progress": ctx.progress,
+        }
+        params = inspect.signature(run).parameters
+        accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        kwargs = {k: v for k, v in offered.items() if accepts_any or k in params}
+        res.extra = run(**kwargs)
+    except Exception as e:
+        res.status = f"error: {type(e).__name__}: {e}"
+    return res
+
+
+SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
+    "seed": seed,
+    "selectivity": selectivity,
+    "width": width,
+    "encodings": encodings,
+    "skipping": skipping,
+    "reader": reader,
+}
+
+
+def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:
+    """Run one scenario by name, timing it; failures become an error status, not an exception."""
+    if name not in SCENARIOS:
+        raise ValueError(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}, all")
+    start = time.perf_counter()
+    try:
+        result = SCENARIOS[name](ctx)
+    except Exception as e:
+        result = ScenarioResult(
+            name=name,
+            title=name,
+            description="",
+            status=f"error: {type(e).__name__}: {e}",
+            extra={"traceback": traceback.format_exc(limit=6)},
+        )
+        console.print(f"[bold red]scenario {name} failed:[/] {type(e).__name__}: {e}")
+    result.seconds = time.perf_counter() - start
+    return result
