@@ -9,9 +9,11 @@ turns those into :class:`lazyscan.errors.CorruptFileError` with the location att
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from lazyscan.parquet.thrift import ThriftError
 
@@ -95,6 +97,24 @@ class BoundaryOrder(IntEnum):
     DESCENDING = 2
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _guarded(fn: _F) -> _F:
+    """Turn type confusion in decoded thrift (a list where an int belongs, ...) into ThriftError."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ThriftError:
+            raise
+        except (TypeError, AttributeError, KeyError, ValueError, IndexError, OverflowError) as e:
+            raise ThriftError(f"malformed {fn.__name__.replace('_from_thrift', '')}: {e}") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
 def _enum(cls: type[IntEnum], value: Any, what: str) -> Any:
     try:
         return cls(value)
@@ -105,6 +125,34 @@ def _enum(cls: type[IntEnum], value: Any, what: str) -> Any:
 def _nonneg(value: Any, what: str) -> int:
     if not isinstance(value, int) or value < 0:
         raise ThriftError(f"{what} is {value!r}, expected a non-negative integer")
+    return value
+
+
+def _int(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ThriftError(f"{what} is {type(value).__name__}, expected an integer")
+    return value
+
+
+def _opt_int(value: Any, what: str) -> int | None:
+    return None if value is None else _int(value, what)
+
+
+def _int_list(value: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        raise ThriftError(f"{what} is not a list")
+    return tuple(_int(v, what) for v in value)
+
+
+def _structs(value: Any, what: str) -> list[dict[int, Any]]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ThriftError(f"{what} is not a list of structs")
+    return value
+
+
+def _struct(value: Any, what: str) -> dict[int, Any]:
+    if not isinstance(value, dict):
+        raise ThriftError(f"{what} is not a struct")
     return value
 
 
@@ -189,9 +237,9 @@ class SchemaElement:
 
 
 def schema_element_from_thrift(f: dict[int, Any]) -> SchemaElement:
-    ptype = f.get(1)
-    conv = f.get(6)
-    rep = f.get(3)
+    ptype = _opt_int(f.get(1), "schema type")
+    conv = _opt_int(f.get(6), "converted type")
+    rep = _opt_int(f.get(3), "repetition")
     converted: ConvertedType | None
     try:
         converted = ConvertedType(conv) if conv is not None else None
@@ -200,14 +248,14 @@ def schema_element_from_thrift(f: dict[int, Any]) -> SchemaElement:
     return SchemaElement(
         name=_text(f.get(4, b"")),
         type=_enum(PhysicalType, ptype, "physical type") if ptype is not None else None,
-        type_length=f.get(2),
+        type_length=_opt_int(f.get(2), "type_length"),
         repetition=_enum(Repetition, rep, "repetition") if rep is not None else None,
         num_children=_nonneg(f.get(5, 0), "num_children"),
         converted_type=converted,
-        scale=f.get(7),
-        precision=f.get(8),
-        field_id=f.get(9),
-        logical_type=logical_type_from_thrift(f[10]) if 10 in f else None,
+        scale=_opt_int(f.get(7), "scale"),
+        precision=_opt_int(f.get(8), "precision"),
+        field_id=_opt_int(f.get(9), "field_id"),
+        logical_type=logical_type_from_thrift(_struct(f[10], "logical type")) if 10 in f else None,
     )
 
 
@@ -231,6 +279,9 @@ def statistics_from_thrift(f: dict[int, Any]) -> Statistics:
     deprecated = False
     if min_value is None and max_value is None and (1 in f or 2 in f):
         min_value, max_value, deprecated = f.get(2), f.get(1), True
+    if not isinstance(min_value, (bytes, type(None))) or not isinstance(max_value, (bytes, type(None))):
+        raise ThriftError("statistics bounds are not binary")
+    _opt_int(f.get(3), "null_count")
     return Statistics(
         min_value=min_value,
         max_value=max_value,
@@ -274,24 +325,25 @@ def column_metadata_from_thrift(f: dict[int, Any]) -> ColumnMetaData:
     enc_stats = None
     if 13 in f:
         enc_stats = tuple(
-            PageEncodingStats(s.get(1, -1), s.get(2, -1), s.get(3, 0)) for s in f[13]
+            PageEncodingStats(_int(s.get(1, -1), "page type"), _int(s.get(2, -1), "encoding"), _int(s.get(3, 0), "count"))
+            for s in _structs(f[13], "encoding stats")
         )
-    kv = {_text(e.get(1, b"")): (_text(e[2]) if 2 in e else None) for e in f.get(8, [])}
+    kv = {_text(e.get(1, b"")): (_text(e[2]) if 2 in e else None) for e in _structs(f.get(8, []), "key-value metadata")}
     return ColumnMetaData(
         type=_enum(PhysicalType, f[1], "physical type"),
-        encodings=tuple(f.get(2, ())),
+        encodings=_int_list(f.get(2, []), "encodings"),
         path_in_schema=tuple(_text(p) for p in f.get(3, ())),
-        codec=f.get(4, 0),
+        codec=_int(f.get(4, 0), "codec"),
         num_values=_nonneg(f.get(5, 0), "num_values"),
         total_uncompressed_size=_nonneg(f.get(6, 0), "total_uncompressed_size"),
         total_compressed_size=_nonneg(f.get(7, 0), "total_compressed_size"),
         data_page_offset=_nonneg(f[9], "data_page_offset"),
-        index_page_offset=f.get(10),
-        dictionary_page_offset=f.get(11),
-        statistics=statistics_from_thrift(f[12]) if 12 in f else None,
+        index_page_offset=_opt_int(f.get(10), "index_page_offset"),
+        dictionary_page_offset=_opt_int(f.get(11), "dictionary_page_offset"),
+        statistics=statistics_from_thrift(_struct(f[12], "statistics")) if 12 in f else None,
         encoding_stats=enc_stats,
-        bloom_filter_offset=f.get(14),
-        bloom_filter_length=f.get(15),
+        bloom_filter_offset=_opt_int(f.get(14), "bloom_filter_offset"),
+        bloom_filter_length=_opt_int(f.get(15), "bloom_filter_length"),
         key_value_metadata=kv,
     )
 
@@ -310,11 +362,11 @@ class ColumnChunk:
 def column_chunk_from_thrift(f: dict[int, Any]) -> ColumnChunk:
     return ColumnChunk(
         file_path=_text(f[1]) if 1 in f else None,
-        meta_data=column_metadata_from_thrift(f[3]) if 3 in f else None,
-        offset_index_offset=f.get(4),
-        offset_index_length=f.get(5),
-        column_index_offset=f.get(6),
-        column_index_length=f.get(7),
+        meta_data=column_metadata_from_thrift(_struct(f[3], "column metadata")) if 3 in f else None,
+        offset_index_offset=_opt_int(f.get(4), "offset_index_offset"),
+        offset_index_length=_opt_int(f.get(5), "offset_index_length"),
+        column_index_offset=_opt_int(f.get(6), "column_index_offset"),
+        column_index_length=_opt_int(f.get(7), "column_index_length"),
         encrypted=8 in f or 9 in f,
     )
 
@@ -341,10 +393,11 @@ def row_group_from_thrift(f: dict[int, Any]) -> RowGroup:
     sorting = None
     if 4 in f:
         sorting = tuple(
-            SortingColumn(s.get(1, 0), bool(s.get(2, False)), bool(s.get(3, False))) for s in f[4]
+            SortingColumn(_int(s.get(1, 0), "sorting column"), bool(s.get(2, False)), bool(s.get(3, False)))
+            for s in _structs(f[4], "sorting columns")
         )
     return RowGroup(
-        columns=tuple(column_chunk_from_thrift(c) for c in f.get(1, ())),
+        columns=tuple(column_chunk_from_thrift(c) for c in _structs(f.get(1, []), "column chunks")),
         total_byte_size=f.get(2, 0),
         num_rows=_nonneg(f.get(3, 0), "row group num_rows"),
         sorting_columns=sorting,
@@ -367,16 +420,17 @@ class FileMetaData:
     encrypted: bool
 
 
+@_guarded
 def file_metadata_from_thrift(f: dict[int, Any]) -> FileMetaData:
     if 2 not in f or not f[2]:
         raise ThriftError("file metadata has no schema")
-    kv = {_text(e.get(1, b"")): (_text(e[2]) if 2 in e else None) for e in f.get(5, [])}
-    orders = tuple(1 in o for o in f[7]) if 7 in f else None
+    kv = {_text(e.get(1, b"")): (_text(e[2]) if 2 in e else None) for e in _structs(f.get(5, []), "key-value metadata")}
+    orders = tuple(1 in o for o in _structs(f[7], "column orders")) if 7 in f else None
     return FileMetaData(
-        version=f.get(1, 1),
-        schema=tuple(schema_element_from_thrift(s) for s in f[2]),
+        version=_int(f.get(1, 1), "version"),
+        schema=tuple(schema_element_from_thrift(s) for s in _structs(f[2], "schema")),
         num_rows=_nonneg(f.get(3, 0), "num_rows"),
-        row_groups=tuple(row_group_from_thrift(r) for r in f.get(4, ())),
+        row_groups=tuple(row_group_from_thrift(r) for r in _structs(f.get(4, []), "row groups")),
         key_value_metadata=kv,
         created_by=_text(f[6]) if 6 in f else None,
         column_orders=orders,
@@ -438,43 +492,45 @@ class PageHeader:
         return 0
 
 
+@_guarded
 def page_header_from_thrift(f: dict[int, Any], header_size: int) -> PageHeader:
     if 1 not in f or 2 not in f or 3 not in f:
         raise ThriftError("page header lacks its type or sizes")
     dph = dph2 = dict_h = None
+    _int(f[1], "page type")
     if 5 in f:
-        d = f[5]
+        d = _struct(f[5], "data page header")
         dph = DataPageHeader(
             num_values=_nonneg(d.get(1, -1), "page num_values"),
-            encoding=d.get(2, -1),
-            definition_level_encoding=d.get(3, 3),
-            repetition_level_encoding=d.get(4, 3),
-            statistics=statistics_from_thrift(d[5]) if 5 in d else None,
+            encoding=_int(d.get(2, -1), "encoding"),
+            definition_level_encoding=_int(d.get(3, 3), "level encoding"),
+            repetition_level_encoding=_int(d.get(4, 3), "level encoding"),
+            statistics=statistics_from_thrift(_struct(d[5], "statistics")) if 5 in d else None,
         )
     if 7 in f:
-        d = f[7]
+        d = _struct(f[7], "dictionary page header")
         dict_h = DictionaryPageHeader(
             num_values=_nonneg(d.get(1, -1), "dictionary num_values"),
-            encoding=d.get(2, 0),
+            encoding=_int(d.get(2, 0), "encoding"),
             is_sorted=bool(d.get(3, False)),
         )
     if 8 in f:
-        d = f[8]
+        d = _struct(f[8], "v2 data page header")
         dph2 = DataPageHeaderV2(
             num_values=_nonneg(d.get(1, -1), "page num_values"),
             num_nulls=_nonneg(d.get(2, -1), "page num_nulls"),
             num_rows=_nonneg(d.get(3, -1), "page num_rows"),
-            encoding=d.get(4, -1),
+            encoding=_int(d.get(4, -1), "encoding"),
             definition_levels_byte_length=_nonneg(d.get(5, -1), "definition levels length"),
             repetition_levels_byte_length=_nonneg(d.get(6, -1), "repetition levels length"),
             is_compressed=bool(d.get(7, True)),
-            statistics=statistics_from_thrift(d[8]) if 8 in d else None,
+            statistics=statistics_from_thrift(_struct(d[8], "statistics")) if 8 in d else None,
         )
     return PageHeader(
         type=f[1],
         uncompressed_page_size=_nonneg(f[2], "uncompressed_page_size"),
         compressed_page_size=_nonneg(f[3], "compressed_page_size"),
-        crc=f.get(4),
+        crc=_opt_int(f.get(4), "crc"),
         data_page_header=dph,
         dictionary_page_header=dict_h,
         data_page_header_v2=dph2,
@@ -497,14 +553,17 @@ class ColumnIndex:
     null_counts: tuple[int, ...] | None
 
 
+@_guarded
 def column_index_from_thrift(f: dict[int, Any]) -> ColumnIndex:
-    null_pages = tuple(f.get(1, ()))
+    null_pages = tuple(bool(v) for v in f.get(1, ()))
     mins = tuple(f.get(2, ()))
     maxs = tuple(f.get(3, ()))
+    if not all(isinstance(v, bytes) for v in (*mins, *maxs)):
+        raise ThriftError("column index bounds are not binary")
     n = len(null_pages)
     if len(mins) != n or len(maxs) != n:
         raise ThriftError("column index lists have different lengths")
-    counts = tuple(f[5]) if 5 in f else None
+    counts = _int_list(f[5], "null counts") if 5 in f else None
     if counts is not None and len(counts) != n:
         raise ThriftError("column index null_counts has the wrong length")
     return ColumnIndex(
@@ -528,10 +587,11 @@ class OffsetIndex:
     page_locations: tuple[PageLocation, ...]
 
 
+@_guarded
 def offset_index_from_thrift(f: dict[int, Any]) -> OffsetIndex:
     locs = []
     prev_row = -1
-    for p in f.get(1, ()):
+    for p in _structs(f.get(1, []), "page locations"):
         loc = PageLocation(
             offset=_nonneg(p.get(1, -1), "page offset"),
             compressed_page_size=_nonneg(p.get(2, -1), "page size"),
@@ -552,10 +612,11 @@ class BloomFilterHeader:
     uncompressed: bool
 
 
+@_guarded
 def bloom_filter_header_from_thrift(f: dict[int, Any]) -> BloomFilterHeader:
     return BloomFilterHeader(
         num_bytes=_nonneg(f.get(1, -1), "Bloom filter numBytes"),
-        algorithm_block=1 in f.get(2, {}),
-        hash_xxhash=1 in f.get(3, {}),
-        uncompressed=1 in f.get(4, {}),
+        algorithm_block=1 in _struct(f.get(2, {}), "algorithm"),
+        hash_xxhash=1 in _struct(f.get(3, {}), "hash"),
+        uncompressed=1 in _struct(f.get(4, {}), "compression"),
     )

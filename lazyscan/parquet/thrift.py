@@ -145,6 +145,8 @@ class CompactReader:
         out = {}
         for _ in range(size):
             k = self.value(ktype, depth)
+            if isinstance(k, (list, dict)):
+                raise ThriftError("thrift map key is not a scalar")
             out[k] = self.value(vtype, depth)
         return out
 
