@@ -311,7 +311,9 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
                 if need > end - pos:
                     return ERR_TRUNCATED
                 for kk in range(k, last):
-                    out[kk] = _as_i32(_bits_at(buf, end, pos, (sel[kk] - i) * bit_width, bit_width) & mask)
+                    out[kk] = _as_i32(
+                        _bits_at(buf, end, pos, (sel[kk] - i) * bit_width, bit_width) & mask
+                    )
                 k = last
             pos = pos + nbytes if nbytes <= end - pos else end
         else:
@@ -414,7 +416,7 @@ def gather_bytes(buf, starts, lengths, idx, out_offsets, out_data):
         L = np.int64(lengths[j])
         if L < 0 or s < 0 or s > size - L:
             return ERR_BAD_LENGTH
-        if L > cap - o:
+        if cap - o < L:
             return ERR_BAD_ARGUMENT
         out_data[o : o + L] = buf[s : s + L]
         o += L
@@ -464,7 +466,7 @@ def dict_gather_bytes(dict_offsets, dict_data, indices, out_offsets, out_data):
         if s < 0 or e < s or e > size:
             return ERR_BAD_LENGTH
         L = e - s
-        if L > cap - o:
+        if cap - o < L:
             return ERR_BAD_ARGUMENT
         out_data[o : o + L] = dict_data[s:e]
         o += L
@@ -496,7 +498,9 @@ def delta_byte_array_size(prefix_lengths, suffix_lengths):
 
 
 @_jit
-def delta_byte_array_build(prefix_lengths, suffix_lengths, buf, suffix_pos, end, out_offsets, out_data):
+def delta_byte_array_build(
+    prefix_lengths, suffix_lengths, buf, suffix_pos, end, out_offsets, out_data
+):
     """Build ``DELTA_BYTE_ARRAY`` values: value i = value(i-1)[:prefix i] + suffix i.
 
     Suffixes lie back to back from ``suffix_pos``. ``out_offsets`` int64 (``n + 1``),
@@ -860,7 +864,16 @@ def xxhash64_values(data, offsets, out):
 
 
 _SALT = np.array(
-    [0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D, 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31],
+    [
+        0x47B6137B,
+        0x44974D91,
+        0x8824AD5B,
+        0xA2B7289D,
+        0x705495C7,
+        0x2DF1424B,
+        0x9EFC4947,
+        0x5C6BFB31,
+    ],
     dtype=np.uint64,
 )
 

@@ -138,6 +138,11 @@ def _opt_int(value: Any, what: str) -> int | None:
     return None if value is None else _int(value, what)
 
 
+def _lenient_int(value: Any) -> int | None:
+    """An optional field some writers used for other things: ignored when not an integer."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _int_list(value: Any, what: str) -> tuple[int, ...]:
     if not isinstance(value, list):
         raise ThriftError(f"{what} is not a list")
@@ -254,7 +259,7 @@ def schema_element_from_thrift(f: dict[int, Any]) -> SchemaElement:
         converted_type=converted,
         scale=_opt_int(f.get(7), "scale"),
         precision=_opt_int(f.get(8), "precision"),
-        field_id=_opt_int(f.get(9), "field_id"),
+        field_id=_lenient_int(f.get(9)),
         logical_type=logical_type_from_thrift(_struct(f[10], "logical type")) if 10 in f else None,
     )
 
@@ -338,12 +343,12 @@ def column_metadata_from_thrift(f: dict[int, Any]) -> ColumnMetaData:
         total_uncompressed_size=_nonneg(f.get(6, 0), "total_uncompressed_size"),
         total_compressed_size=_nonneg(f.get(7, 0), "total_compressed_size"),
         data_page_offset=_nonneg(f[9], "data_page_offset"),
-        index_page_offset=_opt_int(f.get(10), "index_page_offset"),
+        index_page_offset=_lenient_int(f.get(10)),
         dictionary_page_offset=_opt_int(f.get(11), "dictionary_page_offset"),
         statistics=statistics_from_thrift(_struct(f[12], "statistics")) if 12 in f else None,
         encoding_stats=enc_stats,
-        bloom_filter_offset=_opt_int(f.get(14), "bloom_filter_offset"),
-        bloom_filter_length=_opt_int(f.get(15), "bloom_filter_length"),
+        bloom_filter_offset=_lenient_int(f.get(14)),
+        bloom_filter_length=_lenient_int(f.get(15)),
         key_value_metadata=kv,
     )
 
@@ -530,7 +535,7 @@ def page_header_from_thrift(f: dict[int, Any], header_size: int) -> PageHeader:
         type=f[1],
         uncompressed_page_size=_nonneg(f[2], "uncompressed_page_size"),
         compressed_page_size=_nonneg(f[3], "compressed_page_size"),
-        crc=_opt_int(f.get(4), "crc"),
+        crc=_lenient_int(f.get(4)),
         data_page_header=dph,
         dictionary_page_header=dict_h,
         data_page_header_v2=dph2,
