@@ -255,8 +255,14 @@ def _write_json_atomic(path: Path, data: Any) -> None:
 
 
 def sql_string(value: str) -> str:
-    """A SQL string literal."""
-    return "'" + value.replace("'", "''") + "'"
+    """A SQL string literal that every engine reads the same way.
+
+    Quotes and backslashes are refused: Spark SQL escapes with backslashes and reads `''` as
+    two adjacent literals, while the others double the quote.
+    """
+    if "'" in value or "\\" in value:
+        raise ValueError(f"value {value!r} has a quote or backslash; no portable SQL literal")
+    return f"'{value}'"
 
 
 @dataclass(frozen=True)
@@ -279,7 +285,8 @@ def pick_query_value(
     """The value of `column` whose row count is closest to `target`, cached in the dataset folder.
 
     Deterministic: ties go to the smaller count, then to the smaller value (byte order). Values
-    with leading or trailing blanks or quotes are skipped so the literal reads the same everywhere.
+    with leading or trailing blanks, quotes or backslashes are skipped so the literal reads the
+    same in every engine.
     """
     cache = dataset.root / QUERY_VALUE_FILE
     key = f"{table}.{column}@{target}"
@@ -305,7 +312,8 @@ def pick_query_value(
                 SELECT "{column}" AS v, count(*) AS n FROM read_parquet(?) GROUP BY 1
             )
             SELECT v, n FROM counts
-            WHERE v IS NOT NULL AND v = trim(v) AND v <> '' AND strpos(v, '''') = 0
+            WHERE v IS NOT NULL AND v = trim(v) AND v <> ''
+              AND strpos(v, '''') = 0 AND strpos(v, '\\') = 0
             ORDER BY abs(n - ?), n, v
             LIMIT 1
             """,

@@ -164,7 +164,7 @@ def sql_to_arrow(where: str) -> tuple[pc.Expression, set[str]]:
             return pc.match_like(conv(node.this), lit(node.expression))
         raise ValueError(f"unsupported predicate: {node.sql()}")
 
-    tree = sqlglot.parse_one(where, read="spark")
+    tree = sqlglot.parse_one(where)
     return conv(tree), columns
 
 

@@ -1,0 +1,289 @@
+"""Fast tests of the benchmark harness (no Spark): data, value picking, engines, reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from benchmarks import __main__ as cli
+from benchmarks.data import (
+    QUERY_VALUE_FILE,
+    TPCH_MARKER,
+    SyntheticSpec,
+    clustered_permutation,
+    describe_layout,
+    ensure_synthetic,
+    ensure_tpch,
+    pick_query_value,
+    read_marker,
+)
+from benchmarks.engines import (
+    Engine,
+    EngineUnavailable,
+    Query,
+    make_engines,
+    measure,
+    run_queries,
+    sql_to_arrow,
+)
+from benchmarks.report import (
+    HEADLINE_END,
+    HEADLINE_START,
+    build_document,
+    headline_table,
+    latest_document,
+    splice_readme,
+    write_report,
+)
+from benchmarks.scenarios import QUICK, RunContext, run_scenario, seed_queries
+
+IN_PROCESS = ["duckdb", "polars", "datafusion-pushdown", "datafusion-nopushdown", "pyarrow"]
+SF = 0.01
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("bench-data")
+
+
+@pytest.fixture(scope="session")
+def tpch(data_dir: Path):
+    return ensure_tpch(SF, data_dir=data_dir, show_progress=False)
+
+
+def test_tpch_generated_with_marker_and_reused(tpch, data_dir: Path) -> None:
+    marker = read_marker(tpch.root)
+    assert marker["tables"]["lineitem"]["rows"] == pq.ParquetFile(tpch.lineitem).metadata.num_rows
+    assert marker["sf"] == SF
+    assert not (tpch.root / ".staging").exists()
+    mtime = tpch.lineitem.stat().st_mtime_ns
+    again = ensure_tpch(SF, data_dir=data_dir, show_progress=False)
+    assert again.lineitem.stat().st_mtime_ns == mtime
+
+
+def test_tpch_table_missing_from_marker_is_regenerated(tmp_path: Path) -> None:
+    ds = ensure_tpch(SF, ("nation",), data_dir=tmp_path, show_progress=False)
+    marker = read_marker(ds.root)
+    del marker["tables"]["nation"]
+    (ds.root / TPCH_MARKER).write_text(json.dumps(marker))
+    ds.table("nation").write_bytes(b"half written")
+    ds = ensure_tpch(SF, ("nation",), data_dir=tmp_path, show_progress=False)
+    assert pq.ParquetFile(ds.table("nation")).metadata.num_rows == 25
+    assert "nation" in read_marker(ds.root)["tables"]
+
+
+def test_tpch_layout_has_statistics_and_page_index(tpch) -> None:
+    layout = describe_layout(tpch.lineitem)
+    assert layout["rows"] == 60175
+    comment = layout["columns"]["l_comment"]
+    assert comment["compression"] == "SNAPPY"
+    assert comment["statistics_chunks"] == layout["row_groups"]
+    assert comment["column_index_chunks"] == layout["row_groups"]
+    assert comment["offset_index_chunks"] == layout["row_groups"]
+
+
+def test_query_value_matches_its_count_and_is_cached(tpch) -> None:
+    v = pick_query_value(tpch, target=3)
+    n = duckdb.sql(
+        f"select count(*) from read_parquet('{tpch.lineitem}') where {v.predicate()}"
+    ).fetchall()[0][0]
+    assert n == v.rows
+    assert v.value == v.value.strip()
+    cached = json.loads((tpch.root / QUERY_VALUE_FILE).read_text())
+    assert cached["lineitem.l_comment@3"]["value"] == v.value
+    assert pick_query_value(tpch, target=3) == v
+
+
+def test_synthetic_is_deterministic_and_cached(tmp_path: Path) -> None:
+    spec = SyntheticSpec("skipping", 5_000, (("layout", "ids_bloom"),), row_group_rows=1_000)
+    a = ensure_synthetic(spec, data_dir=tmp_path / "a")
+    b = ensure_synthetic(spec, data_dir=tmp_path / "b")
+    assert pq.read_table(a.path).equals(pq.read_table(b.path))
+    assert ensure_synthetic(spec, data_dir=tmp_path / "a").path == a.path
+    md = pq.ParquetFile(a.path).metadata
+    assert md.num_row_groups == 5
+    assert md.row_group(0).column(0).bloom_filter_offset is not None
+    other = SyntheticSpec("skipping", 5_000, (("layout", "ids_plain"),), row_group_rows=1_000)
+    assert other.filename() != spec.filename()
+
+
+def test_clustered_permutation_is_a_permutation_in_runs() -> None:
+    import numpy as np
+
+    keys = clustered_permutation(np.random.default_rng(1), 1_005, 100)
+    assert sorted(keys.tolist()) == list(range(1_005))
+    starts = keys[np.r_[0, np.flatnonzero(np.diff(keys) != 1) + 1]]
+    assert all(s % 100 == 0 for s in starts)
+
+
+def test_sql_to_arrow_matches_duckdb() -> None:
+    table = pa.table(
+        {
+            "a": [1, 2, 3, None, 5],
+            "s": ["x", "y", "its", None, "z"],
+            "d": pa.array([0, 10, 20, 30, 40], pa.int32()).cast(pa.date32()),
+        }
+    )
+    cases = [
+        "a = 2",
+        "a <> 2 and s is not null",
+        "a between 2 and 5 or s = 'its'",
+        "not (a < 3)",
+        "s in ('x', 'z')",
+        "a is null",
+        "s like 'i%'",
+        "d >= DATE '1970-01-21'",
+        "-1 < a",
+    ]
+    con = duckdb.connect()
+    con.register("t", table)
+    for where in cases:
+        expr, cols = sql_to_arrow(where)
+        got = table.filter(expr).num_rows
+        want = con.execute(f"select count(*) from t where {where}").fetchone()
+        assert want is not None and got == want[0], where
+        assert cols <= {"a", "s", "d"}
+
+
+def test_in_process_engines_agree_on_tpch(tpch) -> None:
+    v = pick_query_value(tpch, target=3)
+    engines = make_engines(IN_PROCESS)
+    results = run_queries(engines, seed_queries(tpch.lineitem, v), reps=1)
+    for r in results:
+        assert r.agree, r.verdict
+        for m in r.measurements:
+            assert m.ok, (m.engine, m.status)
+            assert m.rows == v.rows
+            assert m.seconds is not None and m.seconds > 0
+
+
+def test_engines_agree_on_synthetic_files(data_dir: Path) -> None:
+    engines = make_engines(IN_PROCESS)
+    queries = []
+    for kind, params in (
+        ("encoding", (("cardinality", 64), ("predicate", "dict_str"))),
+        ("skipping", (("layout", "states_by_region"),)),
+    ):
+        f = ensure_synthetic(
+            SyntheticSpec(kind, 4_000, params, row_group_rows=1_000), data_dir=data_dir
+        )
+        where = f"p = '{f.facts['target']}'" if kind == "encoding" else "state = 'NY'"
+        queries.append(Query(kind, (str(f.path),), None, where, expected_rows=f.facts["target_rows"]))
+        queries.append(Query(kind + " range", (str(f.path),), ("c00_int64",), "c03_int32 < 50000"))
+    for r in run_queries(engines, queries, reps=1):
+        assert r.agree, r.verdict
+        assert all(m.ok for m in r.measurements)
+
+
+class _Wrong(Engine):
+    name = "wrong"
+    label = "Wrong"
+
+    def _run(self, query: Query) -> tuple[int, float]:
+        return 7, 0.001
+
+
+class _Missing(Engine):
+    name = "missing"
+    label = "Missing"
+
+    def setup(self) -> None:
+        raise EngineUnavailable("not installed")
+
+    def _run(self, query: Query) -> tuple[int, float]:
+        raise AssertionError("never runs")
+
+
+def test_mismatch_and_unavailable_are_reported(tpch) -> None:
+    v = pick_query_value(tpch, target=3)
+    engines = [*make_engines(["duckdb"]), _Wrong(), _Missing()]
+    (res,) = run_queries(engines, seed_queries(tpch.lineitem, v)[:1], reps=1)
+    by = res.by_engine()
+    assert not res.agree and "MISMATCH" in res.verdict
+    assert by["wrong"].mismatch and not by["duckdb"].mismatch
+    assert by["missing"].status == "unavailable: not installed"
+
+
+def test_lazyscan_engine_never_crashes_the_suite(tpch, monkeypatch: pytest.MonkeyPatch) -> None:
+    import lazyscan
+
+    monkeypatch.delattr(lazyscan, "scan", raising=False)
+    (engine,) = make_engines(["lazyscan"])
+    v = pick_query_value(tpch, target=3)
+    m = measure(engine, seed_queries(tpch.lineitem, v)[0], reps=1)
+    assert m.status.startswith("unavailable: ")
+
+
+def test_quick_run_writes_json_markdown_and_charts(data_dir: Path, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    code = cli.main(
+        [
+            "run",
+            "all",
+            "--quick",
+            "--no-spark",
+            "--engines",
+            ",".join(["lazyscan", *IN_PROCESS]),
+            "--data",
+            str(data_dir),
+            "--reports",
+            str(reports),
+        ]
+    )
+    assert code == 0
+    (json_path,) = reports.glob("bench-quick-*.json")
+    doc = json.loads(json_path.read_text())
+    assert {"cpu", "cores", "memory_bytes", "os"} <= set(doc["machine"])
+    assert {"python", "pyarrow", "duckdb", "polars", "datafusion", "pyspark", "numba", "lazyscan"} <= set(
+        doc["versions"]
+    )
+    assert set(doc["scenarios"]) == {"seed", "selectivity", "width", "encodings", "skipping", "reader"}
+    for name in ("seed", "selectivity", "width", "encodings", "skipping"):
+        scenario = doc["scenarios"][name]
+        assert scenario["status"] == "ok", scenario["status"]
+        assert all(q["agree"] for q in scenario["queries"])
+        assert (reports / f"bench-quick-{name}.png").stat().st_size > 1000
+    md = (reports / "bench-quick.md").read_text()
+    assert "## Seed query pair" in md and "penalty Q-A/Q-B" in md
+    found = latest_document(reports)
+    assert found is not None and found[0] == json_path
+
+
+def test_headline_and_readme_splice(tmp_path: Path, tpch, data_dir: Path) -> None:
+    from benchmarks.scenarios import seed
+
+    engines = make_engines(["duckdb", "polars"])
+    ctx = RunContext(engines, sizes=QUICK, reps=1, data_dir=data_dir)
+    result = run_scenario("seed", ctx)
+    assert result.status == "ok" and seed is not None
+    doc = build_document([result])
+    paths = write_report(doc, tmp_path, prefix="demo")
+    assert paths["json"].exists() and paths["markdown"].exists()
+    table = headline_table(doc)
+    assert "| DuckDB |" in table and "| Polars |" in table and "SF0.01" in table
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nintro\n{HEADLINE_START}\nold\n{HEADLINE_END}\n\nrest\n")
+    assert splice_readme(readme, table)
+    text = readme.read_text()
+    assert "old" not in text and "| DuckDB |" in text
+    assert text.startswith("# x\n\nintro\n") and text.endswith(f"{HEADLINE_END}\n\nrest\n")
+    assert not splice_readme(readme, table)
+    bad = tmp_path / "BAD.md"
+    bad.write_text("no markers\n")
+    with pytest.raises(ValueError, match="markers"):
+        splice_readme(bad, table)
+
+
+def test_pyarrow_engine_reads_view_typed_files(tmp_path: Path) -> None:
+    path = tmp_path / "views.parquet"
+    t = pa.table({"s": pa.array(["a", "b", "a"], pa.string_view()), "n": [1, 2, 3]})
+    pq.write_table(t, path)
+    (engine,) = make_engines(["pyarrow"])
+    rows, _ = engine.run(Query("v", (str(path),), ("n",), "s = 'a'"))
+    assert rows == int(pc.sum(pc.equal(t["s"].cast(pa.string()), "a")).as_py())
