@@ -36,7 +36,8 @@ def results_table(result: ScenarioResult) -> Table:
         b = by_query.get("Q-B", {}).get(engine)
         if not a.ok or b is None or not b.ok:
             status = a.status if not a.ok else (b.status if b is not None else "missing")
-            table.add_row(a.label, f"[dim]{status}[/]", "", "", "", "")
+            short = "n/a" if status.startswith("unavailable") else "error"
+            table.add_row(a.label, f"[dim]{short}[/]", f"[dim]{short}[/]", "", "", "")
             continue
         p = penalty.get(engine, {})
         rows = f"{a.rows} / {b.rows}"
@@ -128,15 +129,13 @@ def run_demo(
     for q in result.queries:
         style = "green" if q.agree else "bold red"
         console.print(f"[{style}]{q.query.name}: {q.verdict}[/]")
+    for label, status in {
+        m.label: m.status for q in result.queries for m in q.measurements if not m.ok
+    }.items():
+        console.print(f"[yellow]{label}: {status}[/]")
     prof = profile_table(result)
     if prof is not None:
         console.print(prof)
-    else:
-        unavailable = {
-            m.label: m.status for q in result.queries for m in q.measurements if not m.ok
-        }
-        for label, status in unavailable.items():
-            console.print(f"[yellow]{label}: {status}[/]")
     doc = build_document([result], args={"sf": sf, "reps": reps, "engines": list(engines)})
     paths = write_report(doc, reports_dir, prefix="demo")
     console.print(

@@ -115,12 +115,19 @@ def build_document(
     return {
         "schema": 1,
         "date": now.isoformat(timespec="seconds"),
-        "command": command or " ".join(sys.argv),
+        "command": command or _command_line(),
         "args": args or {},
         "machine": machine_info(),
         "versions": versions(),
         "scenarios": {r.name: r.to_dict() for r in results},
     }
+
+
+def _command_line() -> str:
+    argv = list(sys.argv)
+    if argv and Path(argv[0]).name == "__main__.py" and Path(argv[0]).parent.name == "benchmarks":
+        return " ".join(["python -m benchmarks", *argv[1:]])
+    return " ".join(argv)
 
 
 # --------------------------------------------------------------------------- writing
@@ -275,7 +282,8 @@ def penalty_markdown(penalty: dict[str, Any]) -> str:
                 f"| {entry['penalty']:.2f} | {'' if vs is None else f'{vs:.2f}x'} |"
             )
         else:
-            lines.append(f"| {entry['label']} | {entry['status']} | | | |")
+            short = "n/a" if entry["status"].startswith("unavailable") else "error"
+            lines.append(f"| {entry['label']} | {short} | {short} | | |")
     return "\n".join(lines)
 
 

@@ -452,6 +452,7 @@ def skipping(ctx: RunContext) -> ScenarioResult:
 # --------------------------------------------------------------------------- reader
 
 READER_MODULE = "benchmarks.reader_bench"
+READER_QUICK_COLUMNS = ("l_orderkey", "l_comment")
 
 
 def reader(ctx: RunContext) -> ScenarioResult:
@@ -466,19 +467,30 @@ def reader(ctx: RunContext) -> ScenarioResult:
         res.status = f"unavailable: {READER_MODULE} not written yet"
         return res
     try:
+        dataset = ensure_tpch(ctx.seed_sf, data_dir=ctx.data_dir, progress=ctx.progress)
+        res.params = {"sf": ctx.seed_sf, "reps": ctx.reps}
         module = importlib.import_module(READER_MODULE)
         run = module.run
         offered = {
+            "path": str(dataset.lineitem),
+            "reps": ctx.reps,
+            "columns": list(READER_QUICK_COLUMNS) if ctx.quick else None,
             "quick": ctx.quick,
             "sf": ctx.seed_sf,
-            "reps": ctx.reps,
             "data_dir": ctx.data_dir,
             "progress": ctx.progress,
         }
         params = inspect.signature(run).parameters
         accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
         kwargs = {k: v for k, v in offered.items() if accepts_any or k in params}
-        res.extra = run(**kwargs)
+        task = None
+        if ctx.progress is not None:
+            task = ctx.progress.add_task(f"{READER_MODULE}.run", total=None)
+        try:
+            res.extra = run(**kwargs)
+        finally:
+            if task is not None:
+                ctx.progress.remove_task(task)
     except Exception as e:
         res.status = f"error: {type(e).__name__}: {e}"
     return res
