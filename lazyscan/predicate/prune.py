@@ -1,0 +1,336 @@
+"""Pruning: decide from metadata alone whether a row group or page can hold matching rows.
+
+Parts and their roles:
+
+- :class:`Answer` — the three named answers: ``CANNOT_MATCH`` (no row can satisfy the
+  predicate: skip), ``MIGHT_MATCH`` (read and evaluate), ``MUST_MATCH`` (every row satisfies it:
+  read without evaluating).
+- :func:`evaluate_statistics` — the answer from per-column :class:`ColumnStats` (row-group or
+  page statistics).
+- :func:`evaluate_bloom` — ``CANNOT_MATCH`` when an equality / IN conjunct asks only for values
+  the column's Bloom filter rules out; never ``MUST_MATCH``.
+
+How statistics are used: every node computes the set of outcomes (TRUE, FALSE, NULL) that some
+row could produce, and connectives combine these sets with Kleene logic. That makes ``NOT``
+exact without special cases: ``NOT p`` can be pruned when ``p`` must be TRUE for every row, but
+not merely when ``p`` cannot be TRUE (rows where ``p`` is NULL stay NULL under NOT). For a leaf,
+the outcome set is the union over the values the statistics allow:
+
+- NULL values when ``null_count`` is unknown or positive; non-NULL values unless every value
+  is NULL (``null_count == num_values``, where min/max are absent);
+- for non-NULL, non-NaN values: any value in [min, max] (min/max are bounds; truncated binary
+  statistics are still bounds, so exactness flags are not needed for soundness);
+- for floating-point columns, NaN unless ``nan_count == 0``: NaN is not covered by min/max and
+  in Spark NaN equals NaN and is above every other value, so ``x > 5`` is possible whenever NaN
+  is.
+
+Columns missing from the statistics mapping are unknown (any outcome).
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lazyscan.parquet.statistics import ColumnStats
+from lazyscan.predicate.bound import (
+    BoundAnd,
+    BoundCompare,
+    BoundConstant,
+    BoundExpr,
+    BoundIn,
+    BoundIsNull,
+    BoundLike,
+    BoundNonNullConstant,
+    BoundNot,
+    BoundOr,
+    BoundRef,
+)
+
+
+class Answer(enum.Enum):
+    """Three-valued pruning answer."""
+
+    CANNOT_MATCH = "cannot match"
+    MIGHT_MATCH = "might match"
+    MUST_MATCH = "must match"
+
+
+# outcome sets are bit masks
+T, F, N = 1, 2, 4
+ALL = T | F | N
+
+
+def _kleene_table(op: Callable[[int, int], int]) -> list[list[int]]:
+    table = [[0] * 8 for _ in range(8)]
+    for a in range(8):
+        for b in range(8):
+            out = 0
+            for x in (T, F, N):
+                for y in (T, F, N):
+                    if a & x and b & y:
+                        out |= op(x, y)
+            table[a][b] = out
+    return table
+
+
+def _and3(x: int, y: int) -> int:
+    if x == F or y == F:
+        return F
+    return T if x == T and y == T else N
+
+
+def _or3(x: int, y: int) -> int:
+    if x == T or y == T:
+        return T
+    return F if x == F and y == F else N
+
+
+_AND = _kleene_table(_and3)
+_OR = _kleene_table(_or3)
+
+
+def _not(a: int) -> int:
+    return (T if a & F else 0) | (F if a & T else 0) | (a & N)
+
+
+def _key(value: Any) -> Any:
+    """Sort key of a storage value in Spark's order (NaN above every float)."""
+    if isinstance(value, float):
+        return (1, 0.0) if math.isnan(value) else (0, value)
+    return value
+
+
+def _cmp_outcomes(op: str, can_lt: bool, can_eq: bool, can_gt: bool) -> int:
+    out = 0
+    for rel, possible in (("lt", can_lt), ("eq", can_eq), ("gt", can_gt)):
+        if not possible:
+            continue
+        if op in ("=", "<=>"):
+            ok = rel == "eq"
+        elif op == "!=":
+            ok = rel != "eq"
+        elif op == "<":
+            ok = rel == "lt"
+        elif op == "<=":
+            ok = rel != "gt"
+        elif op == ">":
+            ok = rel == "gt"
+        else:  # ">="
+            ok = rel != "lt"
+        out |= T if ok else F
+    return out
+
+
+def _like_successor(prefix: bytes) -> bytes | None:
+    """Smallest byte string greater than every string starting with ``prefix``."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes([stripped[-1] + 1])
+
+
+@functools.lru_cache(maxsize=512)
+def _in_keys(node: BoundIn) -> tuple[list[Any], set[Any]]:
+    keys = [_key(lit.storage) for lit in node.literals]
+    return keys, set(keys)
+
+
+def _in_outcome(node: BoundIn, matched: bool) -> int:
+    out = T if matched else (N if node.has_null else F)
+    return _not(out) if node.negated else out
+
+
+def _point(node: BoundExpr, value: Any) -> int:
+    """Outcome for one non-NULL value (used for NaN)."""
+    if isinstance(node, BoundCompare):
+        kv, kl = _key(value), _key(node.literal.storage)
+        return _cmp_outcomes(node.op, kv < kl, kv == kl, kv > kl)
+    if isinstance(node, BoundIn):
+        return _in_outcome(node, _key(value) in _in_keys(node)[1])
+    return T | F
+
+
+def _range(node: BoundExpr, lo: Any, hi: Any) -> int:
+    """Outcomes over non-NULL (non-NaN) values somewhere in [lo, hi]."""
+    klo, khi = _key(lo), _key(hi)
+    if isinstance(node, BoundCompare):
+        kv = _key(node.literal.storage)
+        return _cmp_outcomes(node.op, klo < kv, klo <= kv <= khi, khi > kv)
+    if isinstance(node, BoundIn):
+        keys, key_set = _in_keys(node)
+        if node.column.is_floating:
+            keys = [k for k in keys if k[0] == 0]
+        i = bisect.bisect_left(keys, klo)
+        some_match = i < len(keys) and keys[i] <= khi
+        all_match = klo == khi and klo in key_set
+        out = _in_outcome(node, True) if some_match else 0
+        if not all_match:
+            out |= _in_outcome(node, False)
+        return out
+    if isinstance(node, BoundLike):
+        return _like_range(node, lo, hi)
+    return T | F
+
+
+def _like_range(node: BoundLike, lo: bytes, hi: bytes) -> int:
+    m = node.matcher
+    if m.kind == "equals":
+        p = m.needle.encode("utf-8")
+        out = _cmp_outcomes("=", lo < p, lo <= p <= hi, hi > p)
+    else:
+        prefix, succ = m.prefix, _like_successor(m.prefix)
+        can_true = hi >= prefix and (succ is None or lo < succ)
+        all_prefixed = lo >= prefix and succ is not None and hi < succ
+        must_true = m.kind == "prefix" and all_prefixed
+        out = (T if can_true else 0) | (0 if must_true else F)
+        if not can_true:
+            out = F
+    return _not(out) if node.negated else out
+
+
+def _unknown(node: BoundExpr) -> int:
+    """Outcomes over non-NULL values about which nothing is known."""
+    if isinstance(node, BoundIn):
+        return _in_outcome(node, True) | _in_outcome(node, False)
+    return T | F
+
+
+def _null_outcome(node: BoundExpr) -> int:
+    if isinstance(node, BoundIsNull):
+        return F if node.negated else T
+    if isinstance(node, BoundCompare) and node.op == "<=>":
+        return F
+    return N
+
+
+def _leaf(node: BoundExpr, ref: BoundRef, s: ColumnStats | None) -> int:
+    if s is None:
+        return ALL
+    rows, nulls = s.num_values, s.null_count
+    if rows == 0:
+        return 0
+    non_null = rows - nulls if rows is not None and nulls is not None else None
+    out = _null_outcome(node) if nulls is None or nulls > 0 else 0
+    if non_null is not None and non_null <= 0:
+        return out
+    if isinstance(node, BoundIsNull):
+        return out | (T if node.negated else F)
+    if isinstance(node, BoundNonNullConstant):
+        return out | (T if node.value else F)
+    floating = pa.types.is_floating(ref.value_type)
+    if floating and (s.nan_count is None or s.nan_count > 0):
+        out |= _point(node, math.nan)
+    only_nan = (
+        floating and s.nan_count is not None and non_null is not None and s.nan_count >= non_null
+    )
+    if only_nan:
+        return out
+    lo: Any = s.min
+    hi: Any = s.max
+    usable = lo is not None and hi is not None
+    if usable and floating:
+        usable = not (math.isnan(lo) or math.isnan(hi))
+    if usable:
+        try:
+            usable = _key(lo) <= _key(hi)
+        except TypeError:
+            usable = False
+    return out | (_range(node, lo, hi) if usable else _unknown(node))
+
+
+def _outcomes(node: BoundExpr, stats: Mapping[str, ColumnStats]) -> int:
+    if isinstance(node, BoundAnd):
+        left = _outcomes(node.left, stats)
+        if not left:
+            return 0
+        return _AND[left][_outcomes(node.right, stats)]
+    if isinstance(node, BoundOr):
+        return _OR[_outcomes(node.left, stats)][_outcomes(node.right, stats)]
+    if isinstance(node, BoundNot):
+        return _not(_outcomes(node.child, stats))
+    if isinstance(node, BoundConstant):
+        return N if node.value is None else (T if node.value else F)
+    ref = getattr(node, "column", None)
+    if not isinstance(ref, BoundRef):
+        raise TypeError(f"not a bound expression: {node!r}")
+    return _leaf(node, ref, stats.get(ref.name))
+
+
+def _answer(outcomes: int) -> Answer:
+    if not outcomes & T:
+        return Answer.CANNOT_MATCH
+    if outcomes == T:
+        return Answer.MUST_MATCH
+    return Answer.MIGHT_MATCH
+
+
+def evaluate_statistics(bound: BoundExpr, stats: Mapping[str, ColumnStats]) -> Answer:
+    """Prune with statistics (keyed by bound column name) of a row group or a page."""
+    return _answer(_outcomes(bound, stats))
+
+
+MightContain = Callable[[str, list[Any]], Sequence[bool] | None]
+
+
+def _bloom_values(ref: BoundRef, storage: list[Any]) -> list[Any] | None:
+    if pa.types.is_boolean(ref.value_type):
+        return None
+    if ref.is_floating:
+        if any(math.isnan(v) for v in storage):
+            return None  # NaN has many bit patterns
+        if any(v == 0 for v in storage):  # -0.0 and 0.0 hash apart but compare equal
+            storage = [v for v in storage if v != 0] + [0.0, -0.0]
+    return storage
+
+
+def _bloom_rules_out(node: BoundExpr, might_contain: MightContain) -> bool:
+    if isinstance(node, BoundAnd):
+        return _bloom_rules_out(node.left, might_contain) or _bloom_rules_out(
+            node.right, might_contain
+        )
+    if isinstance(node, BoundOr):
+        return _bloom_rules_out(node.left, might_contain) and _bloom_rules_out(
+            node.right, might_contain
+        )
+    if isinstance(node, BoundConstant):
+        return node.value is not True
+    if isinstance(node, BoundNonNullConstant):
+        return not node.value
+    if isinstance(node, BoundCompare) and node.op in ("=", "<=>"):
+        values = [node.literal.storage]
+    elif isinstance(node, BoundIn) and not node.negated:
+        values = [lit.storage for lit in node.literals]
+    else:
+        return False
+    if not values:
+        return True
+    ref = node.column
+    probe = _bloom_values(ref, values)
+    if probe is None:
+        return False
+    answers = might_contain(ref.name, probe)
+    if answers is None:
+        return False
+    return not any(answers)
+
+
+def evaluate_bloom(bound: BoundExpr, might_contain: MightContain) -> Answer:
+    """``CANNOT_MATCH`` when Bloom filters rule out every row, else ``MIGHT_MATCH``.
+
+    An ``=`` / ``<=>`` / ``IN`` leaf is ruled out when ``might_contain(column, values)`` answers
+    False for each of its values; a conjunct ruled out at any AND-depth rules out the whole, an
+    OR only when every branch is ruled out. ``values`` are storage-domain values (``bytes`` for
+    strings and binaries, unscaled ``int`` for decimals, ``int`` for dates and timestamps in the
+    column's unit, ``float`` for floats with both zeros probed for 0.0). ``might_contain``
+    returns one bool per value, or None when the column has no Bloom filter.
+    """
+    if _bloom_rules_out(bound, might_contain):
+        return Answer.CANNOT_MATCH
+    return Answer.MIGHT_MATCH
