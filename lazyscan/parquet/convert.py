@@ -8,6 +8,8 @@ decimals from INT32/INT64/big-endian bytes, float16) are vectorized or numba ker
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 import pyarrow as pa
@@ -50,6 +52,39 @@ def _be_to_le_decimal(offsets: np.ndarray, data: np.ndarray, words: int, out: np
     return -1
 
 
+@numba.njit(nogil=True, cache=True)
+def _take_spread(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: np.ndarray) -> int:
+    """out[i] = src[codes[j]] for the j-th valid row i (all rows when ``valid`` is empty); null
+    rows get zeros. Works for 1-D and 2-D (row-wise) ``src``/``out``. Returns -1 or a bad code's
+    position."""
+    m = src.shape[0]
+    n = out.shape[0]
+    spread = valid.shape[0] == n and n > 0
+    j = 0
+    for i in range(n):
+        if spread and not valid[i]:
+            out[i] = 0
+            continue
+        c = codes[j]
+        if c < 0 or c >= m:
+            return j
+        out[i] = src[c]
+        j += 1
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
+def _decimal_from_int(v: np.ndarray, out: np.ndarray) -> None:
+    """Sign-extend int64 values into little-endian multi-word integers (out: n x words int64)."""
+    words = out.shape[1]
+    for i in range(v.shape[0]):
+        x = v[i]
+        out[i, 0] = x
+        fill = -1 if x < 0 else 0
+        for w in range(1, words):
+            out[i, w] = fill
+
+
 def _validity(valid: np.ndarray | None) -> tuple[pa.Buffer | None, int]:
     if valid is None:
         return None, 0
@@ -74,32 +109,42 @@ def resolve_codes(codes: np.ndarray, dictionary: Values) -> Values:
     return dictionary[codes]
 
 
-def assemble(
-    desc: ColumnDescriptor, pages: list[PageValues], dictionary: Values | None
-) -> tuple[Values, np.ndarray | None, int]:
-    """Concatenate pages into (non-null values, validity per row or None, row count)."""
+@dataclass
+class Assembled:
+    """A column chunk's selected rows before conversion to Arrow.
+
+    Either ``values`` (the non-null values in row order) or ``codes`` with ``dictionary``
+    (all pages dictionary encoded: conversion happens once on the dictionary, then a gather).
+    """
+
+    num_rows: int
+    valid: np.ndarray | None
+    values: Values | None = None
+    codes: np.ndarray | None = None
+    dictionary: Values | None = None
+
+
+def assemble(desc: ColumnDescriptor, pages: list[PageValues], dictionary: Values | None) -> Assembled:
+    """Concatenate the decoded pages of a column chunk."""
     num_rows = sum(p.num_rows for p in pages)
-    parts: list[Values] = []
-    any_codes = any(p.is_codes for p in pages)
-    all_codes = all(p.is_codes for p in pages)
-    if any_codes and all_codes and dictionary is not None:
-        codes = np.concatenate([p.values for p in pages]) if len(pages) != 1 else pages[0].values
-        values = resolve_codes(codes, dictionary)  # type: ignore[arg-type]
-    else:
-        for p in pages:
-            if p.is_codes:
-                assert dictionary is not None
-                parts.append(resolve_codes(p.values, dictionary))  # type: ignore[arg-type]
-            else:
-                parts.append(p.values)
-        values = _concat_values(parts) if parts else empty_values(desc)
     if any(p.valid is not None for p in pages):
         valid = np.concatenate(
             [p.valid if p.valid is not None else np.ones(p.num_rows, dtype=bool) for p in pages]
         )
     else:
         valid = None
-    return values, valid, num_rows
+    if pages and dictionary is not None and all(p.is_codes for p in pages):
+        codes = np.concatenate([p.values for p in pages]) if len(pages) != 1 else pages[0].values
+        return Assembled(num_rows, valid, codes=codes, dictionary=dictionary)  # type: ignore[arg-type]
+    parts: list[Values] = []
+    for p in pages:
+        if p.is_codes:
+            assert dictionary is not None
+            parts.append(resolve_codes(p.values, dictionary))  # type: ignore[arg-type]
+        else:
+            parts.append(p.values)
+    values = _concat_values(parts) if parts else empty_values(desc)
+    return Assembled(num_rows, valid, values=values)
 
 
 def empty_values(desc: ColumnDescriptor) -> Values:
@@ -151,73 +196,102 @@ def _byte_rows(values: Values) -> ByteArrays:
     return ByteArrays(np.arange(n + 1, dtype=np.int64) * width, np.ascontiguousarray(values).reshape(-1))
 
 
-def to_arrow(desc: ColumnDescriptor, values: Values, valid: np.ndarray | None, n: int) -> pa.Array:
-    """Build the Arrow array of ``n`` rows of column ``desc``."""
+def _is_bytes_type(atype: pa.DataType) -> bool:
+    return pa.types.is_string(atype) or pa.types.is_binary(atype)
+
+
+def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
+    """Physical values in the layout of the Arrow type's data buffer.
+
+    Fixed-width types give a numpy array (2-D int64 words for decimals, 2-D uint8 for fixed-size
+    binary); string and binary give ByteArrays.
+    """
     atype = desc.arrow_type
     pt = desc.physical_type
-    validity, null_count = _validity(valid)
-    if valid is not None and null_count == 0:
-        valid = None
-    if pa.types.is_string(atype) or pa.types.is_binary(atype):
-        if not isinstance(values, ByteArrays):
-            values = _byte_rows(values)
-        offsets, data = _spread_offsets(values, valid, n)
-        if offsets[-1] > _INT32_MAX:
-            raise UnsupportedFeatureError(
-                f"column chunk holds {int(offsets[-1])} bytes of strings, more than an Arrow string array can"
-            )
-        return pa.Array.from_buffers(
-            atype, n, [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)], null_count
-        )
+    if _is_bytes_type(atype):
+        return values if isinstance(values, ByteArrays) else _byte_rows(values)
     if pa.types.is_decimal(atype):
         words = 2 if pa.types.is_decimal128(atype) else 4
         if pt in (PhysicalType.INT32, PhysicalType.INT64):
-            v = np.asarray(values, dtype=np.int64)
+            v = np.ascontiguousarray(values, dtype=np.int64)
             le = np.empty((len(v), words), dtype=np.int64)
-            le[:, 0] = v
-            le[:, 1:] = (v >> 63)[:, None]
-        else:
-            b = _byte_rows(values)
-            le_bytes = np.empty(len(b) * 8 * words, dtype=np.uint8)
-            bad = _be_to_le_decimal(b.offsets, b.data, words, le_bytes)
-            if bad >= 0:
-                raise CorruptFileError(f"decimal value {bad} does not fit {atype}")
-            le = le_bytes.view(np.int64).reshape(-1, words)
-        full = _spread_fixed(le, valid, n)
-        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(np.ascontiguousarray(full))], null_count)
+            _decimal_from_int(v, le)
+            return le
+        b = _byte_rows(values)
+        le_bytes = np.empty(len(b) * 8 * words, dtype=np.uint8)
+        bad = _be_to_le_decimal(b.offsets, b.data, words, le_bytes)
+        if bad >= 0:
+            raise CorruptFileError(f"decimal value {bad} does not fit {atype}")
+        return le_bytes.view(np.int64).reshape(-1, words)
     if pa.types.is_boolean(atype):
-        bits = _spread_fixed(np.asarray(values, dtype=np.uint8), valid, n)
-        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(np.packbits(bits, bitorder="little"))], null_count)
+        return np.asarray(values, dtype=np.uint8)
     if pa.types.is_fixed_size_binary(atype):
         width = atype.byte_width
-        raw = np.asarray(values, dtype=np.uint8).reshape(-1, width) if width else np.empty((len(values), 0), np.uint8)
-        full = _spread_fixed(raw, valid, n)
-        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(np.ascontiguousarray(full))], null_count)
+        return np.asarray(values, dtype=np.uint8).reshape(-1, width) if width else np.empty((len(values), 0), np.uint8)
     if pa.types.is_float16(atype):
-        raw = np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 2)).view(np.float16).reshape(-1)
-        full = _spread_fixed(raw, valid, n)
-        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(full)], null_count)
+        return np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 2)).view(np.float16).reshape(-1)
     if pt == PhysicalType.INT96:
         raw = np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 12))
         nanos = raw[:, :8].copy().view(np.int64).reshape(-1)
         days = raw[:, 8:].copy().view(np.int32).reshape(-1).astype(np.int64)
         per_unit = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[atype.unit]
-        ticks = (days - _JULIAN_UNIX_EPOCH) * (_NANOS_PER_DAY // per_unit) + nanos // per_unit
-        full = _spread_fixed(ticks, valid, n)
-        return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(full)], null_count)
+        return (days - _JULIAN_UNIX_EPOCH) * (_NANOS_PER_DAY // per_unit) + nanos // per_unit
     np_dtype = _NUMPY_STORAGE.get(str(atype))
     if np_dtype is None:
-        np_dtype = np.dtype(atype.to_pandas_dtype()) if pa.types.is_floating(atype) or pa.types.is_integer(atype) else None
-    if np_dtype is None:
-        width = atype.bit_width // 8
-        np_dtype = np.dtype(f"<i{width}")
+        np_dtype = np.dtype(f"<i{atype.bit_width // 8}")
     v = np.asarray(values)
-    if v.dtype.itemsize == np_dtype.itemsize and v.dtype.kind in "iuf" and np_dtype.kind in "iu" and v.dtype.kind != "f":
-        v = v.view(np_dtype)
+    if v.dtype.itemsize == np_dtype.itemsize and v.dtype.kind in "iu" and np_dtype.kind in "iu":
+        return v.view(np_dtype)
+    return v.astype(np_dtype, copy=False)
+
+
+def _wrap(atype: pa.DataType, storage: np.ndarray, validity: pa.Buffer | None, null_count: int, n: int) -> pa.Array:
+    if pa.types.is_boolean(atype):
+        data = pa.py_buffer(np.packbits(storage, bitorder="little"))
     else:
-        v = v.astype(np_dtype, copy=False)
-    full = _spread_fixed(np.ascontiguousarray(v), valid, n)
-    return pa.Array.from_buffers(atype, n, [validity, pa.py_buffer(full)], null_count)
+        data = pa.py_buffer(np.ascontiguousarray(storage))
+    return pa.Array.from_buffers(atype, n, [validity, data], null_count)
+
+
+def _wrap_bytes(atype: pa.DataType, offsets: np.ndarray, data: np.ndarray, validity: pa.Buffer | None, null_count: int, n: int) -> pa.Array:
+    if offsets[-1] > _INT32_MAX:
+        raise UnsupportedFeatureError(
+            f"column chunk holds {int(offsets[-1])} bytes of strings, more than an Arrow string array can"
+        )
+    return pa.Array.from_buffers(
+        atype, n, [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)], null_count
+    )
+
+
+def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
+    """Build the Arrow array of an assembled column chunk."""
+    atype = desc.arrow_type
+    n = chunk.num_rows
+    valid = chunk.valid
+    validity, null_count = _validity(valid)
+    if valid is not None and null_count == 0:
+        valid = None
+    if chunk.codes is not None:
+        assert chunk.dictionary is not None
+        dict_storage = to_storage(desc, chunk.dictionary)
+        if isinstance(dict_storage, ByteArrays):
+            values = dict_storage.take(chunk.codes.astype(np.int64))
+            offsets, data = _spread_offsets(values, valid, n)
+            return _wrap_bytes(atype, offsets, data, validity, null_count, n)
+        if dict_storage.dtype == np.float16:  # numba has no float16: move the bits
+            dict_storage = dict_storage.view(np.uint16)
+        out = np.empty((n, *dict_storage.shape[1:]), dtype=dict_storage.dtype)
+        mask = valid.view(np.uint8) if valid is not None else np.empty(0, np.uint8)
+        bad = _take_spread(np.ascontiguousarray(dict_storage), chunk.codes, mask, out)
+        if bad >= 0:
+            raise CorruptFileError(f"dictionary index {int(chunk.codes[bad])} out of range")
+        return _wrap(atype, out, validity, null_count, n)
+    assert chunk.values is not None
+    storage = to_storage(desc, chunk.values)
+    if isinstance(storage, ByteArrays):
+        offsets, data = _spread_offsets(storage, valid, n)
+        return _wrap_bytes(atype, offsets, data, validity, null_count, n)
+    return _wrap(atype, _spread_fixed(storage, valid, n), validity, null_count, n)
 
 
 _NUMPY_STORAGE = {

@@ -31,7 +31,7 @@ from lazyscan.errors import CorruptFileError, FileError, LazyScanError, Unsuppor
 from lazyscan.io import ReadOptions, Source, open_source
 from lazyscan.parquet import codecs
 from lazyscan.parquet.bloom import BloomFilter
-from lazyscan.parquet.convert import assemble, to_arrow
+from lazyscan.parquet.convert import Assembled, assemble, to_arrow
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.decode import (
     PageValues,
@@ -469,8 +469,7 @@ class ParquetFile:
         off, size = layout.dictionary
         data = self._fetch([(off, size)], c)[0]
         values = self._decode_dictionary(np.frombuffer(data, np.uint8), 0, size, desc, md, c, where)
-        n = len(values)
-        return to_arrow(desc, values, None, n)
+        return to_arrow(desc, Assembled(len(values), None, values=values))
 
     def read_column(
         self,
@@ -496,11 +495,11 @@ class ParquetFile:
             if selection is not None and selection.is_empty:
                 return pa.array([], type=desc.arrow_type)
             if selection is None or selection.row_count == num_rows:
-                values, valid, n = self._read_full(desc, md, num_rows, c, where)
+                chunk = self._read_full(desc, md, num_rows, c, where)
             else:
-                values, valid, n = self._read_selected(row_group, desc, md, num_rows, selection, c, where)
+                chunk = self._read_selected(row_group, desc, md, num_rows, selection, c, where)
             t0 = time.perf_counter()
-            arr = to_arrow(desc, values, valid, n)
+            arr = to_arrow(desc, chunk)
             c.decode_seconds += time.perf_counter() - t0
             return arr
         except FileError as e:
@@ -651,7 +650,7 @@ class ParquetFile:
 
     def _read_full(
         self, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters, where: dict[str, Any]
-    ) -> tuple[Values, np.ndarray | None, int]:
+    ) -> Assembled:
         start, total = self._chunk_range(md)
         if start + total > self.source.size:
             raise CorruptFileError("column chunk extends past the end of the file")
@@ -682,7 +681,7 @@ class ParquetFile:
         if rows != num_rows:
             raise CorruptFileError(f"pages hold {rows} rows, the row group has {num_rows}")
         if not pages:
-            return assemble(desc, [PageValues(0, None, _empty(desc), False)], dictionary)
+            return Assembled(0, None, values=_empty(desc))
         return assemble(desc, pages, dictionary)
 
     def _read_selected(
@@ -694,7 +693,7 @@ class ParquetFile:
         selection: RowRanges,
         c: ReadCounters,
         where: dict[str, Any],
-    ) -> tuple[Values, np.ndarray | None, int]:
+    ) -> Assembled:
         layout = self.page_layout(row_group, desc.index)
         threshold = self.options.materialization_threshold
         decode_set = selection.merge_close(threshold) if threshold > 0 else selection
@@ -736,11 +735,10 @@ class ParquetFile:
                 raise e.at(page=int(i) + page_base) from None
             pages.append(page)
             c.pages_fetched += 1
-        values, valid, n = assemble(desc, pages, dictionary) if pages else (_empty(desc), None, 0)
+        chunk = assemble(desc, pages, dictionary) if pages else Assembled(0, None, values=_empty(desc))
         if threshold > 0 and decode_set is not selection:
-            keep = decode_set.positions_in(selection)
-            values, valid, n = _take_rows(values, valid, keep)
-        return values, valid, n
+            chunk = _take_rows(chunk, decode_set.positions_in(selection))
+        return chunk
 
     def _pyarrow_nested_types(self) -> dict[str, pa.DataType]:
         if self._nested_types is None:
@@ -824,10 +822,11 @@ def _empty(desc: ColumnDescriptor) -> Values:
     return empty_values(desc)
 
 
-def _take_rows(values: Values, valid: np.ndarray | None, keep: np.ndarray) -> tuple[Values, np.ndarray | None, int]:
-    """Keep rows ``keep`` of assembled (non-null values, validity)."""
+def _take_rows(chunk: Assembled, keep: np.ndarray) -> Assembled:
+    """Keep rows ``keep`` of an assembled chunk."""
     from lazyscan.parquet.decode import ByteArrays
 
+    valid = chunk.valid
     if valid is None:
         vidx = keep
         new_valid = None
@@ -835,9 +834,13 @@ def _take_rows(values: Values, valid: np.ndarray | None, keep: np.ndarray) -> tu
         position = np.cumsum(valid, dtype=np.int64) - 1
         new_valid = valid[keep]
         vidx = position[keep][new_valid]
+    if chunk.codes is not None:
+        return Assembled(len(keep), new_valid, codes=chunk.codes[vidx], dictionary=chunk.dictionary)
+    values = chunk.values
     if isinstance(values, ByteArrays):
-        return values.take(vidx), new_valid, len(keep)
-    return values[vidx], new_valid, len(keep)
+        return Assembled(len(keep), new_valid, values=values.take(vidx))
+    assert values is not None
+    return Assembled(len(keep), new_valid, values=values[vidx])
 
 
 def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: int) -> RowRanges | None:

@@ -163,6 +163,15 @@ def _bits_at(buf, end, start, bit, bit_width):
     return v
 
 
+@_jit_inline
+def _copy(dst, d, src, s, n):
+    """``dst[d:d + n] = src[s:s + n]`` for non-overlapping ranges the caller checked."""
+    ud = np.uint64(d)
+    us = np.uint64(s)
+    for t in range(np.uint64(n)):
+        dst[ud + t] = src[us + t]
+
+
 @_jit
 def _check_sel(sel, count):
     """True when ``sel`` is strictly increasing and within ``[0, count)``."""
@@ -181,6 +190,19 @@ def _check_range(buf, pos, end):
 
 
 # --------------------------------------------------------------------------- RLE / bit-packed
+
+
+@_jit_inline
+def _n_word_reads(start, end, bit_width, n):
+    """How many of ``n`` packed values (``bit_width`` <= 56) can be read as whole 8-byte words.
+
+    Value j starts in byte ``start + (j * bit_width >> 3)`` and fits one little-endian word
+    shifted by at most 7 bits; the word must end at or before ``end``.
+    """
+    room = end - start - 8
+    if room < 0:
+        return 0
+    return min(n, (8 * room + 7) // bit_width + 1)
 
 
 @_jit_inline
@@ -211,6 +233,27 @@ def _unpack_run(buf, start, end, bit_width, n, out, o):
         out[o + j] = _as_i32((w >> np.uint64(bit & 7)) & mask)
     for j in range(n_fast, n):
         out[o + j] = _as_i32(_bits_at(buf, end, start, j * bit_width, bit_width) & mask)
+
+
+@_jit
+def _gather_packed(buf, start, end, bit_width, sel, k0, k1, base, out):
+    """``out[k] = value[sel[k] - base]`` for k in ``k0..k1`` of a bit-packed run at ``start``.
+
+    The caller checked that the bytes of the last selected value lie before ``end``.
+    """
+    mask = _mask(bit_width)
+    if bit_width == 0:
+        out[k0:k1] = 0
+        return
+    n_fast = _n_word_reads(start, end, bit_width, sel[k1 - 1] - base + 1)
+    k = k0
+    while k < k1 and sel[k] - base < n_fast:
+        bit = (sel[k] - base) * bit_width
+        w = _load_u64(buf, start + (bit >> 3))
+        out[k] = _as_i32((w >> np.uint64(bit & 7)) & mask)
+        k += 1
+    for kk in range(k, k1):
+        out[kk] = _as_i32(_bits_at(buf, end, start, (sel[kk] - base) * bit_width, bit_width) & mask)
 
 
 @_jit
@@ -310,10 +353,7 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
                 need = ((sel[last - 1] - i + 1) * bit_width + 7) // 8
                 if need > end - pos:
                     return ERR_TRUNCATED
-                for kk in range(k, last):
-                    out[kk] = _as_i32(
-                        _bits_at(buf, end, pos, (sel[kk] - i) * bit_width, bit_width) & mask
-                    )
+                _gather_packed(buf, pos, end, bit_width, sel, k, last, i, out)
                 k = last
             pos = pos + nbytes if nbytes <= end - pos else end
         else:
@@ -418,7 +458,7 @@ def gather_bytes(buf, starts, lengths, idx, out_offsets, out_data):
             return ERR_BAD_LENGTH
         if cap - o < L:
             return ERR_BAD_ARGUMENT
-        out_data[o : o + L] = buf[s : s + L]
+        _copy(out_data, o, buf, s, L)
         o += L
         out_offsets[k + 1] = o
         if out_offsets[k + 1] != o:
@@ -468,7 +508,7 @@ def dict_gather_bytes(dict_offsets, dict_data, indices, out_offsets, out_data):
         L = e - s
         if cap - o < L:
             return ERR_BAD_ARGUMENT
-        out_data[o : o + L] = dict_data[s:e]
+        _copy(out_data, o, dict_data, s, L)
         o += L
         out_offsets[k + 1] = o
         if out_offsets[k + 1] != o:
@@ -527,8 +567,8 @@ def delta_byte_array_build(
             return ERR_TRUNCATED
         if p + s > cap - o:
             return ERR_BAD_ARGUMENT
-        out_data[o : o + p] = out_data[prev_start : prev_start + p]
-        out_data[o + p : o + p + s] = buf[pos : pos + s]
+        _copy(out_data, o, out_data, prev_start, p)
+        _copy(out_data, o + p, buf, pos, s)
         pos += s
         prev_start = o
         prev_len = p + s
@@ -577,7 +617,15 @@ def _delta_run(buf, end, start, bit_width, n, last, min_delta, out, o):
             out[o + j] = last
         return last
     mask = _mask(bit_width)
-    for j in range(n):
+    j0 = 0
+    if bit_width <= 56:
+        j0 = _n_word_reads(start, end, bit_width, n)
+        for j in range(j0):
+            bit = j * bit_width
+            w = _load_u64(buf, start + (bit >> 3))
+            last += min_delta + ((w >> np.uint64(bit & 7)) & mask)
+            out[o + j] = last
+    for j in range(j0, n):
         last += min_delta + (_bits_at(buf, end, start, j * bit_width, bit_width) & mask)
         out[o + j] = last
     return last
@@ -592,7 +640,13 @@ def _delta_advance(buf, end, start, bit_width, j0, j1, last, min_delta):
     if bit_width == 0:
         return last
     mask = _mask(bit_width)
-    for j in range(j0, j1):
+    jw = j0
+    if bit_width <= 56:
+        jw = max(j0, _n_word_reads(start, end, bit_width, j1))
+        for j in range(j0, jw):
+            bit = j * bit_width
+            last += (_load_u64(buf, start + (bit >> 3)) >> np.uint64(bit & 7)) & mask
+    for j in range(jw, j1):
         last += _bits_at(buf, end, start, j * bit_width, bit_width) & mask
     return last
 
@@ -687,6 +741,18 @@ def _fixed_fits(pos, end, count, width):
     return count >= 0 and width > 0 and count <= (end - pos) // width
 
 
+@_jit_inline
+def _bss_words(buf, pos, count, words, width):
+    """Reassemble ``count`` little-endian words of ``width`` bytes from the byte streams."""
+    c = np.uint64(count)
+    p = np.uint64(pos)
+    for i in range(c):
+        v = np.uint64(0)
+        for b in range(np.uint64(width)):
+            v |= np.uint64(buf[p + b * c + i]) << (np.uint64(8) * b)
+        words[i] = v
+
+
 @_jit
 def byte_stream_split_decode(buf, pos, end, count, width, out):
     """``BYTE_STREAM_SPLIT``: ``out[i * width + b] = buf[pos + b * count + i]``; returns ``count``.
@@ -699,10 +765,16 @@ def byte_stream_split_decode(buf, pos, end, count, width, out):
         return ERR_TRUNCATED
     if out.shape[0] < count * width:
         return ERR_BAD_ARGUMENT
-    for b in range(width):
-        src = pos + b * count
+    if width == 4:
+        _bss_words(buf, pos, count, out[: count * 4].view(np.uint32), 4)
+    elif width == 8:
+        _bss_words(buf, pos, count, out[: count * 8].view(np.uint64), 8)
+    else:
         for i in range(count):
-            out[i * width + b] = buf[src + i]
+            src = np.uint64(pos + i)
+            dst = np.uint64(i * width)
+            for b in range(np.uint64(width)):
+                out[dst + b] = buf[src + b * np.uint64(count)]
     return count
 
 

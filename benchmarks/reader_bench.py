@@ -1,0 +1,190 @@
+"""Physical reader benchmark: full decodes and row selections against pyarrow, one thread.
+
+For each column of TPC-H lineitem: the time to decode every row group with
+``ParquetFile.read_column`` vs ``pyarrow.parquet.ParquetFile.read_row_group`` (use_threads=False),
+and for row selections (1 row, 0.001% .. 10% of rows, uniform or as a few clustered runs) the time
+of a selective read vs pyarrow's full read plus ``take``. Bytes fetched and decompressed come from
+the reader's counters. Cold start (first import and first read with an empty numba cache) is
+measured in a subprocess.
+
+Run: ``python -m benchmarks.reader_bench [--sf 1] [--reps 3] [--columns a,b]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+FRACTIONS = (0.00001, 0.0001, 0.001, 0.01, 0.1)
+
+
+def _median_time(fn: Callable[[], Any], reps: int) -> float:
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def selections(num_rows: int, kind: str, frac: float | None, rng: np.random.Generator) -> np.ndarray:
+    """Row indices: one row (frac None), or ``frac`` of rows uniform or in 5 clustered runs."""
+    if frac is None:
+        return np.array([int(rng.integers(0, num_rows))])
+    k = max(1, int(num_rows * frac))
+    if kind == "uniform":
+        return np.sort(rng.choice(num_rows, size=k, replace=False))
+    runs = 5 if k >= 5 else 1
+    per = k // runs
+    starts = np.sort(rng.choice(max(1, num_rows - per), size=runs, replace=False))
+    return np.unique(np.concatenate([np.arange(s, s + per) for s in starts]))
+
+
+def _take(arr: pa.ChunkedArray, idx: np.ndarray) -> pa.ChunkedArray:
+    # tpchgen-cli stores string_view in its Arrow schema; pyarrow has no take for views
+    if pa.types.is_string_view(arr.type):
+        arr = arr.cast(pa.string())
+    elif pa.types.is_binary_view(arr.type):
+        arr = arr.cast(pa.binary())
+    return arr.take(pa.array(idx))
+
+
+def run(path: str, reps: int = 3, columns: list[str] | None = None, seed: int = 0) -> dict[str, Any]:
+    """Benchmark one file; returns a JSON-able dict of per-column results."""
+    from lazyscan.parquet import ParquetFile, ReadCounters
+
+    pf = ParquetFile(path)
+    ref = pq.ParquetFile(path)
+    names = columns or [c.name for c in pf.schema.columns if c.flat]
+    rgs = range(pf.num_row_groups)
+    rg_rows = [rg.num_rows for rg in pf.metadata.row_groups]
+    total_rows = sum(rg_rows)
+    rng = np.random.default_rng(seed)
+    results: dict[str, Any] = {"file": path, "rows": total_rows, "row_groups": len(rg_rows), "columns": {}}
+    for name in names:
+        col: dict[str, Any] = {}
+        t_ours = _median_time(lambda name=name: [pf.read_column(rg, name) for rg in rgs], reps)
+        t_ref = _median_time(lambda name=name: [ref.read_row_group(rg, columns=[name], use_threads=False) for rg in rgs], reps)
+        col["full"] = {"lazyscan_s": t_ours, "pyarrow_s": t_ref, "speed_vs_pyarrow": t_ref / t_ours}
+        sels: dict[str, Any] = {}
+        for kind in ("uniform", "clustered"):
+            for frac in (None, *FRACTIONS):
+                if kind == "clustered" and frac is None:
+                    continue
+                label = f"{kind}:{'1row' if frac is None else f'{frac * 100:g}%'}"
+                # the same rows for both readers: global row indices split per row group
+                picked = selections(total_rows, kind, frac, rng)
+                per_rg = []
+                base = 0
+                for n in rg_rows:
+                    lo, hi = np.searchsorted(picked, [base, base + n])
+                    per_rg.append(picked[lo:hi] - base)
+                    base += n
+                wanted = [(rg, idx) for rg, idx in zip(rgs, per_rg) if len(idx)]
+
+                def ours(name: str = name, wanted: list = wanted) -> None:
+                    for rg, idx in wanted:
+                        pf.read_column(rg, name, idx)
+
+                def theirs(name: str = name, wanted: list = wanted) -> None:
+                    for rg, idx in wanted:
+                        _take(ref.read_row_group(rg, columns=[name], use_threads=False).column(0), idx)
+
+                counters = ReadCounters()
+                for rg, idx in wanted:
+                    pf.read_column(rg, name, idx, counters=counters)
+                needed = 0
+                for rg, idx in wanted:
+                    layout = pf.page_layout(rg, name)
+                    starts = np.array([p.first_row for p in layout.pages])
+                    ends = starts + np.array([p.num_rows for p in layout.pages])
+                    hit = [(np.searchsorted(idx, s) < np.searchsorted(idx, e)) for s, e in zip(starts, ends)]
+                    needed += sum(p.size for p, h in zip(layout.pages, hit) if h)
+                    if layout.dictionary is not None:
+                        needed += layout.dictionary[1]
+                t_sel = _median_time(ours, reps)
+                t_full = _median_time(theirs, reps)
+                sels[label] = {
+                    "rows": int(len(picked)),
+                    "lazyscan_s": t_sel,
+                    "pyarrow_full_take_s": t_full,
+                    "speedup": t_full / t_sel if t_sel else float("inf"),
+                    "bytes_fetched": counters.bytes_fetched,
+                    "bytes_in_pages_with_selected_rows": int(needed),
+                    "bytes_decompressed": counters.bytes_decompressed,
+                    "pages_fetched": counters.pages_fetched,
+                    "pages_skipped": counters.pages_skipped,
+                }
+        col["selections"] = sels
+        results["columns"][name] = col
+    return results
+
+
+def cold_start(path: str, column: str) -> dict[str, float]:
+    """Seconds for import + first read with an empty numba cache, and with a warm cache."""
+    code = (
+        "import time; t0=time.perf_counter(); from lazyscan.parquet import ParquetFile; t1=time.perf_counter();"
+        f"pf=ParquetFile({path!r}); pf.read_column(0, {column!r}); pf.read_column(0, {column!r}, [0, 5]); t2=time.perf_counter();"
+        "print(t1-t0, t2-t1)"
+    )
+    out: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        for label in ("cold", "warm"):
+            res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            imp, first = map(float, res.stdout.split())
+            out[f"{label}_import_s"] = imp
+            out[f"{label}_first_read_s"] = first
+    return out
+
+
+def summarize(results: dict[str, Any]) -> list[str]:
+    lines = ["| column | full decode vs pyarrow | 1 row | 0.001% uniform | 0.1% clustered | 10% uniform |", "|---|---|---|---|---|---|"]
+    for name, col in results["columns"].items():
+        s = col["selections"]
+        lines.append(
+            f"| {name} | {col['full']['speed_vs_pyarrow']:.2f}x | {s['uniform:1row']['speedup']:.1f}x | "
+            f"{s['uniform:0.001%']['speedup']:.1f}x | {s['clustered:0.1%']['speedup']:.1f}x | {s['uniform:10%']['speedup']:.2f}x |"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sf", type=float, default=1.0)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--columns", default=None)
+    parser.add_argument("--path", default=None, help="a Parquet file instead of TPC-H lineitem")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    if args.path:
+        path = args.path
+    else:
+        from benchmarks.data import ensure_tpch
+
+        path = str(Path(ensure_tpch(args.sf)) / "lineitem.parquet")
+    columns = args.columns.split(",") if args.columns else None
+    results = run(path, args.reps, columns)
+    results["cold_start"] = cold_start(path, (columns or ["l_comment"])[0])
+    print("\n".join(summarize(results)))
+    print(json.dumps(results["cold_start"], indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
