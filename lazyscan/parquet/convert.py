@@ -53,22 +53,49 @@ def _be_to_le_decimal(offsets: np.ndarray, data: np.ndarray, words: int, out: np
 
 
 @numba.njit(nogil=True, cache=True)
-def _take_spread(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: np.ndarray) -> int:
-    """out[i] = src[codes[j]] for the j-th valid row i (all rows when ``valid`` is empty); null
-    rows get zeros. Works for 1-D and 2-D (row-wise) ``src``/``out``. Returns -1 or a bad code's
-    position."""
+def _take_spread_1d(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: np.ndarray) -> int:
+    """out[i] = src[codes[j]] for the j-th valid row i (every row when ``valid`` is empty); null
+    rows get zeros. Returns -1, or the position of a code outside ``src``."""
     m = src.shape[0]
     n = out.shape[0]
-    spread = valid.shape[0] == n and n > 0
+    if valid.shape[0] != n:
+        for i in range(n):
+            c = codes[i]
+            if c < 0 or c >= m:
+                return i
+            out[i] = src[c]
+        return -1
+    j = 0
+    for i in range(n):
+        if valid[i]:
+            c = codes[j]
+            if c < 0 or c >= m:
+                return j
+            out[i] = src[c]
+            j += 1
+        else:
+            out[i] = 0
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
+def _take_spread_2d(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: np.ndarray) -> int:
+    """Row-wise :func:`_take_spread_1d` for 2-D arrays (decimals, fixed-size binary)."""
+    m = src.shape[0]
+    n = out.shape[0]
+    w = out.shape[1]
+    spread = valid.shape[0] == n
     j = 0
     for i in range(n):
         if spread and not valid[i]:
-            out[i] = 0
+            for k in range(w):
+                out[i, k] = 0
             continue
         c = codes[j]
         if c < 0 or c >= m:
             return j
-        out[i] = src[c]
+        for k in range(w):
+            out[i, k] = src[c, k]
         j += 1
     return -1
 
@@ -282,7 +309,8 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
             dict_storage = dict_storage.view(np.uint16)
         out = np.empty((n, *dict_storage.shape[1:]), dtype=dict_storage.dtype)
         mask = valid.view(np.uint8) if valid is not None else np.empty(0, np.uint8)
-        bad = _take_spread(np.ascontiguousarray(dict_storage), chunk.codes, mask, out)
+        kernel = _take_spread_1d if dict_storage.ndim == 1 else _take_spread_2d
+        bad = kernel(np.ascontiguousarray(dict_storage), chunk.codes, mask, out)
         if bad >= 0:
             raise CorruptFileError(f"dictionary index {int(chunk.codes[bad])} out of range")
         return _wrap(atype, out, validity, null_count, n)
