@@ -483,25 +483,55 @@ class ParquetFile:
         ``rows`` is None, a sorted array of distinct row indices within the row group, or a
         :class:`RowRanges`. Values equal pyarrow's for the same rows, nulls included.
         """
+        desc = self.column(column)
+        if not desc.flat:
+            num_rows = self.metadata.row_groups[row_group].num_rows
+            return self._read_nested(row_group, desc, _as_ranges(rows, num_rows))
+        chunk = self.read_assembled(row_group, column, rows, counters)
+        return self.to_arrow(row_group, desc, chunk, counters)
+
+    def to_arrow(
+        self, row_group: int, desc: ColumnDescriptor, chunk: Assembled, counters: ReadCounters | None = None
+    ) -> pa.Array:
+        """Convert an assembled chunk of a flat column to its Arrow array."""
+        c = counters if counters is not None else self.counters
+        t0 = time.perf_counter()
+        try:
+            arr = to_arrow(desc, chunk)
+        except FileError as e:
+            raise e.at(file=self.path, row_group=row_group, column=desc.name) from None
+        except (ValueError, IndexError, TypeError, OverflowError) as e:
+            raise CorruptFileError(
+                f"cannot convert column chunk: {type(e).__name__}: {e}", file=self.path, row_group=row_group, column=desc.name
+            ) from e
+        c.decode_seconds += time.perf_counter() - t0
+        return arr
+
+    def read_assembled(
+        self,
+        row_group: int,
+        column: int | str,
+        rows: RowRanges | np.ndarray | Sequence[int] | None = None,
+        counters: ReadCounters | None = None,
+    ) -> Assembled:
+        """Decode a flat column's selected rows without building the Arrow array: when every
+        page is dictionary encoded the result holds the codes and the dictionary, so predicates
+        can be evaluated once per dictionary entry."""
         desc, chunk, md = self.column_chunk(row_group, column)
+        if not desc.flat:
+            raise UnsupportedFeatureError("nested columns are read with read_column", file=self.path, column=desc.name)
         num_rows = self.metadata.row_groups[row_group].num_rows
         selection = _as_ranges(rows, num_rows)
         c = counters if counters is not None else self.counters
-        if not desc.flat:
-            return self._read_nested(row_group, desc, selection)
         where = {"row_group": row_group, "column": desc.name}
-        codecs.check_codec(md.codec) if md.codec != 0 else None
         try:
+            if md.codec != 0:
+                codecs.check_codec(md.codec)
             if selection is not None and selection.is_empty:
-                return pa.array([], type=desc.arrow_type)
+                return Assembled(0, None, values=_empty(desc))
             if selection is None or selection.row_count == num_rows:
-                chunk = self._read_full(desc, md, num_rows, c, where)
-            else:
-                chunk = self._read_selected(row_group, desc, md, num_rows, selection, c, where)
-            t0 = time.perf_counter()
-            arr = to_arrow(desc, chunk)
-            c.decode_seconds += time.perf_counter() - t0
-            return arr
+                return self._read_full(desc, md, num_rows, c, where)
+            return self._read_selected(row_group, desc, md, num_rows, selection, c, where)
         except FileError as e:
             raise e.at(file=self.path, **where) from None
         except LazyScanError:
