@@ -476,6 +476,20 @@ def test_delta_header_errors():
     assert K.delta_binary_packed_decode(b, 0, len(b), 301, out) == K.ERR_BAD_ARGUMENT
 
 
+def test_delta_huge_zero_width_block_is_bounded():
+    # one block of 2^31 values in 7 bytes: work must follow the request, not the header
+    enc = uleb(2**31) + uleb(1) + uleb(2**31 + 1) + uleb(zigzag(10)) + uleb(zigzag(3)) + b"\x00"
+    buf = u8(enc)
+    out = np.empty(5, np.int64)
+    assert K.delta_binary_packed_decode(buf, 0, len(buf), 5, out) == len(enc)
+    assert out.tolist() == [10, 13, 16, 19, 22]
+    sel = np.array([1, 4], np.int64)
+    assert K.delta_binary_packed_decode_selected(buf, 0, len(buf), 5, sel, out) == len(enc)
+    assert out[:2].tolist() == [13, 22]
+    longer = u8(uleb(2**31) + uleb(1) + uleb(2**40) + enc[-3:])
+    assert K.delta_binary_packed_decode(longer, 0, len(longer), 5, out) == K.ERR_TRUNCATED
+
+
 # --------------------------------------------------------------------------- fixed width
 
 

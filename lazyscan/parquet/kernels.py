@@ -185,6 +185,20 @@ def _check_sel(sel, count):
 
 
 @_jit
+def _sel_end(sel, k, stop):
+    """First position >= ``k`` of sorted ``sel`` whose index is >= ``stop``."""
+    n = sel.shape[0]
+    j = k
+    while j < n and j < k + 16:
+        if sel[j] >= stop:
+            return j
+        j += 1
+    if j == n:
+        return n
+    return j + np.searchsorted(sel[j:], stop)
+
+
+@_jit
 def _check_range(buf, pos, end):
     return 0 <= pos <= end <= buf.shape[0]
 
@@ -330,7 +344,6 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
     if not _check_sel(sel, count):
         return ERR_BAD_ARGUMENT
     byte_width = (bit_width + 7) // 8
-    mask = _mask(bit_width)
     i = 0
     k = 0
     while k < nsel:
@@ -346,9 +359,7 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
         stop = i + take
         if packed:
             nbytes = (take * bit_width + 7) // 8
-            last = k
-            while last < nsel and sel[last] < stop:
-                last += 1
+            last = _sel_end(sel, k, stop)
             if last > k:
                 need = ((sel[last - 1] - i + 1) * bit_width + 7) // 8
                 if need > end - pos:
@@ -632,6 +643,39 @@ def _delta_run(buf, end, start, bit_width, n, last, min_delta, out, o):
 
 
 @_jit
+def _delta_run_selected(buf, end, start, bit_width, n, last, min_delta, sel, k, base, out):
+    """Like :func:`_delta_run` but stores only the values ``sel[k:]`` (indices from ``base``).
+
+    ``n`` ends at the last selected value of the miniblock, so the loop is bounded by the
+    selection. Returns the new ``last`` and the position in ``sel`` after the values stored.
+    """
+    nsel = sel.shape[0]
+    mask = _mask(bit_width)
+    target = sel[k] - base
+    jw = 0
+    if 0 < bit_width <= 56:
+        jw = _n_word_reads(start, end, bit_width, n)
+        for j in range(jw):
+            bit = j * bit_width
+            w = _load_u64(buf, start + (bit >> 3))
+            last += min_delta + ((w >> np.uint64(bit & 7)) & mask)
+            if j == target:
+                out[k] = last
+                k += 1
+                target = sel[k] - base if k < nsel else n
+    for j in range(jw, n):
+        if bit_width == 0:
+            last += min_delta
+        else:
+            last += min_delta + (_bits_at(buf, end, start, j * bit_width, bit_width) & mask)
+        if j == target:
+            out[k] = last
+            k += 1
+            target = sel[k] - base if k < nsel else n
+    return last, k
+
+
+@_jit
 def _delta_advance(buf, end, start, bit_width, j0, j1, last, min_delta):
     """``last`` advanced by the deltas ``j0..j1`` of a miniblock."""
     if j1 <= j0:
@@ -698,14 +742,11 @@ def _delta_scan(buf, pos, end, count, sel, selected, out):
             n = min(vpm, total - i)
             if selected:
                 if k < nsel and sel[k] < i + n:
-                    j0 = 0
-                    while k < nsel and sel[k] < i + n:
-                        j = sel[k] - i
-                        last = _delta_advance(buf, end, pos, bw, j0, j + 1, last, min_delta)
-                        uout[k] = last
-                        k += 1
-                        j0 = j + 1
-                    last = _delta_advance(buf, end, pos, bw, j0, n, last, min_delta)
+                    upto = sel[_sel_end(sel, k, i + n) - 1] - i + 1
+                    last, k = _delta_run_selected(
+                        buf, end, pos, bw, upto, last, min_delta, sel, k, i, uout
+                    )
+                    last = _delta_advance(buf, end, pos, bw, upto, n, last, min_delta)
                 elif k < nsel:
                     last = _delta_advance(buf, end, pos, bw, 0, n, last, min_delta)
             elif i < count:
