@@ -13,14 +13,30 @@ from lazyscan.errors import (
     UnsupportedFeatureError,
 )
 
+from lazyscan.parquet import ParquetFile, RowRanges
+from lazyscan.predicate import col, lit, parse_predicate
+from lazyscan.scan import FileSplit, Profile, Scan, ScanOptions, discover
+from lazyscan.scan.scan import scan
+
 __version__ = "0.1.0"
 
 __all__ = [
     "CorruptFileError",
+    "FileSplit",
+    "ParquetFile",
+    "Profile",
+    "RowRanges",
+    "Scan",
+    "ScanOptions",
     "LazyScanError",
     "OptionError",
     "PredicateError",
     "SourceError",
     "UnsupportedFeatureError",
     "__version__",
+    "col",
+    "discover",
+    "lit",
+    "parse_predicate",
+    "scan",
 ]

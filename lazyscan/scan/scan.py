@@ -1,0 +1,848 @@
+"""One scan: files x filter x columns -> compacted Arrow record batches, plus a profile.
+
+Parts and roles:
+
+- :func:`scan` / :class:`Scan`: the public entry point; plans once (files, schema, bound filter,
+  conjuncts and where each can be evaluated), then streams batches.
+- :class:`_Conjunct`: one AND-operand of the filter, bound to the dataset schema, with the columns
+  it reads and the tiers that can evaluate it.
+- :class:`PredicateOrder`: adaptive ordering of row-level predicate steps by rows removed per
+  second, shared by the threads of a scan.
+- :class:`_RowGroupScan`: the per-row-group algorithm, cheapest tier first: partition values
+  (per file) -> statistics -> Bloom filters -> dictionaries -> page index -> values of predicate
+  columns (each decoded only for rows that survived the previous step, dictionary-encoded ones
+  evaluated per dictionary entry) -> payload columns read only for surviving rows.
+
+Results never depend on the options: every tier and late materialization can be switched off and
+the same rows come back (see ``tests/test_scan_switches.py``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import FileError, LazyScanError, OptionError, PredicateError
+from lazyscan.parquet import ParquetFile, ReadCounters, ReaderOptions, RowRanges
+from lazyscan.parquet.bloom import BloomFilter, encode_plain, hash_bytes
+from lazyscan.parquet.metadata import PageType
+from lazyscan.parquet.statistics import ColumnStats
+from lazyscan.predicate import (
+    Answer,
+    bind,
+    evaluate,
+    evaluate_bloom,
+    evaluate_on_dictionary,
+    evaluate_statistics,
+    null_passes,
+    referenced_columns,
+    split_conjuncts,
+    to_expr,
+)
+from lazyscan.predicate.bound import BoundCompare, BoundExpr, BoundIn, BoundIsNull, BoundLike
+from lazyscan.predicate.expr import Expr
+from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, discover
+from lazyscan.scan.options import ScanOptions
+from lazyscan.scan.profile import Profile
+
+# --------------------------------------------------------------------------------------------
+# planning
+
+
+@dataclass
+class _Conjunct:
+    """One AND-operand of the bound filter."""
+
+    bound: BoundExpr
+    text: str
+    columns: tuple[str, ...]
+    partition_only: bool
+    #: static estimates used before measurements exist
+    est_selectivity: float
+    est_cost: float
+
+
+def _estimate(bound: BoundExpr, schema: pa.Schema) -> tuple[float, float]:
+    """Guess (selectivity, cost per row) of a conjunct, for the first row groups."""
+    sel = 0.5
+    node = bound
+    if isinstance(node, BoundCompare):
+        sel = 0.05 if node.op in ("=", "<=>") else (0.9 if node.op == "!=" else 0.3)
+    elif isinstance(node, BoundIn):
+        sel = 0.9 if node.negated else min(0.5, 0.05 * len(node.literals))
+    elif isinstance(node, BoundIsNull):
+        sel = 0.9 if node.negated else 0.1
+    elif isinstance(node, BoundLike):
+        sel = 0.8 if node.negated else 0.2
+    cost = 0.0
+    for name in referenced_columns(bound):
+        idx = schema.get_field_index(name)
+        t = schema.field(idx).type if idx >= 0 else pa.int64()
+        if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t):
+            cost += 4.0
+        elif pa.types.is_decimal(t):
+            cost += 2.0
+        else:
+            cost += 1.0
+    return sel, max(cost, 0.5)
+
+
+class PredicateOrder:
+    """Orders row-level predicate steps by measured rows removed per second of work.
+
+    Each step reports (rows in, rows out, seconds) after it runs; the order used for the next
+    row group puts the step that removes most rows per unit of cost first. Before a step has
+    been measured its static estimate is used.
+    """
+
+    def __init__(self, conjuncts: Sequence[_Conjunct], adaptive: bool) -> None:
+        self.conjuncts = list(conjuncts)
+        self.adaptive = adaptive
+        self._lock = threading.Lock()
+        self._stats = [[0.0, 0.0, 0.0] for _ in conjuncts]  # rows_in, rows_out, seconds
+
+    def record(self, index: int, rows_in: int, rows_out: int, seconds: float) -> None:
+        with self._lock:
+            s = self._stats[index]
+            s[0] += rows_in
+            s[1] += rows_out
+            s[2] += seconds
+
+    def _rank(self, i: int) -> float:
+        rows_in, rows_out, seconds = self._stats[i]
+        c = self.conjuncts[i]
+        if rows_in > 0 and seconds > 0:
+            removed = (rows_in - rows_out) / rows_in
+            cost = seconds / rows_in
+        else:
+            removed = 1.0 - c.est_selectivity
+            cost = c.est_cost * 1e-8
+        return removed / max(cost, 1e-12)
+
+    def order(self) -> list[int]:
+        idx = list(range(len(self.conjuncts)))
+        if not self.adaptive:
+            return idx
+        with self._lock:
+            return sorted(idx, key=lambda i: -self._rank(i))
+
+    def describe(self) -> list[str]:
+        return [self.conjuncts[i].text for i in self.order()]
+
+
+# --------------------------------------------------------------------------------------------
+# per-file and per-row-group work
+
+
+@dataclass
+class _FileTask:
+    info: FileInfo | FileSplit
+    row_groups: list[int] | None = None  # None: all, or chosen by split midpoints
+
+
+class _FileContext:
+    """An open file and what the scan needs to know about it."""
+
+    def __init__(self, scan: Scan, task: _FileTask) -> None:
+        self.scan = scan
+        self.info = task.info
+        self.pf = ParquetFile(task.info.path, scan.filesystem, options=scan.reader_options)
+        self.partition_values = dict(task.info.partition_values)
+        names = {}
+        for c in self.pf.schema.columns:
+            top = self.pf.arrow_schema.field(c.top_level_field).name
+            names.setdefault(top, c)
+        self.leaf_of = names  # top-level name -> first leaf descriptor
+        rgs = task.row_groups
+        if isinstance(task.info, FileSplit):
+            rgs = _row_groups_of_split(self.pf, task.info)
+        self.row_groups = list(range(self.pf.num_row_groups)) if rgs is None else rgs
+
+    def has(self, name: str) -> bool:
+        return name in self.leaf_of
+
+    def flat(self, name: str) -> bool:
+        d = self.leaf_of.get(name)
+        return d is not None and d.flat
+
+
+def _row_groups_of_split(pf: ParquetFile, split: FileSplit) -> list[int]:
+    """Row groups whose midpoint lies in the split's byte range (Spark's rule)."""
+    out = []
+    end = split.start + split.length
+    for i, rg in enumerate(pf.metadata.row_groups):
+        starts = []
+        size = 0
+        for ch in rg.columns:
+            md = ch.meta_data
+            if md is None:
+                continue
+            s = md.data_page_offset
+            if md.dictionary_page_offset is not None and 4 <= md.dictionary_page_offset < s:
+                s = md.dictionary_page_offset
+            starts.append(s)
+            size += md.total_compressed_size
+        if not starts:
+            if split.start == 0:
+                out.append(i)
+            continue
+        mid = min(starts) + size // 2
+        if split.start <= mid < end:
+            out.append(i)
+    return out
+
+
+def _pages_in_chunk(pf: ParquetFile, rg: int, name: str) -> int:
+    """Data pages of a column chunk, from encoding stats or a cached layout; 0 if unknown."""
+    try:
+        _, _, md = pf.column_chunk(rg, name)
+    except (LazyScanError, KeyError, IndexError):
+        return 0
+    if md.encoding_stats is not None:
+        return sum(s.count for s in md.encoding_stats if s.page_type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2))
+    try:
+        return len(pf.page_layout(rg, name).pages)
+    except LazyScanError:
+        return 0
+
+
+class _RowGroupScan:
+    """Scans one row group; returns its surviving rows as a table (or None) and a profile."""
+
+    def __init__(self, ctx: _FileContext, rg: int) -> None:
+        self.ctx = ctx
+        self.scan = ctx.scan
+        self.pf = ctx.pf
+        self.rg = rg
+        self.n = self.pf.metadata.row_groups[rg].num_rows
+        self.profile = Profile()
+        self.counters = ReadCounters()
+        self.opts = self.scan.options
+        #: decoded predicate columns: name -> (selection they were decoded for, array)
+        self.decoded: dict[str, tuple[RowRanges, pa.Array]] = {}
+        self.dict_masks: dict[int, tuple[np.ndarray, bool]] = {}
+        self._blooms: dict[str, BloomFilter | None] = {}
+
+    # ---- helpers ----------------------------------------------------------------------------
+
+    def _stats_for(self, names: Iterable[str]) -> dict[str, ColumnStats]:
+        out: dict[str, ColumnStats] = {}
+        for name in names:
+            if name in self.ctx.partition_values:
+                v = self.scan.partition_storage(name, self.ctx.partition_values[name])
+                nulls = self.n if v is None else 0
+                out[name] = ColumnStats(v, v, nulls, self.n)
+            elif not self.ctx.has(name):
+                out[name] = ColumnStats(None, None, self.n, self.n)  # missing column: all NULL
+            elif self.ctx.flat(name):
+                out[name] = self.pf.statistics(self.rg, self.ctx.leaf_of[name].index)
+        return out
+
+    def _might_contain(self, name: str, values: list[Any]) -> list[bool] | None:
+        if not self.ctx.flat(name):
+            return None
+        if name not in self._blooms:
+            self._blooms[name] = self.pf.bloom_filter(self.rg, self.ctx.leaf_of[name].index)
+        bf = self._blooms[name]
+        if bf is None:
+            return None
+        desc = self.ctx.leaf_of[name]
+        encoded = [encode_plain(desc, v) for v in values]
+        if any(e is None for e in encoded):
+            return None
+        return [bool(x) for x in bf.check_hashes(hash_bytes([e for e in encoded if e is not None]))]
+
+    def _constant_array(self, name: str, n: int) -> pa.Array:
+        field_type = self.scan.dataset_schema.field(name).type
+        if name in self.ctx.partition_values:
+            v = self.ctx.partition_values[name]
+            return pa.nulls(n, field_type) if v is None else pa.array([v] * n, type=field_type)
+        return pa.nulls(n, field_type)
+
+    def _read(self, name: str, selection: RowRanges | None) -> pa.Array:
+        """Column ``name`` for the selected rows (None = all)."""
+        n = self.n if selection is None else selection.row_count
+        if name in self.ctx.partition_values or not self.ctx.has(name):
+            return self._constant_array(name, n)
+        desc = self.ctx.leaf_of[name]
+        if not desc.flat:
+            return self.pf.read_column(self.rg, desc.index, selection, self.counters)
+        arr = self.pf.read_column(self.rg, desc.index, selection, self.counters)
+        want = self.scan.dataset_schema.field(name).type
+        if arr.type != want:
+            arr = arr.cast(want)
+        return arr
+
+    def _batch(self, names: Iterable[str], arrays: dict[str, pa.Array], n: int) -> pa.RecordBatch:
+        cols = list(names)
+        schema = pa.schema([self.scan.dataset_schema.field(c) for c in cols])
+        if not cols:
+            return pa.RecordBatch.from_pydict({}, schema=schema)
+        return pa.RecordBatch.from_arrays([arrays[c] for c in cols], schema=schema)
+
+    # ---- the algorithm ----------------------------------------------------------------------
+
+    def run(self) -> pa.Table | None:
+        t_start = time.perf_counter()
+        scan = self.scan
+        p = self.profile
+        p.add("row_groups_total")
+        p.add("rows_total", self.n)
+        for name in scan.needed_columns:
+            if self.ctx.flat(name) and name not in self.ctx.partition_values:
+                p.add("pages_total", _pages_in_chunk(self.pf, self.rg, name))
+        try:
+            result = self._run()
+        finally:
+            c = self.counters
+            p.time("io", c.io_seconds)
+            p.time("decompress", c.decompress_seconds)
+            p.time("decode", c.decode_seconds)
+            p.add("bytes_decompressed", c.bytes_decompressed)
+            p.add("values_decoded", c.values_decoded)
+            p.add("requests", c.requests)
+            p.add("pages_read", c.pages_fetched)
+            p.time("total", time.perf_counter() - t_start)
+        if result is not None:
+            p.add("rows_returned", result.num_rows)
+        return result
+
+    def _run(self) -> pa.Table | None:
+        scan = self.scan
+        opts = self.opts
+        p = self.profile
+        conjuncts = scan.conjuncts
+        if not opts.filter_in_scan or not conjuncts:
+            return self._plain()
+        # tier 2: row-group statistics
+        must_all = False
+        if opts.prune_statistics:
+            stats = self._stats_for(scan.predicate_columns)
+            answers = []
+            for c in conjuncts:
+                a = evaluate_statistics(c.bound, stats)
+                if a is Answer.CANNOT_MATCH:
+                    p.add("row_groups_pruned_stats")
+                    p.decide(c.text, "statistics")
+                    return None
+                answers.append(a)
+            must_all = all(a is Answer.MUST_MATCH for a in answers)
+        # tier 3: Bloom filters, only while statistics leave it undecided
+        if opts.prune_bloom and not must_all:
+            for c in conjuncts:
+                if not _bloom_candidate(c.bound):
+                    continue
+                if evaluate_bloom(c.bound, self._might_contain) is Answer.CANNOT_MATCH:
+                    p.add("row_groups_pruned_bloom")
+                    p.decide(c.text, "bloom")
+                    return None
+        # tier 4: dictionaries
+        if (opts.prune_dictionary or opts.dictionary_eval) and not must_all:
+            for i, c in enumerate(conjuncts):
+                if len(c.columns) != 1 or c.partition_only:
+                    continue
+                name = c.columns[0]
+                if not self.ctx.flat(name):
+                    continue
+                leaf = self.ctx.leaf_of[name].index
+                if not self.pf.is_fully_dictionary_encoded(self.rg, leaf):
+                    continue
+                t0 = time.perf_counter()
+                dictionary = self.pf.read_dictionary(self.rg, leaf, self.counters)
+                if dictionary is None:
+                    continue
+                want = scan.dataset_schema.field(name).type
+                if dictionary.type != want:
+                    dictionary = dictionary.cast(want)
+                mask = evaluate_on_dictionary(c.bound, dictionary)
+                passes_null = null_passes(c.bound)
+                p.time("filter", time.perf_counter() - t0)
+                if opts.prune_dictionary and not mask.any():
+                    nulls = self.pf.statistics(self.rg, leaf).null_count
+                    if not passes_null or nulls == 0:
+                        p.add("row_groups_pruned_dictionary")
+                        p.decide(c.text, "dictionary")
+                        return None
+                if opts.dictionary_eval:
+                    self.dict_masks[i] = (mask, passes_null)
+        # tier 5: page index
+        selection = RowRanges.all(self.n)
+        if opts.prune_page_index and not must_all:
+            for c in conjuncts:
+                if len(c.columns) != 1 or not self.ctx.flat(c.columns[0]):
+                    continue
+                name = c.columns[0]
+                ps = self.pf.page_statistics(self.rg, self.ctx.leaf_of[name].index)
+                if ps is None:
+                    continue
+                page_stats, layout = ps
+                keep_s, keep_e = [], []
+                pruned = 0
+                for st, page in zip(page_stats, layout.pages):
+                    if evaluate_statistics(c.bound, {name: st}) is Answer.CANNOT_MATCH:
+                        pruned += 1
+                    else:
+                        keep_s.append(page.first_row)
+                        keep_e.append(page.first_row + page.num_rows)
+                if pruned:
+                    p.decide(c.text, "page_index", pruned)
+                    selection = selection.intersect(RowRanges(np.array(keep_s, np.int64), np.array(keep_e, np.int64)))
+            if selection.is_empty:
+                p.add("row_groups_pruned_page_index")
+                p.add("pages_pruned_index", sum(_pages_in_chunk(self.pf, self.rg, n) for n in scan.predicate_columns if self.ctx.flat(n)))
+                return None
+        p.add("row_groups_read")
+        p.add("rows_after_pruning", selection.row_count)
+        if not opts.late_materialization:
+            return self._filter_after_decode(selection, must_all)
+        # tier 6: row-level predicates, predicate columns first, each on the survivors so far
+        if not must_all:
+            pages_before = self.counters.pages_skipped
+            for i in scan.order.order():
+                if selection.is_empty:
+                    break
+                selection = self._apply(i, selection)
+            p.add("pages_pruned_index", self.counters.pages_skipped - pages_before)
+        # payload: only for surviving rows
+        if selection.is_empty:
+            p.add("row_groups_without_survivors")
+            p.add(
+                "pages_skipped_lazily",
+                sum(_pages_in_chunk(self.pf, self.rg, n) for n in scan.payload_columns if self.ctx.flat(n)),
+            )
+            return None
+        return self._materialize(selection)
+
+    def _apply(self, i: int, selection: RowRanges) -> RowRanges:
+        """Evaluate conjunct ``i`` on the selected rows; return the rows that pass."""
+        scan = self.scan
+        c = scan.conjuncts[i]
+        t0 = time.perf_counter()
+        rows_in = selection.row_count
+        mask = None
+        if i in self.dict_masks:
+            mask = self._dictionary_mask(c.columns[0], selection, *self.dict_masks[i])
+        if mask is None:
+            arrays = {}
+            for name in c.columns:
+                arrays[name] = self._decoded(name, selection)
+            batch = self._batch(c.columns, arrays, rows_in)
+            tf = time.perf_counter()
+            mask = evaluate(c.bound, batch)
+            self.profile.time("filter", time.perf_counter() - tf)
+        kept = selection.to_indices()[mask]
+        out = RowRanges.from_indices(kept) if len(kept) != rows_in else selection
+        seconds = time.perf_counter() - t0
+        scan.order.record(i, rows_in, len(kept), seconds)
+        self.profile.predicate_run(c.text, rows_in, len(kept), seconds)
+        if len(kept) < rows_in:
+            self.profile.decide(c.text, "rows", rows_in - len(kept))
+        return out
+
+    def _decoded(self, name: str, selection: RowRanges) -> pa.Array:
+        cached = self.decoded.get(name)
+        if cached is not None:
+            sel0, arr = cached
+            if sel0 == selection:
+                return arr
+            return arr.take(pa.array(sel0.positions_in(selection)))
+        arr = self._read(name, selection)
+        self.decoded[name] = (selection, arr)
+        return arr
+
+    def _dictionary_mask(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
+        if name in self.decoded:
+            return None
+        leaf = self.ctx.leaf_of[name].index
+        chunk = self.pf.read_assembled(self.rg, leaf, selection, self.counters)
+        tf = time.perf_counter()
+        if chunk.codes is None:
+            # not dictionary encoded after all (fallback pages): keep the values for reuse
+            arr = self.pf.to_arrow(self.rg, self.ctx.leaf_of[name], chunk, self.counters)
+            want = self.scan.dataset_schema.field(name).type
+            self.decoded[name] = (selection, arr if arr.type == want else arr.cast(want))
+            return None
+        hits = dict_mask[chunk.codes]
+        if chunk.valid is None:
+            mask = hits
+        else:
+            mask = np.full(chunk.num_rows, passes_null, dtype=bool)
+            mask[chunk.valid] = hits
+        self.profile.time("filter", time.perf_counter() - tf)
+        return mask
+
+    def _materialize(self, selection: RowRanges) -> pa.Table:
+        scan = self.scan
+        n_sel = selection.row_count
+        dense = n_sel > self.opts.dense_threshold * self.n
+        arrays: dict[str, pa.Array] = {}
+        for name in scan.output_columns:
+            cached = self.decoded.get(name)
+            if cached is not None:
+                sel0, arr = cached
+                arrays[name] = arr if sel0 == selection else arr.take(pa.array(sel0.positions_in(selection)))
+                continue
+            if dense and n_sel < self.n and self.ctx.flat(name) and name not in self.ctx.partition_values:
+                full = self._read(name, None)
+                arrays[name] = full.take(pa.array(selection.to_indices()))
+            else:
+                before = self.counters.pages_skipped
+                arrays[name] = self._read(name, selection)
+                self.profile.add("pages_skipped_lazily", self.counters.pages_skipped - before)
+        return pa.Table.from_batches([self._batch(scan.output_columns, arrays, n_sel)])
+
+    def _plain(self) -> pa.Table | None:
+        """No filter in the scan: read every needed column whole, then filter."""
+        scan = self.scan
+        p = self.profile
+        p.add("row_groups_read")
+        p.add("rows_after_pruning", self.n)
+        names = scan.needed_columns
+        arrays = {name: self._read(name, None) for name in names}
+        table = pa.Table.from_batches([self._batch(names, arrays, self.n)])
+        if scan.bound is not None:
+            t0 = time.perf_counter()
+            mask = evaluate(scan.bound, table)
+            p.time("filter", time.perf_counter() - t0)
+            table = table.filter(pa.array(mask))
+        return table.select(scan.output_columns) if table.num_rows else None
+
+    def _filter_after_decode(self, selection: RowRanges, must_all: bool) -> pa.Table | None:
+        """Late materialization off: decode every needed column for the candidate rows, then
+        filter."""
+        scan = self.scan
+        names = scan.needed_columns
+        sel = None if selection.row_count == self.n else selection
+        arrays = {name: self._read(name, sel) for name in names}
+        table = pa.Table.from_batches([self._batch(names, arrays, selection.row_count)])
+        if not must_all and scan.bound is not None:
+            t0 = time.perf_counter()
+            mask = evaluate(scan.bound, table)
+            self.profile.time("filter", time.perf_counter() - t0)
+            table = table.filter(pa.array(mask))
+        return table.select(scan.output_columns) if table.num_rows else None
+
+
+def _bloom_candidate(bound: BoundExpr) -> bool:
+    stack = [bound]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BoundCompare) and node.op in ("=", "<=>"):
+            return True
+        if isinstance(node, BoundIn) and not node.negated:
+            return True
+        for name in ("left", "right"):
+            child = getattr(node, name, None)
+            if child is not None:
+                stack.append(child)
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# the scan
+
+
+@dataclass
+class _Plan:
+    tasks: list[_FileTask] = field(default_factory=list)
+
+
+class Scan:
+    """A planned scan. Iterate :meth:`to_batches` (streaming) or call :meth:`to_table`.
+
+    The profile is complete once the batches have been consumed.
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        columns: Sequence[str] | None = None,
+        where: str | Expr | None = None,
+        *,
+        filesystem: Any = None,
+        schema: pa.Schema | None = None,
+        options: ScanOptions | None = None,
+    ) -> None:
+        t0 = time.perf_counter()
+        self.options = options or ScanOptions()
+        self.filesystem = filesystem
+        self.profile = Profile()
+        self.reader_options = ReaderOptions(materialization_threshold=self.options.materialization_threshold)
+        self._plan = _Plan()
+        if isinstance(source, (list, tuple)) and source and all(isinstance(s, FileSplit) for s in source):
+            self.dataset = None
+            self._plan.tasks = [_FileTask(s) for s in source]
+            partition_names: list[str] = []
+            for s in source:
+                for k in s.partition_values:
+                    if k not in partition_names:
+                        partition_names.append(k)
+            if schema is None:
+                from lazyscan.scan.dataset import merge_schemas
+
+                schemas = []
+                for s in source:
+                    with ParquetFile(s.path, filesystem) as pf:
+                        schemas.append(pf.arrow_schema)
+                schema = merge_schemas(schemas)
+                extra = [pa.field(k, pa.array([source[0].partition_values[k]]).type) for k in partition_names if schema.get_field_index(k) < 0]
+                schema = pa.schema([*schema, *extra])
+            self.partition_columns = set(partition_names)
+        else:
+            ds = discover(source, filesystem) if not isinstance(source, Dataset) else source
+            self.dataset = ds
+            self.filesystem = ds.filesystem
+            self._plan.tasks = [_FileTask(f) for f in ds.files]
+            if schema is None:
+                schema = ds.schema(merge=self.options.merge_schema) if ds.files else ds.partition_schema
+            self.partition_columns = set(ds.partition_schema.names)
+        self.dataset_schema: pa.Schema = schema
+        names = schema.names
+        if columns is None:
+            self.output_columns = list(names)
+        else:
+            self.output_columns = list(columns)
+            missing = [c for c in self.output_columns if c not in names]
+            if missing:
+                raise PredicateError(
+                    f"unknown column(s) {', '.join(map(repr, missing))}; the data has: {', '.join(names)}"
+                )
+        self.expr = to_expr(where)
+        self.bound: BoundExpr | None = bind(self.expr, schema) if self.expr is not None else None
+        self.conjuncts: list[_Conjunct] = []
+        if self.bound is not None:
+            for part in split_conjuncts(self.bound):
+                cols = tuple(sorted(referenced_columns(part)))
+                sel, cost = _estimate(part, schema)
+                self.conjuncts.append(
+                    _Conjunct(part, str(part), cols, bool(cols) and all(c in self.partition_columns for c in cols), sel, cost)
+                )
+        self.predicate_columns = sorted({c for cj in self.conjuncts for c in cj.columns})
+        self.payload_columns = [c for c in self.output_columns if c not in self.predicate_columns]
+        self.needed_columns = list(dict.fromkeys([*self.output_columns, *self.predicate_columns]))
+        self.order = PredicateOrder(self.conjuncts, self.options.adaptive_order)
+        self.schema = pa.schema([schema.field(c) for c in self.output_columns])
+        self.profile.time("planning", time.perf_counter() - t0)
+        self._consumed = False
+
+    # ---- partition values ---------------------------------------------------------------------
+
+    def partition_storage(self, name: str, value: Any) -> Any:
+        """A partition value in the statistics storage domain of its column."""
+        if value is None:
+            return None
+        t = self.dataset_schema.field(name).type
+        arr = pa.array([value], type=t)
+        if pa.types.is_string(t) or pa.types.is_binary(t):
+            return value.encode() if isinstance(value, str) else bytes(value)
+        if pa.types.is_date32(t) or pa.types.is_timestamp(t):
+            return arr.cast(pa.int32() if pa.types.is_date32(t) else pa.int64())[0].as_py()
+        return arr[0].as_py()
+
+    def _file_pruned(self, task: _FileTask) -> bool:
+        """Partition tier: conjuncts on partition columns only, evaluated on the file's values."""
+        if not (self.options.filter_in_scan and self.options.prune_partitions):
+            return False
+        values = task.info.partition_values
+        if not values:
+            return False
+        for c in self.conjuncts:
+            if not c.partition_only:
+                continue
+            row = pa.RecordBatch.from_arrays(
+                [pa.array([values.get(n)], type=self.dataset_schema.field(n).type) for n in c.columns],
+                schema=pa.schema([self.dataset_schema.field(n) for n in c.columns]),
+            )
+            if not evaluate(c.bound, row)[0]:
+                self.profile.decide(c.text, "partition")
+                return True
+        return False
+
+    # ---- execution ------------------------------------------------------------------------
+
+    def _units(self) -> Iterator[tuple[_FileContext, int] | tuple[None, int]]:
+        for task in self._plan.tasks:
+            self.profile.add("files")
+            if self._file_pruned(task):
+                try:
+                    with ParquetFile(task.info.path, self.filesystem) as pf:
+                        rgs = (
+                            _row_groups_of_split(pf, task.info)
+                            if isinstance(task.info, FileSplit)
+                            else range(pf.num_row_groups)
+                        )
+                        for rg in rgs:
+                            self.profile.add("row_groups_total")
+                            self.profile.add("row_groups_pruned_partition")
+                            self.profile.add("rows_total", pf.metadata.row_groups[rg].num_rows)
+                except LazyScanError:
+                    raise
+                continue
+            ctx = _FileContext(self, task)
+            self._sources.append(ctx.pf.source.stats)
+            self.profile.add("bytes_total", ctx.pf.source.size)
+            for rg in ctx.row_groups:
+                yield ctx, rg
+
+    def _run_unit(self, unit: tuple[_FileContext, int]) -> tuple[pa.Table | None, Profile]:
+        ctx, rg = unit
+        job = _RowGroupScan(ctx, rg)
+        try:
+            table = job.run()
+        except FileError as e:
+            raise e.at(file=ctx.pf.path, row_group=rg) from None
+        return table, job.profile
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """Stream the matching rows as record batches of ``batch_size`` rows (the last smaller)."""
+        if self._consumed:
+            raise OptionError("a Scan can be iterated once; create a new one to scan again")
+        self._consumed = True
+        self._sources: list[Any] = []
+        t0 = time.perf_counter()
+        batch_size = self.options.batch_size
+        pending: list[pa.Table] = []
+        pending_rows = 0
+        try:
+            for table, prof in _ordered_map(self._run_unit, self._units(), self.options.effective_threads):
+                self.profile.merge(prof)
+                if table is None or table.num_rows == 0:
+                    continue
+                pending.append(table)
+                pending_rows += table.num_rows
+                while pending_rows >= batch_size:
+                    combined = pa.concat_tables(pending).combine_chunks()
+                    head = combined.slice(0, batch_size)
+                    yield from head.to_batches()
+                    rest = combined.slice(batch_size)
+                    pending = [rest] if rest.num_rows else []
+                    pending_rows = rest.num_rows
+            if pending_rows:
+                yield from pa.concat_tables(pending).combine_chunks().to_batches()
+        finally:
+            self.profile.counters["bytes_read"] = sum(s.bytes_read for s in self._sources)
+            self.profile.timings["total"] = time.perf_counter() - t0
+            self.profile.timings["planning"] = self.profile.timings.get("planning", 0.0)
+
+    def to_table(self) -> pa.Table:
+        """All matching rows as one table."""
+        batches = list(self.to_batches())
+        if not batches:
+            return self.schema.empty_table()
+        return pa.Table.from_batches(batches, schema=self.schema)
+
+    def count(self) -> int:
+        return sum(b.num_rows for b in self.to_batches())
+
+    # ---- explain ------------------------------------------------------------------------------
+
+    def explain(self, analyze: bool = True) -> str:
+        """The plan: columns, which predicate runs at which tier, the predicate order; with
+        ``analyze`` the scan runs and the decision log and profile are appended."""
+        lines = ["lazyscan scan"]
+        nfiles = len(self._plan.tasks)
+        lines.append(f"  files: {nfiles}")
+        lines.append(f"  output columns ({len(self.output_columns)}): {', '.join(self.output_columns)}")
+        lines.append(f"  predicate columns: {', '.join(self.predicate_columns) or '-'}")
+        lines.append(f"  payload columns (read only for surviving rows): {', '.join(self.payload_columns) or '-'}")
+        o = self.options
+        if not self.conjuncts:
+            lines.append("  filter: none")
+        elif not o.filter_in_scan:
+            lines.append(f"  filter (after decoding, pushdown off): {self.bound}")
+        else:
+            lines.append("  predicates by tier:")
+            tiers = [
+                ("partition", o.prune_partitions, lambda c: c.partition_only),
+                ("statistics", o.prune_statistics, lambda c: True),
+                ("bloom", o.prune_bloom, lambda c: _bloom_candidate(c.bound)),
+                ("dictionary", o.prune_dictionary, lambda c: len(c.columns) == 1 and not c.partition_only),
+                ("page_index", o.prune_page_index, lambda c: len(c.columns) == 1 and not c.partition_only),
+                ("rows", True, lambda c: True),
+            ]
+            for tier, on, applies in tiers:
+                preds = [c.text for c in self.conjuncts if applies(c)]
+                state = "" if on else " (switched off)"
+                lines.append(f"    {tier:<11}{state}: {'; '.join(preds) if preds else '-'}")
+            lines.append(f"  row-level order{' (adaptive)' if o.adaptive_order else ''}: " + " -> ".join(self.order.describe()))
+        if analyze:
+            if not self._consumed:
+                for _ in self.to_batches():
+                    pass
+            lines.append("  decisions (what ruled rows out, by predicate and tier):")
+            if not self.profile.decisions:
+                lines.append("    none")
+            for pred, tiers_hit in self.profile.decisions.items():
+                parts = ", ".join(f"{t}: {n}" for t, n in tiers_hit.items())
+                lines.append(f"    {pred}: {parts}")
+            lines.append("  final row-level order: " + " -> ".join(self.order.describe()) if self.conjuncts else "")
+            lines.append("  profile: " + self.profile.summary())
+            lines.append(self.profile.table())
+        return "\n".join(line for line in lines if line)
+
+
+def _ordered_map(fn: Callable[[Any], Any], items: Iterable[Any], threads: int) -> Iterator[Any]:
+    """``map`` on a thread pool with a bounded window, results in input order."""
+    if threads <= 1:
+        for item in items:
+            yield fn(item)
+        return
+    window = threads * 2
+    with cf.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lazyscan") as pool:
+        futures: list[cf.Future[Any]] = []
+        it = iter(items)
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(futures) < window:
+                    try:
+                        item = next(it)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    futures.append(pool.submit(fn, item))
+                if not futures:
+                    break
+                yield futures.pop(0).result()
+        finally:
+            for f in futures:
+                f.cancel()
+
+
+def scan(
+    source: Any,
+    columns: Sequence[str] | None = None,
+    where: str | Expr | None = None,
+    *,
+    batch_size: int | None = None,
+    threads: int | None = None,
+    filesystem: Any = None,
+    schema: pa.Schema | None = None,
+    **options: Any,
+) -> Scan:
+    """Scan Parquet files with a filter evaluated inside the scan.
+
+    ``source``: a file, a directory (recursive; ``key=value`` folders become partition columns),
+    a glob, a list of those, or a list of :class:`FileSplit`; local paths, ``file://`` URLs, or
+    paths on a pyarrow/fsspec ``filesystem``. ``columns``: output columns (default: all).
+    ``where``: SQL predicate text or an expression built with :func:`lazyscan.col`.
+    ``options``: fields of :class:`ScanOptions` (pruning tiers, late materialization, ...).
+    """
+    if batch_size is not None:
+        options["batch_size"] = batch_size
+    if threads is not None:
+        options["threads"] = threads
+    opts = ScanOptions.from_mapping(options)
+    return Scan(source, columns, where, filesystem=filesystem, schema=schema, options=opts)
+
+
+def default_threads() -> int:
+    return max(1, os.cpu_count() or 1)
