@@ -298,6 +298,9 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
     validity, null_count = _validity(valid)
     if valid is not None and null_count == 0:
         valid = None
+    if chunk.codes is not None and len(chunk.codes) * 4 < len(chunk.dictionary):  # type: ignore[arg-type]
+        # few rows from a big dictionary: look the values up first, convert only those
+        chunk = Assembled(n, chunk.valid, values=resolve_codes(chunk.codes, chunk.dictionary))  # type: ignore[arg-type]
     if chunk.codes is not None:
         assert chunk.dictionary is not None
         dict_storage = to_storage(desc, chunk.dictionary)

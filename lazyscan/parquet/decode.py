@@ -20,6 +20,7 @@ import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
 from lazyscan.parquet import kernels as K
+from lazyscan.parquet.match import BytesMatcher, plain_byte_array_match
 from lazyscan.parquet.metadata import Encoding, PhysicalType
 from lazyscan.parquet.schema import ColumnDescriptor
 
@@ -58,6 +59,39 @@ class ByteArrays:
             offs.append(p.offsets[1:] - p.offsets[0] + base)
             base += size
         return ByteArrays(np.concatenate(offs), data)
+
+
+class LocatedByteArrays(ByteArrays):
+    """Byte arrays left in place in a PLAIN buffer (start and length of each value).
+
+    Dictionaries of payload columns are kept this way: a selective read looks up a few codes
+    and copies only those values; the Arrow layout is built only when asked for.
+    """
+
+    def __init__(self, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> None:
+        self.buf = buf
+        self.starts = starts
+        self.lengths = lengths
+        self._materialized: ByteArrays | None = None
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def take(self, idx: np.ndarray) -> ByteArrays:
+        return gather(self.buf, self.starts, self.lengths, idx)
+
+    def materialize(self) -> ByteArrays:
+        if self._materialized is None:
+            self._materialized = gather(self.buf, self.starts, self.lengths, None)
+        return self._materialized
+
+    @property  # type: ignore[override]
+    def offsets(self) -> np.ndarray:
+        return self.materialize().offsets
+
+    @property  # type: ignore[override]
+    def data(self) -> np.ndarray:
+        return self.materialize().data
 
 
 #: a page's non-null values: fixed-width numpy array (2-D uint8 for INT96 / FIXED_LEN_BYTE_ARRAY),
@@ -182,7 +216,12 @@ def decode_plain(
 
 
 def decode_dictionary_page(buf: np.ndarray, desc: ColumnDescriptor, count: int) -> Values:
-    """A dictionary page: ``count`` PLAIN values."""
+    """A dictionary page: ``count`` PLAIN values (byte arrays stay located in the buffer)."""
+    if desc.physical_type == PhysicalType.BYTE_ARRAY:
+        starts = np.empty(count, dtype=np.int64)
+        lengths = np.empty(count, dtype=np.int64)
+        check(K.plain_byte_array_locate(buf, 0, len(buf), count, starts, lengths), "PLAIN byte arrays")
+        return LocatedByteArrays(buf, starts, lengths)
     return decode_plain(buf, 0, len(buf), desc, count, None)
 
 
@@ -195,9 +234,30 @@ def decode_values(
     count: int,
     idx: np.ndarray | None,
     dict_size: int | None,
+    matcher: BytesMatcher | None = None,
+    dict_mask: np.ndarray | None = None,
 ) -> tuple[Values, bool]:
-    """Decode ``count`` non-null values (or those at ``idx``); returns (values, is_codes)."""
+    """Decode ``count`` non-null values (or those at ``idx``); returns (values, is_codes).
+
+    With a ``matcher`` (byte-array columns) the values are not materialized: the result is a
+    uint8 mask of the values equal to one of the matcher's needles (``dict_mask``: the matches of
+    the dictionary's entries).
+    """
     pt = desc.physical_type
+    if matcher is not None:
+        if encoding == Encoding.PLAIN:
+            n_out = count if idx is None else len(idx)
+            out = np.empty(n_out, dtype=np.uint8)
+            sel = np.empty(0, np.int64) if idx is None else idx
+            check(plain_byte_array_match(buf, pos, end, count, sel, matcher.needles, matcher.needle_offsets, out), "PLAIN byte arrays")
+            return out, False
+        if encoding not in (Encoding.RLE_DICTIONARY, Encoding.PLAIN_DICTIONARY):
+            values, _ = decode_values(buf, pos, end, encoding, desc, count, idx, dict_size)
+            assert isinstance(values, ByteArrays)
+            return matcher.match(values.offsets, values.data), False
+        codes, _ = decode_values(buf, pos, end, encoding, desc, count, idx, dict_size)
+        assert dict_mask is not None
+        return dict_mask[codes], False  # type: ignore[index]
     if encoding == Encoding.PLAIN:
         return decode_plain(buf, pos, end, desc, count, idx), False
     if encoding in (Encoding.RLE_DICTIONARY, Encoding.PLAIN_DICTIONARY):
@@ -306,6 +366,8 @@ def decode_data_page(
     defs: np.ndarray | None,
     sel: np.ndarray | None,
     dict_size: int | None,
+    matcher: BytesMatcher | None = None,
+    dict_mask: np.ndarray | None = None,
 ) -> PageValues:
     """Decode the selected rows (``sel``: sorted row indices within the page, None = all)."""
     if defs is None:
@@ -326,6 +388,6 @@ def decode_data_page(
             else:
                 position = np.cumsum(is_valid, dtype=np.int64) - 1
                 idx = position[sel][valid]
-    values, is_codes = decode_values(buf, values_pos, values_end, encoding, desc, count, idx, dict_size)
+    values, is_codes = decode_values(buf, values_pos, values_end, encoding, desc, count, idx, dict_size, matcher, dict_mask)
     n_sel = num_rows if sel is None else len(sel)
     return PageValues(n_sel, valid, values, is_codes)

@@ -33,6 +33,7 @@ from lazyscan.parquet import codecs
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled, assemble, to_arrow
 from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.match import BytesMatcher
 from lazyscan.parquet.decode import (
     PageValues,
     Values,
@@ -513,10 +514,12 @@ class ParquetFile:
         column: int | str,
         rows: RowRanges | np.ndarray | Sequence[int] | None = None,
         counters: ReadCounters | None = None,
+        matcher: BytesMatcher | None = None,
     ) -> Assembled:
         """Decode a flat column's selected rows without building the Arrow array: when every
         page is dictionary encoded the result holds the codes and the dictionary, so predicates
-        can be evaluated once per dictionary entry."""
+        can be evaluated once per dictionary entry. With a ``matcher`` (byte-array columns) the
+        values are a uint8 mask of matches instead, computed on the encoded pages."""
         desc, chunk, md = self.column_chunk(row_group, column)
         if not desc.flat:
             raise UnsupportedFeatureError("nested columns are read with read_column", file=self.path, column=desc.name)
@@ -529,9 +532,11 @@ class ParquetFile:
                 codecs.check_codec(md.codec)
             if selection is not None and selection.is_empty:
                 return Assembled(0, None, values=_empty(desc))
+            if matcher is not None and desc.physical_type != 6:
+                raise UnsupportedFeatureError("byte matching needs a BYTE_ARRAY column")
             if selection is None or selection.row_count == num_rows:
-                return self._read_full(desc, md, num_rows, c, where)
-            return self._read_selected(row_group, desc, md, num_rows, selection, c, where)
+                return self._read_full(desc, md, num_rows, c, where, matcher)
+            return self._read_selected(row_group, desc, md, num_rows, selection, c, where, matcher)
         except FileError as e:
             raise e.at(file=self.path, **where) from None
         except LazyScanError:
@@ -627,6 +632,8 @@ class ParquetFile:
         sel: np.ndarray | None,
         dictionary: Values | None,
         c: ReadCounters,
+        matcher: BytesMatcher | None = None,
+        dict_mask: np.ndarray | None = None,
     ) -> PageValues:
         body_end = body_start + header.compressed_page_size
         if body_end > len(buf):
@@ -673,13 +680,14 @@ class ParquetFile:
             encoding = h2.encoding
             t0 = time.perf_counter()
         dict_size = len(dictionary) if dictionary is not None else None
-        page = decode_data_page(vbuf, vpos, vend, encoding, desc, n, defs, sel, dict_size)
+        page = decode_data_page(vbuf, vpos, vend, encoding, desc, n, defs, sel, dict_size, matcher, dict_mask)
         c.decode_seconds += time.perf_counter() - t0
         c.values_decoded += len(page.values)
         return page
 
     def _read_full(
-        self, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters, where: dict[str, Any]
+        self, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters, where: dict[str, Any],
+        matcher: BytesMatcher | None = None,
     ) -> Assembled:
         start, total = self._chunk_range(md)
         if start + total > self.source.size:
@@ -688,6 +696,7 @@ class ParquetFile:
         pos = 0
         end = len(buf)
         dictionary = None
+        dict_mask = None
         pages: list[PageValues] = []
         rows = 0
         index = 0
@@ -699,8 +708,9 @@ class ParquetFile:
                     if pages or dictionary is not None:
                         raise CorruptFileError("dictionary page after data pages")
                     dictionary = self._decode_dictionary(buf, pos, end, desc, md, c, where)
+                    dict_mask = _match_dictionary(matcher, dictionary)
                 elif header.type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
-                    page = self._decode_page(header, buf, body_start, desc, md, None, dictionary, c)
+                    page = self._decode_page(header, buf, body_start, desc, md, None, dictionary, c, matcher, dict_mask)
                     rows += page.num_rows
                     pages.append(page)
                     c.pages_fetched += 1
@@ -723,6 +733,7 @@ class ParquetFile:
         selection: RowRanges,
         c: ReadCounters,
         where: dict[str, Any],
+        matcher: BytesMatcher | None = None,
     ) -> Assembled:
         layout = self.page_layout(row_group, desc.index)
         threshold = self.options.materialization_threshold
@@ -736,12 +747,14 @@ class ParquetFile:
             ranges.insert(0, layout.dictionary)
         views = self._fetch(ranges, c)
         dictionary = None
+        dict_mask = None
         if layout.dictionary is not None:
             dview = np.frombuffer(views[0], dtype=np.uint8)
             try:
                 dictionary = self._decode_dictionary(dview, 0, len(dview), desc, md, c, where)
             except FileError as e:
                 raise e.at(page=0) from None
+            dict_mask = _match_dictionary(matcher, dictionary)
             views = views[1:]
         pages: list[PageValues] = []
         page_base = 1 if layout.dictionary is not None else 0
@@ -756,7 +769,7 @@ class ParquetFile:
                     raise CorruptFileError("page index points at a page that is not a data page")
                 if header.header_size + header.compressed_page_size > len(buf):
                     raise CorruptFileError("page extends past its recorded size")
-                page = self._decode_page(header, buf, header.header_size, desc, md, sel, dictionary, c)
+                page = self._decode_page(header, buf, header.header_size, desc, md, sel, dictionary, c, matcher, dict_mask)
                 if sel is None and page.num_rows != info.num_rows:
                     raise CorruptFileError(f"page holds {page.num_rows} rows, the page index says {info.num_rows}")
                 if sel is not None and header.num_values != info.num_rows:
@@ -830,6 +843,15 @@ def _old_parquet_mr(created_by: str | None) -> bool:
     except ValueError:
         return True
     return version < (1, 2, 9)
+
+
+def _match_dictionary(matcher: BytesMatcher | None, dictionary: Values | None) -> np.ndarray | None:
+    if matcher is None or dictionary is None:
+        return None
+    from lazyscan.parquet.decode import ByteArrays
+
+    assert isinstance(dictionary, ByteArrays)
+    return matcher.match(dictionary.offsets, dictionary.data)
 
 
 def _page_rows(header: PageHeader) -> int:

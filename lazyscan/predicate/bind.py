@@ -108,6 +108,7 @@ class ColumnKind:
     spark_decimal: bool = False  # uint64 is DECIMAL(20, 0) in Spark
     float_bits: int = 0
     fixed_width: int | None = None
+    decimal_type: tuple[int, int] = (0, 0)  # Spark's DecimalType.forType: (precision, scale)
 
 
 _UNITS_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -121,13 +122,21 @@ def column_kind(arrow_type: pa.DataType) -> ColumnKind | None:
     if pa.types.is_integer(t):
         bits = t.bit_width
         if pa.types.is_signed_integer(t):
-            return ColumnKind("int", -(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-        return ColumnKind("int", 0, 2**bits - 1, spark_decimal=bits == 64)
+            lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+            spark_digits = {8: 3, 16: 5, 32: 10, 64: 20}[bits]  # TINYINT..BIGINT
+        else:  # Spark reads uint8/16/32 as SMALLINT/INT/BIGINT, uint64 as DECIMAL(20, 0)
+            lo, hi = 0, 2**bits - 1
+            spark_digits = {8: 5, 16: 10, 32: 20, 64: 20}[bits]
+        return ColumnKind(
+            "int", lo, hi, spark_decimal=bits == 64 and lo == 0, decimal_type=(spark_digits, 0)
+        )
     if pa.types.is_floating(t):
         return ColumnKind("float", float_bits={16: 11, 32: 24, 64: 53}[t.bit_width])
     if pa.types.is_decimal(t):
         limit = 10**t.precision - 1
-        return ColumnKind("decimal", -limit, limit, Fraction(10**t.scale))
+        return ColumnKind(
+            "decimal", -limit, limit, Fraction(10**t.scale), decimal_type=(t.precision, t.scale)
+        )
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return ColumnKind("string")
     if pa.types.is_fixed_size_binary(t):
@@ -159,15 +168,17 @@ def column_kind(arrow_type: pa.DataType) -> ColumnKind | None:
 # ---------------------------------------------------------------------------------------------
 # literal values in the column's domain
 
-_EXACT, _DOUBLE, _BYTES, _BOOL = "exact", "double", "bytes", "bool"
+_EXACT, _ROUNDED, _DOUBLE, _BYTES, _BOOL = "exact", "rounded", "double", "bytes", "bool"
 
 
 @dataclass(frozen=True)
 class _DomainValue:
     """A literal in the domain its comparison with the column happens in.
 
-    exact: ``Fraction`` in storage units; double: ``float`` (Spark compares in DOUBLE);
-    bytes: ``bytes``; bool: ``bool``.
+    exact: ``Fraction`` in storage units; rounded: ``(R, k)``, Spark compares the column
+    rounded half-up to ``k`` fewer decimal digits with the integer ``R`` (a decimal comparison
+    whose common type lost scale); double: ``float`` (Spark compares in DOUBLE); bytes:
+    ``bytes``; bool: ``bool``.
     """
 
     domain: str
@@ -189,6 +200,52 @@ def _cast_error(ref: BoundRef, lit: Literal, err: PredicateError) -> PredicateEr
     )
 
 
+def _literal_decimal_type(lit: Literal, minimal: bool) -> tuple[int, int]:
+    """Spark's DecimalType of an integer or decimal literal.
+
+    In a binary comparison an integer literal gets the precision it needs (Spark's
+    ``literalPickMinimumPrecision``); in an IN list it keeps INT / BIGINT precision.
+    """
+    if lit.kind == "decimal":
+        return casts.decimal_precision(lit.value)
+    digits = len(str(abs(lit.value)))
+    if minimal:
+        return (digits, 0)
+    if -(2**31) <= lit.value < 2**31:
+        return (10, 0)
+    if casts.INT64_MIN <= lit.value <= casts.INT64_MAX:
+        return (20, 0)
+    return (digits, 0)
+
+
+def _wider_decimal(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """Spark 4's ``widerDecimalType`` (bounded preferring integral digits, SPARK-45905)."""
+    scale = max(a[1], b[1])
+    integral = max(a[0] - a[1], b[0] - b[1])
+    precision = integral + scale
+    if precision <= casts.MAX_DECIMAL_PRECISION:
+        return (precision, scale)
+    return (casts.MAX_DECIMAL_PRECISION, max(0, scale - (precision - casts.MAX_DECIMAL_PRECISION)))
+
+
+def _common_scale(kind: ColumnKind, literals: list[Literal], minimal: bool) -> int | None:
+    """Scale of the decimal type Spark compares in, or None when no decimal is involved."""
+    exact = [v for v in literals if v.kind in ("integer", "decimal")]
+    if not exact or (kind.family == "int" and all(v.kind == "integer" for v in exact)):
+        return None
+    common = kind.decimal_type
+    for v in exact:
+        common = _wider_decimal(common, _literal_decimal_type(v, minimal))
+    return common[1]
+
+
+def _round_half_up_div(u: int, divisor: int) -> int:
+    q, r = divmod(abs(u), divisor)
+    if 2 * r >= divisor:
+        q += 1
+    return q if u >= 0 else -q
+
+
 def _as_double(lit: Literal) -> float:
     if lit.kind in ("float", "double"):
         return float(lit.value)
@@ -199,13 +256,30 @@ def _as_double(lit: Literal) -> float:
     raise TypeError(lit.kind)
 
 
-def _coerce(ref: BoundRef, kind: ColumnKind, lit: Literal, *, force_double: bool) -> _DomainValue:
-    """The literal in the domain where Spark compares it with this column."""
+def _coerce(
+    ref: BoundRef,
+    kind: ColumnKind,
+    lit: Literal,
+    *,
+    force_double: bool,
+    scale: int | None = None,
+) -> _DomainValue:
+    """The literal in the domain where Spark compares it with this column.
+
+    ``scale``: the scale of Spark's common decimal type (see :func:`_common_scale`).
+    """
     k, v, fam = lit.kind, lit.value, kind.family
     try:
         if fam in ("int", "decimal"):
             if k in ("integer", "decimal") and not force_double:
-                return _DomainValue(_EXACT, Fraction(v) * kind.units)
+                column_scale = kind.decimal_type[1]
+                if scale is None or (k == "integer" and scale >= column_scale):
+                    return _DomainValue(_EXACT, Fraction(v) * kind.units)
+                rounded = casts.round_decimal(decimal.Decimal(v), scale)
+                if scale >= column_scale:
+                    return _DomainValue(_EXACT, Fraction(rounded) * kind.units)
+                target = int(rounded.scaleb(scale, context=decimal.Context(prec=100)))
+                return _DomainValue(_ROUNDED, (target, column_scale - scale))
             if k in ("integer", "decimal", "float", "double"):
                 return _DomainValue(_DOUBLE, _as_double(lit))
             if k == "string":
@@ -268,13 +342,80 @@ def _coerce(ref: BoundRef, kind: ColumnKind, lit: Literal, *, force_double: bool
     raise _mismatch(ref, lit)  # pragma: no cover
 
 
-def _needs_double(kind: ColumnKind, lit: Literal) -> bool:
-    """Whether this literal alone makes Spark compare an integer/decimal column as DOUBLE."""
-    if kind.family not in ("int", "decimal"):
-        return False
-    if lit.kind in ("float", "double"):
-        return True
-    return lit.kind == "string" and (kind.family == "decimal" or kind.spark_decimal)
+# Spark types for IN-list coercion: ("integral", digits) | ("decimal", p, s) | ("float",) |
+# ("double",) | ("string",) | ("date",) | ("timestamp",) | ("timestamp_ntz",) | (other,)
+SparkType = tuple[Any, ...]
+
+
+def _column_spark_type(kind: ColumnKind, ref: BoundRef) -> SparkType:
+    if kind.family == "int":
+        if kind.spark_decimal:
+            return ("decimal", *kind.decimal_type)
+        return ("integral", kind.decimal_type[0])
+    if kind.family == "decimal":
+        return ("decimal", *kind.decimal_type)
+    if kind.family == "float":
+        return ("double",) if kind.float_bits == 53 else ("float",)
+    if kind.family == "timestamp":
+        return ("timestamp",) if value_type(ref.type).tz is not None else ("timestamp_ntz",)
+    return (kind.family,)
+
+
+def _literal_spark_type(lit: Literal) -> SparkType:
+    if lit.kind == "integer":
+        p, _ = _literal_decimal_type(lit, minimal=False)
+        return ("integral", p) if p <= 20 else ("decimal", p, 0)
+    if lit.kind == "decimal":
+        return ("decimal", *casts.decimal_precision(lit.value))
+    return ({"boolean": "bool"}.get(lit.kind, lit.kind),)
+
+
+_DATETIME_RANK = {"date": 0, "timestamp_ntz": 1, "timestamp": 2}
+
+
+def _wider_type(a: SparkType, b: SparkType) -> SparkType | None:
+    """Spark 4's (ANSI) wider common type of two types, as used to coerce IN lists."""
+    if a == b:
+        return a
+    if b[0] == "string":
+        a, b = b, a
+    if a[0] == "string":
+        if b[0] == "decimal" or b[0] == "float":
+            return ("double",)
+        return b  # the string is cast to the other type
+    numeric = ("integral", "decimal", "float", "double")
+    if a[0] in numeric and b[0] in numeric:
+        if "double" in (a[0], b[0]) or "float" in (a[0], b[0]):
+            both_float = {a[0], b[0]} == {"float"}
+            return ("float",) if both_float else ("double",)
+        if a[0] == b[0] == "integral":
+            return ("integral", max(a[1], b[1]))
+        da = a[1:] if a[0] == "decimal" else (a[1], 0)
+        db = b[1:] if b[0] == "decimal" else (b[1], 0)
+        return ("decimal", *_wider_decimal(da, db))
+    if a[0] in _DATETIME_RANK and b[0] in _DATETIME_RANK:
+        return a if _DATETIME_RANK[a[0]] >= _DATETIME_RANK[b[0]] else b
+    return None
+
+
+def _in_common_type(kind: ColumnKind, ref: BoundRef, values: list[Literal]) -> SparkType | None:
+    """The type Spark casts an IN list and its column to (folded left to right), or None."""
+    common: SparkType | None = _column_spark_type(kind, ref)
+    for v in values:
+        if common is None:
+            return None
+        common = _wider_type(common, _literal_spark_type(v))
+    return common
+
+
+_STRING_CAST_TARGET = {
+    "integral": ("bigint", ()),
+    "double": ("double", ()),
+    "float": ("double", ()),
+    "date": ("date", ()),
+    "timestamp": ("timestamp", ()),
+    "timestamp_ntz": ("timestamp_ntz", ()),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,6 +493,12 @@ def _int_thresholds(kind: ColumnKind, dv: _DomainValue) -> _Thresholds:
         r: Fraction = dv.value
         fl, ce = math.floor(r), math.ceil(r)
         ge, gt, le, lt = ce, fl + 1, fl, ce - 1
+    elif dv.domain == _ROUNDED:
+        target, shift = dv.value
+        divisor_r = 10**shift
+        ge = _first_true(lo, hi, lambda u: _round_half_up_div(u, divisor_r) >= target)
+        gt = _first_true(lo, hi, lambda u: _round_half_up_div(u, divisor_r) > target)
+        le, lt = gt - 1, ge - 1
     else:
         d: float = dv.value
         dkey = _float_key(d)
@@ -384,14 +531,14 @@ def _float_neighbours(d: float, r: Any, up: Any, down: Any) -> _Thresholds:
     ceil = r if float(r) >= d else np.nextafter(r, up)
     if float(ceil) > d:
         gt: Any = float(ceil)
-    elif np.isinf(ceil):
+    elif ceil == up:
         gt = math.nan  # above +inf there is only NaN
     else:
         gt = float(np.nextafter(ceil, up))
     if float(floor) < d:
         lt: Any = float(floor)
-    elif np.isinf(floor):
-        lt = None
+    elif floor == down:
+        lt = None  # nothing is below -inf
     else:
         lt = float(np.nextafter(floor, down))
     return _Thresholds(float(ceil), gt, float(floor), lt)
@@ -631,7 +778,8 @@ class _Binder:
         if e.value.is_null:
             return BoundIsNull(ref) if e.op == "<=>" else BoundConstant(None)
         kind = self._kind(ref, f"comparison {e}")
-        dv = _coerce(ref, kind, e.value, force_double=False)
+        scale = _common_scale(kind, [e.value], minimal=True)
+        dv = _coerce(ref, kind, e.value, force_double=False, scale=scale)
         if dv.domain in (_BYTES, _BOOL):
             if (
                 kind.fixed_width is not None
@@ -665,11 +813,21 @@ class _Binder:
         if not values:
             return BoundConstant(None)
         kind = self._kind(ref, f"IN list {e}")
-        force_double = any(_needs_double(kind, v) for v in values)
+        common = _in_common_type(kind, ref, values)
+        force_double = kind.family in ("int", "decimal") and common in (("double",), ("float",))
+        scale = common[2] if common is not None and common[0] == "decimal" else None
+        if common is not None and any(v.kind == "string" for v in values):
+            # Spark casts the strings of the list to the common type, not to the column's
+            if common[0] == "decimal":
+                target: tuple[str, tuple[int, ...]] | None = ("decimal", common[1:])
+            else:
+                target = _STRING_CAST_TARGET.get(common[0])
+            if target is not None:
+                values = [self._cast_string(ref, v, *target) for v in values]
         singles: dict[Any, Any] = {}  # key -> storage value
         ranges: list[BoundExpr] = []
         for v in values:
-            dv = _coerce(ref, kind, v, force_double=force_double)
+            dv = _coerce(ref, kind, v, force_double=force_double, scale=scale)
             if dv.domain in (_BYTES, _BOOL):
                 if kind.fixed_width is not None and len(dv.value) != kind.fixed_width:
                     continue
@@ -704,6 +862,15 @@ class _Binder:
             for t in terms[1:]:
                 node = BoundOr(node, t)
         return negate(node) if e.negated else node
+
+    @staticmethod
+    def _cast_string(ref: BoundRef, lit: Literal, target: str, params: tuple[int, ...]) -> Literal:
+        if lit.kind != "string":
+            return lit
+        try:
+            return casts.cast_literal(lit, target, params)
+        except casts.CastError as e:
+            raise _cast_error(ref, lit, e) from e
 
     def like(self, e: Like) -> BoundExpr:
         ref = self.resolve(e.column)

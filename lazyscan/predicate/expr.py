@@ -610,9 +610,12 @@ def _render(e: Expr, parent: str) -> str:
     if isinstance(e, Not):
         return f"NOT ({_render(e.child, 'NOT')})"
     if isinstance(e, (And, Or)):
+        # the left spine is flattened (a AND b AND c parses left-deep), a right operand of the
+        # same kind keeps its parentheses, so the text parses back to the same tree
         word = "AND" if isinstance(e, And) else "OR"
-        parts = [_render(c, word) for c in _flatten(e, type(e))]
-        text = f" {word} ".join(parts)
+        left = _render(e.left, word)
+        right = _render(e.right, word + "-right")
+        text = f"{left} {word} {right}"
         return f"({text})" if parent not in ("", word) else text
     raise PredicateError(f"not an expression: {e!r}")
 

@@ -353,7 +353,9 @@ def _convert(node: exp.Expression) -> Expr:
     if isinstance(node, exp.Or):
         return Or(_convert(node.this), _convert(node.expression))
     if isinstance(node, exp.Not):
-        inner = _unwrap(node.this)
+        if isinstance(node.this, exp.Paren):  # NOT (...) stays a NOT node
+            return Not(_convert(node.this))
+        inner = node.this
         if isinstance(inner, exp.In):
             return _in(inner, True)
         if isinstance(inner, (exp.Like, exp.Escape)):

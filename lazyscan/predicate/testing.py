@@ -227,7 +227,7 @@ def _pool_values(name: str, t: pa.DataType) -> list[Any]:
     if pa.types.is_integer(t):
         return _int_pool(t)
     if pa.types.is_floating(t):
-        pool = FLOAT_POOL
+        pool: list[Any] = FLOAT_POOL
         if pa.types.is_float16(t):
             return [float(np.float16(v)) for v in pool if abs(v) <= 65504 or not math.isfinite(v)]
         return pool
@@ -310,12 +310,11 @@ def _same_kind_literals(t: pa.DataType, pool: Sequence[Any]) -> list[Literal]:
         ]
     if pa.types.is_decimal(t):
         step = decimal.Decimal(1).scaleb(-t.scale)
-        for v in pool:
-            out += [
-                Literal(v, "decimal"),
-                Literal(v + step, "decimal"),
-                Literal(v - step, "decimal"),
-            ]
+        with decimal.localcontext(decimal.Context(prec=80)):
+            for v in pool:
+                for w in (v, v + step, v - step):
+                    if casts.decimal_precision(w)[0] <= casts.MAX_DECIMAL_PRECISION:
+                        out.append(Literal(w, "decimal"))
         return out
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return [Literal(v, "string") for v in pool] + [Literal("a\x00", "string")]

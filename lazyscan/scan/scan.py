@@ -33,6 +33,7 @@ import pyarrow as pa
 from lazyscan.errors import FileError, LazyScanError, OptionError, PredicateError
 from lazyscan.parquet import ParquetFile, ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet.bloom import BloomFilter, encode_plain, hash_bytes
+from lazyscan.parquet.match import BytesMatcher
 from lazyscan.parquet.metadata import PageType
 from lazyscan.parquet.statistics import ColumnStats
 from lazyscan.predicate import (
@@ -68,6 +69,25 @@ class _Conjunct:
     #: static estimates used before measurements exist
     est_selectivity: float
     est_cost: float
+    #: for ``=`` / ``IN`` on a string or binary column: the values, matched on encoded pages
+    needles: BytesMatcher | None = None
+
+
+def _needles(bound: BoundExpr) -> BytesMatcher | None:
+    if isinstance(bound, BoundCompare) and bound.op in ("=", "<=>"):
+        lits = [bound.literal]
+        ref = bound.column
+    elif isinstance(bound, BoundIn) and not bound.negated:
+        lits = list(bound.literals)
+        ref = bound.column
+    else:
+        return None
+    t = ref.type
+    if not (pa.types.is_string(t) or pa.types.is_binary(t)):
+        return None
+    if not all(isinstance(lit.storage, bytes) for lit in lits):
+        return None
+    return BytesMatcher.of([lit.storage for lit in lits])
 
 
 def _estimate(bound: BoundExpr, schema: pa.Schema) -> tuple[float, float]:
@@ -430,6 +450,8 @@ class _RowGroupScan:
         mask = None
         if i in self.dict_masks:
             mask = self._dictionary_mask(c.columns[0], selection, *self.dict_masks[i])
+        if mask is None and c.needles is not None and self.ctx.flat(c.columns[0]) and c.columns[0] not in self.decoded:
+            mask = self._match_mask(c.columns[0], selection, c.needles)
         if mask is None:
             arrays = {}
             for name in c.columns:
@@ -457,6 +479,18 @@ class _RowGroupScan:
         arr = self._read(name, selection)
         self.decoded[name] = (selection, arr)
         return arr
+
+    def _match_mask(self, name: str, selection: RowRanges, matcher: BytesMatcher) -> np.ndarray:
+        """``=`` / ``IN`` on a byte-array column, evaluated on the encoded pages."""
+        desc = self.ctx.leaf_of[name]
+        chunk = self.pf.read_assembled(self.rg, desc.index, selection, self.counters, matcher=matcher)
+        assert chunk.values is not None
+        hits = np.asarray(chunk.values, dtype=bool)
+        if chunk.valid is None:
+            return hits
+        mask = np.zeros(chunk.num_rows, dtype=bool)
+        mask[chunk.valid] = hits
+        return mask
 
     def _dictionary_mask(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
         if name in self.decoded:
@@ -622,9 +656,9 @@ class Scan:
             for part in split_conjuncts(self.bound):
                 cols = tuple(sorted(referenced_columns(part)))
                 sel, cost = _estimate(part, schema)
-                self.conjuncts.append(
-                    _Conjunct(part, str(part), cols, bool(cols) and all(c in self.partition_columns for c in cols), sel, cost)
-                )
+                partition_only = bool(cols) and all(c in self.partition_columns for c in cols)
+                needles = None if partition_only else _needles(part)
+                self.conjuncts.append(_Conjunct(part, str(part), cols, partition_only, sel, cost, needles))
         self.predicate_columns = sorted({c for cj in self.conjuncts for c in cj.columns})
         self.payload_columns = [c for c in self.output_columns if c not in self.predicate_columns]
         self.needed_columns = list(dict.fromkeys([*self.output_columns, *self.predicate_columns]))

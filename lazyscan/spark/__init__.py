@@ -1,1 +1,115 @@
-"""lazyscan.spark."""
+"""lazyscan.spark: the selective scan inside Spark, as the Python data source ``lazyscan``.
+
+Modules and their roles:
+
+- :mod:`.source` — the data source and its reader (schema, filter pushdown, tasks, reading).
+- :mod:`.types` — Spark's Parquet type mapping, schema merging, batches in Spark's Arrow schema.
+- :mod:`.filters` — Spark's pushed filters as lazyscan predicates.
+- :mod:`.planning` — tasks of byte ranges, as Spark's file sources plan them (no footer reads).
+- :mod:`.options` — option validation and session defaults.
+- :mod:`.profiles` — task profiles back to the driver (accumulator, or a profile folder).
+- :mod:`.choose` — :func:`read`: lazyscan or Spark's own reader, whichever is expected faster.
+
+Usage::
+
+    import lazyscan.spark
+    lazyscan.spark.register(spark)
+    spark.read.format("lazyscan").load(path).where("x = 5").collect()
+    print(lazyscan.spark.last_profile().summary())
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lazyscan.spark.choose import Estimate, estimate, read
+from lazyscan.spark.options import SessionDefaults, parse_size
+from lazyscan.spark.profiles import (
+    ProfileAccumulatorParam,
+    last_profile,
+    profile_scan_ids,
+    read_profile_dir,
+    set_accumulator,
+)
+from lazyscan.spark.source import LazyScanDataSource, LazyScanReader, LazyScanReadError
+
+log = logging.getLogger("lazyscan.spark")
+
+#: the Spark setting without which Spark refuses a Python reader that implements pushFilters
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def _conf(spark: Any, key: str) -> str | None:
+    try:
+        value = spark.conf.get(key, None)
+    except Exception:
+        return None
+    return None if value in (None, "") else str(value)
+
+
+def session_defaults(spark: Any) -> SessionDefaults:
+    """Split settings and time zone of ``spark``, as the data source uses them."""
+    d = SessionDefaults()
+    max_bytes = _conf(spark, "spark.sql.files.maxPartitionBytes")
+    open_cost = _conf(spark, "spark.sql.files.openCostInBytes")
+    min_num = _conf(spark, "spark.sql.files.minPartitionNum")
+    max_num = _conf(spark, "spark.sql.files.maxPartitionNum")
+    if min_num is None:
+        try:
+            min_num = str(spark.sparkContext.defaultParallelism)
+        except Exception:
+            min_num = None
+    return SessionDefaults(
+        max_partition_bytes=parse_size("maxPartitionBytes", max_bytes) if max_bytes else d.max_partition_bytes,
+        open_cost_in_bytes=parse_size("openCostInBytes", open_cost) if open_cost else d.open_cost_in_bytes,
+        min_partition_num=int(min_num) if min_num else d.min_partition_num,
+        max_partition_num=int(max_num) if max_num else None,
+        time_zone=_conf(spark, "spark.sql.session.timeZone") or d.time_zone,
+    )
+
+
+def register(spark: Any) -> type[LazyScanDataSource]:
+    """Register the data source ``lazyscan`` with ``spark`` and enable Python filter pushdown.
+
+    Snapshots ``spark.sql.files.maxPartitionBytes`` / ``openCostInBytes`` / ``minPartitionNum``
+    (default: the default parallelism) / ``maxPartitionNum`` and the session time zone as option
+    defaults, and creates the accumulator behind :func:`last_profile` (classic sessions; Spark
+    Connect has none: use the ``profileDir`` option). Call again after changing those settings.
+    """
+    spark.conf.set(PUSHDOWN_CONF, "true")
+    accumulator = None
+    try:
+        accumulator = spark.sparkContext.accumulator({}, ProfileAccumulatorParam())
+    except Exception as e:
+        log.info("no accumulator for lazyscan profiles (%s); use the profileDir option", e)
+    set_accumulator(accumulator)
+    cls = type(
+        "LazyScanDataSource",
+        (LazyScanDataSource,),
+        {
+            "__module__": LazyScanDataSource.__module__,
+            "__qualname__": "RegisteredLazyScanDataSource",
+            "__doc__": LazyScanDataSource.__doc__,
+            "session_defaults": session_defaults(spark),
+            "profile_accumulator": accumulator,
+        },
+    )
+    spark.dataSource.register(cls)
+    return cls
+
+
+__all__ = [
+    "PUSHDOWN_CONF",
+    "Estimate",
+    "LazyScanDataSource",
+    "LazyScanReadError",
+    "LazyScanReader",
+    "estimate",
+    "last_profile",
+    "profile_scan_ids",
+    "read",
+    "read_profile_dir",
+    "register",
+    "session_defaults",
+]

@@ -1,0 +1,409 @@
+"""The ``lazyscan`` Python data source: Spark plans, lazyscan filters and reads.
+
+Parts and their roles:
+
+- :class:`LazyScanDataSource` (``DataSource``) — created on the driver from the options; lists
+  the files, infers the Spark schema from the footers (merged across files unless
+  ``mergeSchema=false``, hive partition columns appended) and keeps the listing, which Spark
+  pickles with the instance so the reader does not list again.
+- :class:`LazyScanReader` (``DataSourceReader``) — ``pushFilters`` converts Spark's filters into
+  lazyscan predicates and hands back only those lazyscan cannot evaluate exactly;
+  ``partitions`` prunes files by partition values and cuts the rest into Spark-sized tasks of
+  byte ranges (no footer reads); ``read`` runs the selective scan on each range of its task and
+  yields Arrow record batches in the exact Arrow schema Spark expects.
+- :class:`Listing` — the files, the scan's Arrow schema and the Spark schema, picklable.
+
+Usage::
+
+    import lazyscan.spark
+    lazyscan.spark.register(spark)
+    df = spark.read.format("lazyscan").load("/data/lineitem")
+    df.where("l_comment = 'carefully regular'").collect()
+
+Spark 4.1-4.3 give a Python data source no column pruning: the reader produces every column of
+its schema. Give ``.schema("a INT, b STRING")`` with only the needed columns (or use
+:func:`lazyscan.spark.read`, which does that) to read fewer columns.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructField, StructType
+
+from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
+from lazyscan.predicate import (
+    Expr,
+    bind,
+    conjunction,
+    evaluate,
+    parse_predicate,
+    referenced_columns,
+)
+from lazyscan.scan.dataset import FileInfo, discover
+from lazyscan.scan.profile import Profile
+from lazyscan.spark.filters import FilterColumn, convert_filter
+from lazyscan.spark.options import SessionDefaults, SourceSettings
+from lazyscan.spark.planning import ScanTask, plan_tasks
+from lazyscan.spark.profiles import new_scan_id, task_entry, write_task_profile
+from lazyscan.spark.types import (
+    BatchShaper,
+    OutputColumn,
+    file_spark_schema,
+    merge_spark_schemas,
+    partition_spark_type,
+)
+
+log = logging.getLogger("lazyscan.spark")
+
+
+class LazyScanReadError(LazyScanError):
+    """A Spark task could not read its part of a file; the message names file and cause."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Files of a source with the schemas derived from their footers and folder names."""
+
+    files: tuple[FileInfo, ...]
+    partition_schema: pa.Schema
+    file_arrow_schema: pa.Schema
+    file_spark_schema: StructType
+    time_zone: str = "UTC"
+
+    @property
+    def partition_names(self) -> list[str]:
+        return list(self.partition_schema.names)
+
+    @property
+    def scan_schema(self) -> pa.Schema:
+        """Arrow schema the scan binds to: file columns, then partition columns."""
+        parts = set(self.partition_names)
+        fields = [f for f in self.file_arrow_schema if f.name not in parts]
+        return pa.schema(fields + list(self.partition_schema))
+
+    @property
+    def spark_schema(self) -> StructType:
+        """The schema Spark sees: a partition column named like a file column replaces it."""
+        parts = {f.name: f for f in self.partition_schema}
+        fields = []
+        for f in self.file_spark_schema.fields:
+            p = parts.pop(f.name, None)
+            fields.append(f if p is None else StructField(p.name, partition_spark_type(p.type), True))
+        for p in parts.values():
+            fields.append(StructField(p.name, partition_spark_type(p.type), True))
+        return StructType(fields)
+
+
+def _open_paths(settings: SourceSettings) -> tuple[Any, list[str]]:
+    fs: Any = None
+    paths = []
+    for p in settings.paths:
+        this_fs, path = settings.filesystem.open(p)
+        if this_fs is not None:
+            if fs is not None and type(fs) is not type(this_fs):
+                raise SourceError(f"paths on different filesystems cannot be read together: {settings.paths}")
+            fs = this_fs
+        paths.append(path)
+    return fs, paths
+
+
+def _with_time_zone(files: list[FileInfo], schema: pa.Schema, tz: str) -> tuple[list[FileInfo], pa.Schema]:
+    """TIMESTAMP partition values are wall-clock text in the session time zone, as in Spark."""
+    stamps = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.tz is None]
+    if not stamps:
+        return files, schema
+    zone = ZoneInfo(tz)
+    out = []
+    for info in files:
+        values = dict(info.partition_values)
+        for name in stamps:
+            v = values.get(name)
+            if v is not None:
+                values[name] = v.replace(tzinfo=zone)
+        out.append(replace(info, partition_values=values))
+    fields = [pa.field(f.name, pa.timestamp("us", tz=tz)) if f.name in stamps else f for f in schema]
+    return out, pa.schema(fields)
+
+
+def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema]:
+    """The filesystem, the data files and the partition schema of the source."""
+    fs, paths = _open_paths(settings)
+    try:
+        ds = discover(paths if len(paths) > 1 else paths[0], filesystem=fs)
+    except SourceError:
+        raise
+    except LazyScanError as e:
+        raise SourceError(f"cannot list {', '.join(settings.paths)}: {e}") from e
+    except OSError as e:
+        raise SourceError(f"cannot list {', '.join(settings.paths)}: {e}") from e
+    files, pschema = _with_time_zone(list(ds.files), ds.partition_schema, settings.time_zone)
+    return fs, files, pschema
+
+
+def _read_footer(path: str, fs: Any, binary_as_string: bool) -> tuple[str, pa.Schema, StructType]:
+    from lazyscan.parquet import ParquetFile
+
+    try:
+        with ParquetFile(path, fs) as pf:
+            return path, pf.arrow_schema, file_spark_schema(pf, binary_as_string=binary_as_string)
+    except LazyScanError:
+        raise
+    except OSError as e:
+        raise SourceError(f"cannot read the footer of {path!r}: {e}") from e
+
+
+def _merge_arrow(schemas: Sequence[pa.Schema]) -> pa.Schema:
+    fields: dict[str, pa.Field] = {}
+    for s in schemas:
+        for f in s:
+            old = fields.get(f.name)
+            if old is None or pa.types.is_null(old.type):
+                fields[f.name] = f.with_nullable(True)
+    return pa.schema(list(fields.values()))
+
+
+def build_listing(settings: SourceSettings, *, require_files: bool = True) -> Listing:
+    """List the source and read the footers needed for its schema."""
+    fs, files, pschema = list_files(settings)
+    if not files:
+        if require_files:
+            raise SourceError(
+                f"unable to infer a schema for {', '.join(settings.paths)}: no Parquet files "
+                "found; give the schema with .schema(...)"
+            )
+        return Listing((), pschema, pa.schema([]), StructType([]), settings.time_zone)
+    targets = files if settings.merge_schema else files[:1]
+    threads = max(1, min(settings.footer_threads, len(targets)))
+    if threads == 1:
+        footers = [_read_footer(f.path, fs, settings.binary_as_string) for f in targets]
+    else:
+        with ThreadPoolExecutor(threads, thread_name_prefix="lazyscan-footer") as pool:
+            footers = list(
+                pool.map(lambda f: _read_footer(f.path, fs, settings.binary_as_string), targets)
+            )
+    spark_schema = merge_spark_schemas([(p, s) for p, _, s in footers])
+    arrow_schema = _merge_arrow([a for _, a, _ in footers])
+    return Listing(tuple(files), pschema, arrow_schema, spark_schema, settings.time_zone)
+
+
+def _resolve(name: str, candidates: Sequence[str]) -> str | None:
+    if name in candidates:
+        return name
+    low = [c for c in candidates if c.lower() == name.lower()]
+    return low[0] if len(low) == 1 else None
+
+
+def _scan_function() -> Any:
+    import lazyscan
+    import lazyscan.scan as scan_package
+
+    for found in (getattr(scan_package, "scan", None), getattr(lazyscan, "scan", None)):
+        if callable(found):
+            return found
+    from lazyscan.spark import _standin
+
+    return _standin.scan
+
+
+class LazyScanReader(DataSourceReader):
+    """Reads one planned scan; picklable (settings, listing, predicates and plain data only)."""
+
+    def __init__(
+        self,
+        settings: SourceSettings,
+        listing: Listing,
+        schema: StructType,
+        accumulator: Any = None,
+    ) -> None:
+        self.settings = settings
+        self.listing = listing
+        self.schema = schema
+        self.accumulator = accumulator
+        self.scan_id = new_scan_id()
+        self.predicates: list[Expr] = []
+        file_names = [n for n in listing.file_arrow_schema.names if n not in listing.partition_names]
+        outputs = []
+        for f in schema.fields:
+            part = _resolve(f.name, listing.partition_names)
+            if part is not None:
+                outputs.append(OutputColumn(f.name, None, part))
+            else:
+                outputs.append(OutputColumn(f.name, _resolve(f.name, file_names)))
+        self.outputs = tuple(outputs)
+        self.scan_columns = list(dict.fromkeys(o.source for o in outputs if o.source is not None))
+        self.shaper = BatchShaper(schema, outputs)
+        if settings.where:
+            self.predicates.append(self._option_filter(settings.where))
+
+    def _option_filter(self, text: str) -> Expr:
+        try:
+            expr = parse_predicate(text)
+            bind(expr, self.listing.scan_schema)
+        except PredicateError as e:
+            raise OptionError(f"option 'where' cannot be evaluated by lazyscan: {e}") from None
+        return expr
+
+    # ---- planning (driver) ----------------------------------------------------------------
+
+    def _filter_column(self, attribute: tuple[str, ...]) -> FilterColumn | None:
+        name = _resolve(attribute[0], [f.name for f in self.schema.fields])
+        if name is None:
+            return None
+        i = self.schema.fieldNames().index(name)
+        out = self.outputs[i]
+        spark_type = self.schema.fields[i].dataType
+        scan_schema = self.listing.scan_schema
+        target = out.partition or out.source
+        if target is None:
+            return None
+        return FilterColumn(target, spark_type, scan_schema.field(target).type)
+
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
+        """Accept every filter lazyscan evaluates exactly; return the others to Spark."""
+        kept: list[Filter] = []
+        scan_schema = self.listing.scan_schema
+        for f in filters:
+            e = convert_filter(f, self._filter_column)
+            if e is not None:
+                try:
+                    bind(e, scan_schema)
+                except PredicateError as err:
+                    log.debug("filter %r stays in Spark: %s", f, err)
+                    e = None
+            if e is None:
+                kept.append(f)
+            else:
+                self.predicates.append(e)
+        log.info(
+            "lazyscan %s: pushed %d of %d filters: %s",
+            self.scan_id,
+            len(self.predicates),
+            len(filters),
+            " AND ".join(str(p) for p in self.predicates) or "-",
+        )
+        return kept
+
+    @property
+    def where(self) -> Expr | None:
+        if not self.predicates:
+            return None
+        result: Expr = conjunction(self.predicates)
+        return result
+
+    def _prune_files(self) -> list[FileInfo]:
+        files = list(self.listing.files)
+        parts = set(self.listing.partition_names)
+        on_parts = [p for p in self.predicates if referenced_columns(p) and referenced_columns(p) <= parts]
+        if not files or not on_parts:
+            return files
+        pschema = self.listing.partition_schema
+        table = pa.table(
+            {f.name: pa.array([i.partition_values.get(f.name) for i in files], f.type) for f in pschema},
+            schema=pschema,
+        )
+        mask = evaluate(bind(conjunction(on_parts), pschema), table)
+        kept = [f for f, keep in zip(files, mask) if keep]
+        log.info("lazyscan %s: partition pruning kept %d of %d files", self.scan_id, len(kept), len(files))
+        return kept
+
+    def partitions(self) -> list[InputPartition]:
+        """Spark tasks: byte ranges of the files that survive partition pruning."""
+        tasks = plan_tasks(self._prune_files(), self.settings.split_policy)
+        log.info("lazyscan %s: %d tasks over %d files", self.scan_id, len(tasks), len(self.listing.files))
+        return list(tasks)
+
+    # ---- execution (executors) --------------------------------------------------------------
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Scan every byte range of the task and yield batches in Spark's Arrow schema."""
+        if not isinstance(partition, ScanTask):
+            return iter(())
+        return self._read(partition)
+
+    def _read(self, task: ScanTask) -> Iterator[pa.RecordBatch]:
+        profile = Profile()
+        scan = _scan_function()
+        fs = None
+        if task.splits:
+            fs, _ = self.settings.filesystem.open(self.settings.paths[0])
+        where = self.where
+        options = self.settings.scan_kwargs
+        try:
+            for split in task.splits:
+                where_text = f"{split.path!r} (bytes {split.start}-{split.start + split.length} of {split.size})"
+                try:
+                    s = scan(
+                        [split],
+                        columns=self.scan_columns,
+                        where=where,
+                        schema=self.listing.scan_schema,
+                        filesystem=fs,
+                        **options,
+                    )
+                    for batch in s.to_batches():
+                        if batch.num_rows:
+                            yield self.shaper.shape(batch, split.partition_values, split.path)
+                    profile.merge(s.profile)
+                except LazyScanError as e:
+                    raise LazyScanReadError(f"lazyscan cannot read {where_text}: {e}") from e
+                except (OSError, pa.ArrowException, ValueError, TypeError, KeyError, IndexError) as e:
+                    raise LazyScanReadError(
+                        f"lazyscan cannot read {where_text}: {type(e).__name__}: {e}"
+                    ) from e
+        finally:
+            self._report(task, profile)
+
+    def _report(self, task: ScanTask, profile: Profile) -> None:
+        entry = task_entry(", ".join(self.settings.paths), profile)
+        try:
+            if self.accumulator is not None:
+                self.accumulator.add({self.scan_id: entry})
+            if self.settings.profile_dir:
+                write_task_profile(self.settings.profile_dir, self.scan_id, task.index, entry)
+        except Exception as e:  # reporting must never fail a task that read its data
+            log.warning("lazyscan %s: could not report the task profile: %s", self.scan_id, e)
+
+
+class LazyScanDataSource(DataSource):
+    """Spark data source ``lazyscan``: selective Parquet scans with filter pushdown.
+
+    Register it with :func:`lazyscan.spark.register` (which also enables Python filter pushdown
+    and snapshots the session's split settings), then::
+
+        spark.read.format("lazyscan").load(path)                    # file, folder, glob, s3://...
+        spark.read.format("lazyscan").option("batch_size", 8192).load(path)
+        spark.read.format("lazyscan").schema("a INT, b STRING").load(path)   # only a and b
+        spark.sql("CREATE TEMPORARY VIEW t USING lazyscan OPTIONS (path '/data/t')")
+    """
+
+    session_defaults: ClassVar[SessionDefaults] = SessionDefaults()
+    profile_accumulator: ClassVar[Any] = None
+
+    @classmethod
+    def name(cls) -> str:
+        return "lazyscan"
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        self.settings = SourceSettings.from_options(options, self.session_defaults)
+        self._listing: Listing | None = None
+
+    def schema(self) -> StructType:
+        """Spark schema of the files (merged), hive partition columns appended."""
+        if self._listing is None:
+            self._listing = build_listing(self.settings)
+        return self._listing.spark_schema
+
+    def reader(self, schema: StructType) -> LazyScanReader:
+        """A reader producing ``schema`` (the inferred schema or a user schema)."""
+        if self._listing is None:
+            self._listing = build_listing(self.settings, require_files=False)
+        return LazyScanReader(self.settings, self._listing, schema, self.profile_accumulator)
