@@ -20,7 +20,7 @@ java:
 	@bash scripts/ensure-java.sh
 
 demo: $(STAMP) java
-	$(PY) -m lazyscan.cli.main demo --sf $(SF)
+	$(PY) -m benchmarks demo --sf $(SF)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check lazyscan tests benchmarks
@@ -34,7 +34,7 @@ unit: $(STAMP) java
 test: lint typecheck unit
 
 bench: $(STAMP) java
-	$(PY) -m lazyscan.cli.main bench all --sf $(SF)
+	$(PY) -m benchmarks run all --sf $(SF)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
