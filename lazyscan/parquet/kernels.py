@@ -200,6 +200,7 @@ def _sel_end(sel, k, stop):
 
 @_jit
 def _check_range(buf, pos, end):
+    """True when ``pos..end`` is a valid byte range of ``buf``."""
     return 0 <= pos <= end <= buf.shape[0]
 
 
@@ -237,10 +238,7 @@ def _unpack_run(buf, start, end, bit_width, n, out, o):
         out[o : o + n] = 0
         return
     mask = _mask(bit_width)
-    room = end - start - 8
-    n_fast = 0
-    if room >= 0:
-        n_fast = min(n, (8 * room + 7) // bit_width + 1)
+    n_fast = _n_word_reads(start, end, bit_width, n)
     for j in range(n_fast):
         bit = j * bit_width
         w = _load_u64(buf, start + (bit >> 3))
@@ -255,10 +253,10 @@ def _gather_packed(buf, start, end, bit_width, sel, k0, k1, base, out):
 
     The caller checked that the bytes of the last selected value lie before ``end``.
     """
-    mask = _mask(bit_width)
     if bit_width == 0:
         out[k0:k1] = 0
         return
+    mask = _mask(bit_width)
     n_fast = _n_word_reads(start, end, bit_width, sel[k1 - 1] - base + 1)
     k = k0
     while k < k1 and sel[k] - base < n_fast:
@@ -272,6 +270,7 @@ def _gather_packed(buf, start, end, bit_width, sel, k0, k1, base, out):
 
 @_jit
 def _rle_value(buf, pos, byte_width):
+    """The repeated value of an RLE run: ``byte_width`` little-endian bytes at ``pos``."""
     v = np.uint64(0)
     for t in range(byte_width):
         v |= np.uint64(buf[pos + t]) << np.uint64(8 * t)
@@ -761,9 +760,12 @@ def _delta_scan(buf, pos, end, count, sel, selected, out):
 def delta_binary_packed_decode(buf, pos, end, count, out):
     """Decode the first ``count`` values of a ``DELTA_BINARY_PACKED`` stream into ``out`` (int64).
 
-    Arithmetic wraps modulo 2**64. ``count`` may be below the header's total; it may not exceed
-    it (:data:`ERR_TRUNCATED`). Returns the absolute position after the whole encoded stream
-    (all blocks up to the header's total), where DELTA_LENGTH_BYTE_ARRAY data begins.
+    Arithmetic wraps modulo 2**64; for INT32 columns the low 32 bits (``astype(np.int32)``)
+    are the values, as writers wrap at 32 bits. ``count`` may be below the header's total; it
+    may not exceed it (:data:`ERR_TRUNCATED`). Returns the absolute position after the whole
+    encoded stream (all blocks up to the header's total), where DELTA_LENGTH_BYTE_ARRAY data
+    and DELTA_BYTE_ARRAY suffix lengths begin. Per Encodings.md the last block writes only the
+    miniblocks it needs (their bit widths beyond that are ignored), each padded to full size.
     """
     return _delta_scan(buf, pos, end, count, out[:0].view(np.int64), False, out)
 
