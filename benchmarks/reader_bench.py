@@ -119,7 +119,7 @@ def run(path: str, reps: int = 3, columns: list[str] | None = None, seed: int = 
                 t_sel = _median_time(ours, reps)
                 t_full = _median_time(theirs, reps)
                 sels[label] = {
-                    "rows": int(len(picked)),
+                    "rows": len(picked),
                     "lazyscan_s": t_sel,
                     "pyarrow_full_take_s": t_full,
                     "speedup": t_full / t_sel if t_sel else float("inf"),

@@ -122,7 +122,7 @@ def test_dictionary_index_out_of_range(tmp_path: Path) -> None:
 
 
 def test_decompression_bomb_rejected() -> None:
-    with pytest.raises(CorruptFileError, match="impossible ratio|limit"):
+    with pytest.raises(CorruptFileError, match=r"impossible ratio|limit"):
         decompress(Codec.SNAPPY, b"\x00" * 10, 1 << 29)
     with pytest.raises(CorruptFileError, match="limit"):
         decompress(Codec.ZSTD, b"\x00" * 10, 1 << 31, max_page_size=1 << 30)

@@ -97,7 +97,7 @@ def rand_leaf(rng: random.Random) -> str:
     if kind < 0.8:
         return f"{col} IS {'NOT ' if rng.random() < 0.5 else ''}NULL"
     if col in ("s", "u"):
-        return f"{col} LIKE {repr(rng.choice(['al%', '%a', '%et%', 'g_mma%', '', '%', 'uniq-1%']))}"
+        return f"{col} LIKE {rng.choice(['al%', '%a', '%et%', 'g_mma%', '', '%', 'uniq-1%'])!r}"
     return f"{col} = {rand_literal(col, rng)}"
 
 

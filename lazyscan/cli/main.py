@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import pyarrow as pa
 
@@ -61,7 +62,8 @@ def _make_scan(args: argparse.Namespace) -> object:
     import lazyscan
 
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
-    return lazyscan.scan(args.path, columns=columns, where=args.where, threads=args.threads, **_options(args.option))
+    options: dict[str, Any] = _options(args.option)
+    return lazyscan.scan(args.path, columns=columns, where=args.where, threads=args.threads, **options)
 
 
 def _batches_with_progress(scan: object) -> list[pa.RecordBatch]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -140,10 +141,8 @@ class LocalSource(Source):
             self._fd = -1
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}

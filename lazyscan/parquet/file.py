@@ -33,7 +33,6 @@ from lazyscan.parquet import codecs
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled, assemble, to_arrow
 from lazyscan.parquet.counters import ReadCounters
-from lazyscan.parquet.match import BytesMatcher
 from lazyscan.parquet.decode import (
     PageValues,
     Values,
@@ -42,6 +41,7 @@ from lazyscan.parquet.decode import (
     decode_levels_rle,
     decode_levels_v1,
 )
+from lazyscan.parquet.match import BytesMatcher
 from lazyscan.parquet.metadata import (
     ColumnChunk,
     ColumnIndex,
@@ -384,7 +384,7 @@ class ParquetFile:
 
     def page_layout(self, row_group: int, column: int | str) -> ChunkLayout:
         """Where the pages of a column chunk are: OffsetIndex, else a walk over page headers."""
-        desc, chunk, md = self.column_chunk(row_group, column)
+        desc, _chunk, md = self.column_chunk(row_group, column)
         key = (self._footer_key, row_group, desc.index)
         cached = _LAYOUT_CACHE.get(key)
         if cached is not None:
@@ -520,13 +520,13 @@ class ParquetFile:
         page is dictionary encoded the result holds the codes and the dictionary, so predicates
         can be evaluated once per dictionary entry. With a ``matcher`` (byte-array columns) the
         values are a uint8 mask of matches instead, computed on the encoded pages."""
-        desc, chunk, md = self.column_chunk(row_group, column)
+        desc, _chunk, md = self.column_chunk(row_group, column)
         if not desc.flat:
             raise UnsupportedFeatureError("nested columns are read with read_column", file=self.path, column=desc.name)
         num_rows = self.metadata.row_groups[row_group].num_rows
         selection = _as_ranges(rows, num_rows)
         c = counters if counters is not None else self.counters
-        where = {"row_group": row_group, "column": desc.name}
+        where: dict[str, Any] = {"row_group": row_group, "column": desc.name}
         try:
             if md.codec != 0:
                 codecs.check_codec(md.codec)

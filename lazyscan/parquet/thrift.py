@@ -88,7 +88,7 @@ class CompactReader:
         return bytes(self.data[pos : pos + n])
 
     def value(self, ftype: int, depth: int) -> Any:
-        if ftype == I32 or ftype == I64 or ftype == I16:
+        if ftype in (I32, I64, I16):
             return self.zigzag()
         if ftype == BINARY:
             return self.binary()
@@ -101,7 +101,7 @@ class CompactReader:
         if ftype == BYTE:
             b = self._byte()
             return b - 256 if b > 127 else b
-        if ftype == LIST or ftype == SET:
+        if ftype in (LIST, SET):
             return self.list(depth + 1)
         if ftype == DOUBLE:
             if self.end - self.pos < 8:
@@ -124,9 +124,9 @@ class CompactReader:
         # every element takes at least one byte, except booleans packed in the header (none here)
         if size > self.end - self.pos:
             raise ThriftError(f"thrift list of {size} elements exceeds the remaining bytes")
-        if etype == BOOL_TRUE or etype == BOOL_FALSE:
+        if etype in (BOOL_TRUE, BOOL_FALSE):
             return [self._byte() == BOOL_TRUE for _ in range(size)]
-        if etype == I32 or etype == I64 or etype == I16:
+        if etype in (I32, I64, I16):
             zz = self.zigzag
             return [zz() for _ in range(size)]
         value = self.value

@@ -75,8 +75,8 @@ class Profile:
                 self.timings[k] = self.timings.get(k, 0.0) + t
             for pred, stats in other.predicates.items():
                 p = self.predicates.setdefault(pred, {"rows_in": 0, "rows_out": 0, "seconds": 0.0})
-                for k, v in stats.items():
-                    p[k] = p.get(k, 0) + v
+                for k, amount in stats.items():
+                    p[k] = p.get(k, 0) + amount
             for pred, tiers in other.decisions.items():
                 d = self.decisions.setdefault(pred, {})
                 for k, n in tiers.items():

@@ -176,7 +176,7 @@ class _FileContext:
         self.info = task.info
         self.pf = ParquetFile(task.info.path, scan.filesystem, options=scan.reader_options)
         self.partition_values = dict(task.info.partition_values)
-        names = {}
+        names: dict[str, Any] = {}
         for c in self.pf.schema.columns:
             top = self.pf.arrow_schema.field(c.top_level_field).name
             names.setdefault(top, c)
