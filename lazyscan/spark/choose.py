@@ -33,6 +33,7 @@ from pyspark.sql.types import StructType
 
 from lazyscan.errors import LazyScanError
 from lazyscan.predicate import Expr, bind, referenced_columns, to_expr
+from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, FileSplit
 from lazyscan.scan.profile import Profile
 
@@ -179,8 +180,6 @@ class _Plan:
         if self.expr is None:
             return Estimate(False, f"lazyscan cannot evaluate the filter ({self.parse_error})")
         started = time.perf_counter()
-        from lazyscan.spark.source import _scan_function
-
         fs, _ = self.settings.filesystem.open(self.settings.paths[0])
         splits: list[FileSplit] = []
         for info in _sample_files(self.listing.files, sample_files):
@@ -191,7 +190,7 @@ class _Plan:
         scan_schema = self.listing.scan_schema
         parts = set(self.listing.partition_names)
         columns = [c for c in needed if c not in parts and c in scan_schema.names]
-        scan = _scan_function()(
+        sample = scan(
             splits,
             columns=columns,
             where=self.expr,
@@ -199,9 +198,9 @@ class _Plan:
             filesystem=fs,
             **{**self.settings.scan_kwargs, "threads": 0},
         )
-        for _ in scan.to_batches():
+        for _ in sample.to_batches():
             pass
-        p = scan.profile
+        p = sample.profile
         rows = p.counters.get("rows_total", 0)
         returned = p.counters.get("rows_returned", 0)
         total_bytes = p.counters.get("bytes_total", 0)

@@ -10,7 +10,9 @@ Option names are case-insensitive and may be written camelCase or snake_case
   schema inference), ``profileDir``, ``filesystem`` (``auto``, ``pyarrow`` or ``fsspec``) and
   ``fs.<name>`` (keyword arguments of the filesystem, e.g. ``fs.region``,
   ``fs.endpoint_override``), ``where`` (a filter in Spark SQL syntax evaluated inside the scan
-  in addition to the filters Spark pushes; it may contain ``OR``, which Spark never pushes);
+  in addition to the filters Spark pushes; it may contain ``OR``, which Spark never pushes),
+  ``pushFilters`` (``auto``, ``true``, ``false``: whether filters Spark pushes are used, see
+  :mod:`lazyscan.spark.source`);
 - scan options: every field of :class:`lazyscan.scan.ScanOptions` (``batch_size``,
   ``materialization_threshold``, ``late_materialization``, ``adaptive_order``, the ``prune_*``
   switches, ``enabled=false`` for a plain read, ...); ``threads`` defaults to 1 in Spark tasks,
@@ -54,6 +56,7 @@ SOURCE_OPTIONS = (
     "profileDir",
     "filesystem",
     "where",
+    "pushFilters",
 )
 #: scan options whose Spark default differs from lazyscan's
 SPARK_SCAN_DEFAULTS = {"threads": 1}
@@ -189,6 +192,7 @@ class SourceSettings:
     footer_threads: int = 16
     profile_dir: str | None = None
     where: str | None = None
+    push_filters: str = "auto"
     filesystem: FilesystemSpec = field(default_factory=FilesystemSpec)
     scan_options: tuple[tuple[str, Any], ...] = ()
 
@@ -213,7 +217,6 @@ class SourceSettings:
                 continue
             k = _key(raw_name)
             if raw_name.lower() in CATALOG_PROPERTIES or raw_name.lower().startswith("spark.sql."):
-                values.setdefault("_catalog", {})[raw_name.lower()] = value
                 continue
             if k in source:
                 values[source[k]] = value
@@ -254,9 +257,17 @@ class SourceSettings:
             footer_threads=_parse_int("footerThreads", values.get("footerThreads", 16)),
             profile_dir=values.get("profileDir") or None,
             where=values.get("where") or None,
+            push_filters=_push_mode(values.get("pushFilters", "auto")),
             filesystem=FilesystemSpec(kind, tuple(sorted(fs_options.items()))),
             scan_options=tuple(sorted(scan_kwargs.items())),
         )
+
+
+def _push_mode(value: Any) -> str:
+    text = str(value).strip().lower()
+    if text == "auto":
+        return text
+    return "true" if _parse_bool("pushFilters", value) else "false"
 
 
 def _paths(values: dict[str, Any]) -> tuple[str, ...]:
@@ -273,5 +284,7 @@ def _paths(values: dict[str, Any]) -> tuple[str, ...]:
     if values.get("path"):
         out.insert(0, str(values["path"]))
     if not out:
-        raise OptionError(f"the lazyscan data source needs a path: spark.read.format('lazyscan').load(path) {values}")
+        raise OptionError(
+            "the lazyscan data source needs a path: spark.read.format('lazyscan').load(path)"
+        )
     return tuple(dict.fromkeys(out))

@@ -23,6 +23,17 @@ Usage::
 Spark 4.1-4.3 give a Python data source no column pruning: the reader produces every column of
 its schema. Give ``.schema("a INT, b STRING")`` with only the needed columns (or use
 :func:`lazyscan.spark.read`, which does that) to read fewer columns.
+
+Filters Spark pushes are used only where Spark keeps the read plan per scan. Spark 4.1-4.3 keep
+the plan made by the last ``pushFilters`` call on the *data source instance*, shared by every
+scan of one DataFrame or view: a self-join with different filters, or a query without pushable
+filters after one with them, would read with another scan's filters. So with
+``pushFilters=auto`` (the default) pushed filters are used only on a Spark whose reader API has
+``pushLimit`` (the release that scoped read plans to scans); otherwise every filter stays in
+Spark, and a filter for lazyscan goes in the ``where`` option, which belongs to the DataFrame and
+is therefore right for every scan of it (:func:`lazyscan.spark.read` does this).
+``pushFilters=true`` forces pushdown: safe when each DataFrame loaded with it is scanned once per
+query and not reused with other filters.
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ from lazyscan.predicate import (
     parse_predicate,
     referenced_columns,
 )
+from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, discover
 from lazyscan.scan.profile import Profile
 from lazyscan.spark.filters import FilterColumn, convert_filter
@@ -194,23 +206,27 @@ def build_listing(settings: SourceSettings, *, require_files: bool = True) -> Li
     return Listing(tuple(files), pschema, arrow_schema, spark_schema, settings.time_zone)
 
 
+def scan_scoped_read_plans() -> bool:
+    """Whether this Spark keeps the read plan of a Python data source per scan.
+
+    The release that added ``DataSourceReader.pushLimit`` also moved the plan made during
+    pushdown from the shared data source instance into the scan.
+    """
+    return hasattr(DataSourceReader, "pushLimit")
+
+
+def pushdown_enabled(mode: str) -> bool:
+    """Resolve the ``pushFilters`` option (``auto``, ``true``, ``false``)."""
+    if mode == "auto":
+        return scan_scoped_read_plans()
+    return mode == "true"
+
+
 def _resolve(name: str, candidates: Sequence[str]) -> str | None:
     if name in candidates:
         return name
     low = [c for c in candidates if c.lower() == name.lower()]
     return low[0] if len(low) == 1 else None
-
-
-def _scan_function() -> Any:
-    import lazyscan
-    import lazyscan.scan as scan_package
-
-    for found in (getattr(scan_package, "scan", None), getattr(lazyscan, "scan", None)):
-        if callable(found):
-            return found
-    from lazyscan.spark import _standin
-
-    return _standin.scan
 
 
 class LazyScanReader(DataSourceReader):
@@ -268,6 +284,15 @@ class LazyScanReader(DataSourceReader):
 
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Accept every filter lazyscan evaluates exactly; return the others to Spark."""
+        if not pushdown_enabled(self.settings.push_filters):
+            log.info(
+                "lazyscan %s: %d filters stay in Spark (pushFilters=%s; this Spark shares one "
+                "read plan between scans of a DataFrame)",
+                self.scan_id,
+                len(filters),
+                self.settings.push_filters,
+            )
+            return list(filters)
         kept: list[Filter] = []
         scan_schema = self.listing.scan_schema
         for f in filters:
@@ -330,7 +355,6 @@ class LazyScanReader(DataSourceReader):
 
     def _read(self, task: ScanTask) -> Iterator[pa.RecordBatch]:
         profile = Profile()
-        scan = _scan_function()
         fs = None
         if task.splits:
             fs, _ = self.settings.filesystem.open(self.settings.paths[0])
