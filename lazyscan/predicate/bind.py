@@ -364,7 +364,8 @@ def _column_spark_type(kind: ColumnKind, ref: BoundRef) -> SparkType:
 def _literal_spark_type(lit: Literal) -> SparkType:
     if lit.kind == "integer":
         p, _ = _literal_decimal_type(lit, minimal=False)
-        return ("integral", p) if p <= 20 else ("decimal", p, 0)
+        in_bigint = casts.INT64_MIN <= lit.value <= casts.INT64_MAX
+        return ("integral", p) if in_bigint else ("decimal", p, 0)
     if lit.kind == "decimal":
         return ("decimal", *casts.decimal_precision(lit.value))
     return ({"boolean": "bool"}.get(lit.kind, lit.kind),)
