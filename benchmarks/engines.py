@@ -637,12 +637,26 @@ class QueryResult:
         }
 
 
-def measure(engine: Engine, query: Query, reps: int = 3) -> Measurement:
-    """Warm-up run, then `reps` timed runs; the median is the result."""
+MEASURE_BUDGET_S = 20.0
+"""Time for the timed runs of one measurement: fewer repetitions when the warm-up is slow."""
+
+
+def measure(
+    engine: Engine, query: Query, reps: int = 3, budget_s: float | None = MEASURE_BUDGET_S
+) -> Measurement:
+    """Warm-up run, then up to `reps` timed runs; the median is the result.
+
+    When the warm-up shows that `reps` runs would exceed `budget_s`, fewer runs are made (at
+    least one); `times` shows how many.
+    """
     m = Measurement(engine=engine.name, label=engine.label, status="ok")
     try:
         rows, m.warmup = engine.run(query)
-        for _ in range(max(1, reps)):
+        runs = max(1, reps)
+        if budget_s is not None and m.warmup > 0 and m.warmup * runs > budget_s:
+            runs = max(1, min(runs, int(budget_s // m.warmup)))
+            m.notes.append(f"{runs} of {reps} repetitions (slow warm-up: {m.warmup:.1f} s)")
+        for _ in range(runs):
             r, seconds = engine.run(query)
             m.times.append(seconds)
             if r != rows:
@@ -682,6 +696,18 @@ def check_agreement(result: QueryResult) -> None:
         result.verdict = f"all {len(ok)} engines returned {expected} rows"
 
 
+def summary_line(result: QueryResult) -> str:
+    """One line per query: rows and each engine's median seconds."""
+    parts = []
+    for m in result.measurements:
+        if m.ok and m.seconds is not None:
+            parts.append(f"{m.label} {m.seconds:.3f}s" + (" [red]⚠[/]" if m.mismatch else ""))
+        elif m.status.startswith("error"):
+            parts.append(f"{m.label} [red]error[/]")
+    rows = next((m.rows for m in result.measurements if m.ok), None)
+    return f"{result.query.name} ({'?' if rows is None else f'{rows:,}'} rows): " + " · ".join(parts)
+
+
 def run_queries(
     engines: Sequence[Engine],
     queries: Sequence[Query],
@@ -689,6 +715,7 @@ def run_queries(
     *,
     progress: Any = None,
     title: str = "queries",
+    budget_s: float | None = MEASURE_BUDGET_S,
 ) -> list[QueryResult]:
     """Every query on every engine (query by query), with progress and agreement checks."""
     results: list[QueryResult] = []
@@ -701,10 +728,11 @@ def run_queries(
             for e in engines:
                 done += 1
                 prog.update(task, description=f"{title} [{done}/{total}]: {q.name} · {e.label}")
-                ms.append(measure(e, q, reps))
+                ms.append(measure(e, q, reps, budget_s))
                 prog.advance(task)
             res = QueryResult(q, ms)
             check_agreement(res)
+            console.print(f"  {title}: {summary_line(res)}", highlight=False)
             if not res.agree:
                 console.print(f"[bold red]{q.name}: {res.verdict}[/]")
             results.append(res)

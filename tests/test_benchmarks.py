@@ -287,3 +287,29 @@ def test_pyarrow_engine_reads_view_typed_files(tmp_path: Path) -> None:
     (engine,) = make_engines(["pyarrow"])
     rows, _ = engine.run(Query("v", (str(path),), ("n",), "s = 'a'"))
     assert rows == int(pc.sum(pc.equal(t["s"].cast(pa.string()), "a")).as_py())
+
+
+class _Slow(Engine):
+    name = "slow"
+    label = "Slow"
+
+    def _run(self, query: Query) -> tuple[int, float]:
+        return 1, 5.0
+
+
+def test_measure_cuts_repetitions_to_the_budget() -> None:
+    q = Query("q", ("x.parquet",))
+    m = measure(_Slow(), q, reps=5, budget_s=12.0)
+    assert m.ok and len(m.times) == 2 and m.seconds == 5.0
+    assert any("2 of 5 repetitions" in n for n in m.notes)
+    assert len(measure(_Slow(), q, reps=5, budget_s=None).times) == 5
+
+
+def test_key_range_is_centred_and_exact() -> None:
+    from benchmarks.scenarios import key_range
+
+    assert key_range(10, 1) == "key >= 4 AND key < 5"
+    assert key_range(10, 10) == "key >= 0 AND key < 10"
+    table = pa.table({"key": list(range(1_000))})
+    expr, _ = sql_to_arrow(key_range(1_000, 37))
+    assert table.filter(expr).num_rows == 37
