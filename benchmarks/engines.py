@@ -104,7 +104,7 @@ def sql_to_arrow(where: str) -> tuple[pc.Expression, set[str]]:
 
     columns: set[str] = set()
 
-    def lit(node: exp.Expression) -> Any:
+    def lit(node: Any) -> Any:
         if isinstance(node, exp.Paren):
             return lit(node.this)
         if isinstance(node, exp.Literal):
@@ -125,7 +125,7 @@ def sql_to_arrow(where: str) -> tuple[pc.Expression, set[str]]:
             return dt.date.fromisoformat(lit(node.this))
         raise ValueError(f"unsupported literal in predicate: {node.sql()}")
 
-    def conv(node: exp.Expression) -> Any:
+    def conv(node: Any) -> Any:
         if isinstance(node, exp.Paren):
             return conv(node.this)
         if isinstance(node, exp.Column):
