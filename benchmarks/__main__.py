@@ -64,13 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--data", type=Path, default=None)
 
     head = sub.add_parser("headline", help="print the README headline table")
-    head.add_argument("--json", type=Path, default=None, help="run document (default: latest)")
-    head.add_argument("--reports", type=Path, default=None)
-
     readme = sub.add_parser("readme", help="splice the headline table into README.md")
     readme.add_argument("--readme", type=Path, default=None)
-    readme.add_argument("--json", type=Path, default=None)
-    readme.add_argument("--reports", type=Path, default=None)
+    for p in (head, readme):
+        p.add_argument("--json", type=Path, default=None, help="run document (default: latest)")
+        p.add_argument("--sf", type=float, default=1, help="scale factor of the latest run to use")
+        p.add_argument("--reports", type=Path, default=None)
     return parser
 
 
@@ -126,7 +125,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "seconds": round(elapsed, 1),
         },
     )
-    paths = write_report(doc, args.reports, prefix="bench-quick" if args.quick else "bench")
+    paths = write_report(doc, args.reports, prefix=_prefix(args, names))
     summary = Table(title=f"benchmark run: {elapsed:.0f} s", title_justify="left")
     for col in ("scenario", "status", "queries", "row-count mismatches", "seconds"):
         summary.add_column(col)
@@ -149,6 +148,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if any(not q.agree for r in results for q in r.queries) else 0
 
 
+def _prefix(args: argparse.Namespace, names: Sequence[str]) -> str:
+    """Report name: `bench` for a full run, else with scenario, scale factor and `quick`."""
+    parts = ["bench"]
+    if list(names) != list(SCENARIOS):
+        parts += list(names)
+    if args.sf is not None:
+        parts.append(f"sf{args.sf:g}")
+    if args.quick:
+        parts.append("quick")
+    return "-".join(parts)
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     from benchmarks.data import describe_layout, ensure_tpch, pick_query_value
 
@@ -166,9 +177,9 @@ def _document(args: argparse.Namespace) -> tuple[Path, dict]:
 
     if args.json is not None:
         return args.json, json.loads(args.json.read_text())
-    found = latest_document(args.reports)
+    found = latest_document(args.reports, sf=args.sf)
     if found is None:
-        raise SystemExit("no report with a seed result under reports/; run the demo first")
+        raise SystemExit(f"no SF{args.sf:g} seed result under reports/; run the demo first")
     return found
 
 

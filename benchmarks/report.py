@@ -414,8 +414,13 @@ def plot_scenario(scenario: dict[str, Any], path: Path) -> bool:
 # --------------------------------------------------------------------------- headline
 
 
-def latest_document(reports_dir: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
-    """The newest JSON document under `reports_dir` with a seed result that measured something."""
+def latest_document(
+    reports_dir: Path | None = None, sf: float | None = 1
+) -> tuple[Path, dict[str, Any]] | None:
+    """The newest JSON document under `reports_dir` with a measured seed result.
+
+    Only documents of scale factor `sf` (any when None) from runs without `--quick`.
+    """
     reports_dir = reports_dir or REPORTS_DIR
     candidates = []
     for p in reports_dir.glob("*.json"):
@@ -427,6 +432,10 @@ def latest_document(reports_dir: Path | None = None) -> tuple[Path, dict[str, An
         if not seed or not any(
             m["status"] == "ok" for q in seed.get("queries", []) for m in q["measurements"]
         ):
+            continue
+        if doc.get("args", {}).get("quick"):
+            continue
+        if sf is not None and float(seed.get("params", {}).get("sf", -1)) != float(sf):
             continue
         candidates.append((str(doc.get("date", "")), p.stat().st_mtime, p, doc))
     if not candidates:

@@ -55,7 +55,7 @@ class Sizes:
 FULL = Sizes()
 QUICK = Sizes(
     seed_sf=0.01,
-    selectivity_rows=60_000,
+    selectivity_rows=40_000,
     width_rows=20_000,
     encoding_rows=40_000,
     skipping_rows=40_000,
