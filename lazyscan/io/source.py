@@ -167,7 +167,8 @@ class ArrowSource(Source):
         self.stats = IOStats()
 
     def _read(self, offset: int, length: int) -> bytes:
-        return self._file.read_at(length, offset).to_pybytes()
+        data = self._file.read_at(length, offset)
+        return data if isinstance(data, bytes) else data.to_pybytes()
 
     def close(self) -> None:
         self._file.close()

@@ -153,10 +153,16 @@ def decode_column_index(
     usable = stats_usable(desc, False, type_defined_order)
     bytes_like = _is_bytes_like(desc)
     out = []
+    counts_valid = index.null_counts is not None and all(c >= 0 for c in index.null_counts)
     for i, rows in enumerate(page_rows):
-        nulls = index.null_counts[i] if index.null_counts is not None else None
+        nulls = index.null_counts[i] if counts_valid and index.null_counts is not None else None
         if index.null_pages[i]:
-            out.append(ColumnStats(None, None, rows, rows))
+            # trusted only when the page's null count confirms it (some writers emit null_pages
+            # for pages without statistics)
+            if nulls == rows:
+                out.append(ColumnStats(None, None, rows, rows))
+            else:
+                out.append(ColumnStats(None, None, None, rows))
             continue
         lo = hi = None
         if usable:
