@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from benchmarks.engines import DEMO_ENGINES, ENGINES, close_engines, make_engines
+from benchmarks.engines import ALL_ENGINES, DEMO_ENGINES, ENGINES, close_engines, make_engines
 from benchmarks.scenarios import FULL, QUICK, SCENARIOS, RunContext, run_scenario
 from benchmarks.ui import console, make_progress
 
@@ -29,9 +29,9 @@ DEFAULT_REPS = {"seed": 5}
 
 def _engine_list(text: str | None, no_spark: bool, default: Sequence[str]) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()] if text else list(default)
-    unknown = [n for n in names if n not in ENGINES]
+    unknown = [n for n in names if n not in ALL_ENGINES]
     if unknown:
-        raise SystemExit(f"unknown engines {unknown}; choose from {', '.join(ENGINES)}")
+        raise SystemExit(f"unknown engines {unknown}; choose from {', '.join(ALL_ENGINES)}")
     if no_spark:
         names = [n for n in names if not n.startswith("spark")]
     return names
@@ -40,7 +40,9 @@ def _engine_list(text: str | None, no_spark: bool, default: Sequence[str]) -> li
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sf", type=float, default=None, help="TPC-H scale factor (default 1)")
     p.add_argument("--reps", type=int, default=None, help="timed repetitions after a warm-up")
-    p.add_argument("--engines", default=None, help=f"comma-separated, from: {', '.join(ENGINES)}")
+    p.add_argument(
+        "--engines", default=None, help=f"comma-separated, from: {', '.join(ALL_ENGINES)}"
+    )
     p.add_argument("--no-spark", action="store_true", help="leave out the Spark engines")
     p.add_argument("--reports", type=Path, default=None, help="report folder (default reports/)")
     p.add_argument("--data", type=Path, default=None, help="data folder (default data/)")
