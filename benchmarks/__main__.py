@@ -155,7 +155,7 @@ def _prefix(args: argparse.Namespace, names: Sequence[str]) -> str:
     parts = ["bench"]
     if list(names) != list(SCENARIOS):
         parts += list(names)
-    if args.sf is not None:
+    if args.sf is not None and args.sf != FULL.seed_sf:
         parts.append(f"sf{args.sf:g}")
     if args.quick:
         parts.append("quick")
