@@ -817,7 +817,8 @@ class _Binder:
         common = _in_common_type(kind, ref, values)
         force_double = kind.family in ("int", "decimal") and common in (("double",), ("float",))
         scale = common[2] if common is not None and common[0] == "decimal" else None
-        if common is not None and any(v.kind == "string" for v in values):
+        string_column = kind.family in ("string", "binary")
+        if common is not None and not string_column and any(v.kind == "string" for v in values):
             # Spark casts the strings of the list to the common type, not to the column's
             if common[0] == "decimal":
                 target: tuple[str, tuple[int, ...]] | None = ("decimal", common[1:])

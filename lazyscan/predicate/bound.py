@@ -75,7 +75,7 @@ class BoundRef:
         return render_column(self.name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BoundLiteral:
     """A literal coerced to its column's type.
 
@@ -90,6 +90,15 @@ class BoundLiteral:
     @property
     def is_nan(self) -> bool:
         return isinstance(self.storage, float) and math.isnan(self.storage)
+
+    def _key(self) -> Any:
+        return ("nan",) if self.is_nan else (type(self.storage).__name__, self.storage)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BoundLiteral) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 class BoundExpr:
@@ -215,7 +224,7 @@ def render_bound_literal(ref: BoundRef, lit: BoundLiteral) -> str:
         r = repr(float(v))
         return r if "e" in r else r + "D"
     if pa.types.is_decimal(t):
-        text = format(decimal.Decimal(v).scaleb(-t.scale), "f")
+        text = format(decimal.Decimal(v).scaleb(-t.scale, decimal.Context(prec=100)), "f")
         return text if "." in text else text + "BD"
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return render_string(v.decode("utf-8", "replace"))
@@ -261,7 +270,7 @@ def _render(e: BoundExpr, parent: str) -> str:
     if isinstance(e, BoundConstant):
         return "NULL" if e.value is None else ("TRUE" if e.value else "FALSE")
     if isinstance(e, BoundNot):
-        return f"NOT ({_render(e.child, 'NOT')})"
+        return f"NOT ({_render(e.child, '')})"
     if isinstance(e, (BoundAnd, BoundOr)):
         word = _PRECEDENCE_WORD[type(e)]
         parts: list[str] = []

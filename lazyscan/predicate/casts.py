@@ -357,10 +357,16 @@ def nearest_float(value: Fraction | int, bits: int = 53) -> float:
         return approx
     with np.errstate(over="ignore"):
         center = dtype(approx)
+        neighbours = (
+            np.nextafter(center, dtype(-np.inf)),
+            center,
+            np.nextafter(center, dtype(np.inf)),
+        )
     max_finite = Fraction(float(info.max))
-    beyond = max_finite + Fraction(2) ** (int(info.maxexp) - bits)  # value that rounds to inf
+    # infinity competes as max + ulp(max): values from max + ulp/2 up round to it (IEEE)
+    beyond = max_finite + Fraction(2) ** (int(info.maxexp) - bits)
     candidates = []
-    for c in (np.nextafter(center, dtype(-np.inf)), center, np.nextafter(center, dtype(np.inf))):
+    for c in neighbours:
         if np.isinf(c):
             candidates.append((beyond * (1 if c > 0 else -1), float(c)))
         else:
@@ -387,7 +393,7 @@ def round_decimal(value: decimal.Decimal | Fraction | int, scale: int) -> decima
         if 2 * rem >= q.denominator:
             n += 1
         n = -n if q < 0 else n
-        return decimal.Decimal(n).scaleb(-scale)
+        return decimal.Decimal(n).scaleb(-scale, decimal.Context(prec=200))
     ctx = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
     return decimal.Decimal(value).quantize(decimal.Decimal(1).scaleb(-scale), context=ctx)
 

@@ -498,7 +498,6 @@ _RESERVED = frozenset(
         "TRUE",
         "WHEN",
         "WHERE",
-        "X",
         "DIV",
         "MOD",
         "UNKNOWN",
@@ -608,7 +607,7 @@ def _render(e: Expr, parent: str) -> str:
     if isinstance(e, Constant):
         return "NULL" if e.value is None else ("TRUE" if e.value else "FALSE")
     if isinstance(e, Not):
-        return f"NOT ({_render(e.child, 'NOT')})"
+        return f"NOT ({_render(e.child, '')})"
     if isinstance(e, (And, Or)):
         # the left spine is flattened (a AND b AND c parses left-deep), a right operand of the
         # same kind keeps its parentheses, so the text parses back to the same tree

@@ -210,28 +210,36 @@ def _null_outcome(node: BoundExpr) -> int:
     return N
 
 
-def _leaf(node: BoundExpr, ref: BoundRef, s: ColumnStats | None) -> int:
-    if s is None:
-        return ALL
+# A row of a column falls in one of three parts: NULL, NaN (floating point only), or a value
+# in [min, max]. Outcomes are computed per part; a subtree over a single column is evaluated
+# part by part, so ``x = 7 AND x IS NULL`` is known to be never TRUE (no row is in both).
+_PARTS = ("null", "nan", "values")
+
+
+def _leaf_part(node: BoundExpr, ref: BoundRef, s: ColumnStats, part: str) -> int:
+    """Outcomes of a leaf over the rows of one part (0 when the part has no rows)."""
     rows, nulls = s.num_values, s.null_count
     if rows == 0:
         return 0
+    if part == "null":
+        return _null_outcome(node) if nulls is None or nulls > 0 else 0
     non_null = rows - nulls if rows is not None and nulls is not None else None
-    out = _null_outcome(node) if nulls is None or nulls > 0 else 0
     if non_null is not None and non_null <= 0:
-        return out
-    if isinstance(node, BoundIsNull):
-        return out | (T if node.negated else F)
-    if isinstance(node, BoundNonNullConstant):
-        return out | (T if node.value else F)
+        return 0
     floating = pa.types.is_floating(ref.value_type)
-    if floating and (s.nan_count is None or s.nan_count > 0):
-        out |= _point(node, math.nan)
+    if part == "nan":
+        if not floating or s.nan_count == 0:
+            return 0
+        constant = _constant_on_values(node)
+        return constant if constant is not None else _point(node, math.nan)
     only_nan = (
         floating and s.nan_count is not None and non_null is not None and s.nan_count >= non_null
     )
     if only_nan:
-        return out
+        return 0
+    constant = _constant_on_values(node)
+    if constant is not None:
+        return constant
     lo: Any = s.min
     hi: Any = s.max
     usable = lo is not None and hi is not None
@@ -242,25 +250,65 @@ def _leaf(node: BoundExpr, ref: BoundRef, s: ColumnStats | None) -> int:
             usable = _key(lo) <= _key(hi)
         except TypeError:
             usable = False
-    return out | (_range(node, lo, hi) if usable else _unknown(node))
+    return _range(node, lo, hi) if usable else _unknown(node)
 
 
-def _outcomes(node: BoundExpr, stats: Mapping[str, ColumnStats]) -> int:
+def _constant_on_values(node: BoundExpr) -> int | None:
+    """The outcome of a leaf on every non-NULL value, when it does not depend on the value."""
+    if isinstance(node, BoundIsNull):
+        return T if node.negated else F
+    if isinstance(node, BoundNonNullConstant):
+        return T if node.value else F
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _columns(node: BoundExpr) -> frozenset[str]:
+    if isinstance(node, (BoundAnd, BoundOr)):
+        return _columns(node.left) | _columns(node.right)
+    if isinstance(node, BoundNot):
+        return _columns(node.child)
+    ref = getattr(node, "column", None)
+    return frozenset([ref.name]) if isinstance(ref, BoundRef) else frozenset()
+
+
+def _single_column(node: BoundExpr) -> str | None:
+    """The one column a subtree reads, or None (no column or several)."""
+    columns = _columns(node)
+    return next(iter(columns)) if len(columns) == 1 else None
+
+
+def _outcomes(node: BoundExpr, stats: Mapping[str, ColumnStats], part: str | None = None) -> int:
+    if part is None and isinstance(node, (BoundAnd, BoundOr, BoundNot)):
+        column = _single_column(node)
+        if column is not None and stats.get(column) is not None:
+            out = 0
+            for p in _PARTS:
+                out |= _outcomes(node, stats, p)
+            return out
     if isinstance(node, BoundAnd):
-        left = _outcomes(node.left, stats)
+        left = _outcomes(node.left, stats, part)
         if not left:
             return 0
-        return _AND[left][_outcomes(node.right, stats)]
+        return _AND[left][_outcomes(node.right, stats, part)]
     if isinstance(node, BoundOr):
-        return _OR[_outcomes(node.left, stats)][_outcomes(node.right, stats)]
+        return _OR[_outcomes(node.left, stats, part)][_outcomes(node.right, stats, part)]
     if isinstance(node, BoundNot):
-        return _not(_outcomes(node.child, stats))
+        return _not(_outcomes(node.child, stats, part))
     if isinstance(node, BoundConstant):
         return N if node.value is None else (T if node.value else F)
     ref = getattr(node, "column", None)
     if not isinstance(ref, BoundRef):
         raise TypeError(f"not a bound expression: {node!r}")
-    return _leaf(node, ref, stats.get(ref.name))
+    s = stats.get(ref.name)
+    if s is None:
+        return ALL
+    if part is not None:
+        return _leaf_part(node, ref, s, part)
+    out = 0
+    for p in _PARTS:
+        out |= _leaf_part(node, ref, s, p)
+    return out
 
 
 def _answer(outcomes: int) -> Answer:

@@ -101,6 +101,21 @@ def _unsupported(node: exp.Expression, what: str | None = None) -> PredicateErro
     return PredicateError(f"unsupported {label}: {_sql(node)}")
 
 
+def _describe(node: exp.Expression) -> str:
+    """What kind of construct an unsupported operand is, for error messages."""
+    if isinstance(node, (exp.Func, exp.Anonymous)) and not isinstance(
+        node, (exp.Cast, exp.TryCast)
+    ):
+        return "function call"
+    if isinstance(node, (exp.Subquery, exp.Select)):
+        return "subquery"
+    if isinstance(node, exp.Interval):
+        return "interval"
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.Neg)):
+        return "arithmetic"
+    return "expression"
+
+
 def _unwrap(node: exp.Expression) -> exp.Expression:
     while isinstance(node, exp.Paren):
         node = node.this
@@ -143,7 +158,9 @@ def _number(text: str) -> Literal:
 def _negate_literal(lit: Literal, node: exp.Expression) -> Literal:
     if lit.kind == "null":
         return lit
-    if lit.kind in ("integer", "decimal", "float", "double"):
+    if lit.kind == "decimal":
+        return Literal(lit.value.copy_negate(), "decimal")  # exact (unary minus rounds)
+    if lit.kind in ("integer", "float", "double"):
         return Literal(-lit.value, lit.kind)
     raise _unsupported(node, "negation of a non-numeric literal")
 
@@ -221,11 +238,12 @@ def _compare(node: exp.Expression, op: str) -> Expr:
         llit, rlit = _literal(left), _literal(right)
         if llit is not None and rlit is not None:
             return _fold(op, llit, rlit, node)
-        bad = right if llit is not None else left
-        raise _unsupported(bad, "expression in comparison (only columns and literals)")
+        bad = _unwrap(right if llit is not None else left)
+        raise _unsupported(bad, f"{_describe(bad)} in comparison (only a column and a literal)")
     lit = _literal(right)
     if lit is None:
-        raise _unsupported(_unwrap(right), "expression in comparison (only columns and literals)")
+        bad = _unwrap(right)
+        raise _unsupported(bad, f"{_describe(bad)} in comparison (only a column and a literal)")
     return Compare(lcol, cast(CompareOp, op), lit)
 
 

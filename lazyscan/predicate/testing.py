@@ -515,7 +515,8 @@ def _storage_values(arr: pa.Array) -> list[Any]:
     t = arr.type
     arr = arr.drop_null()
     if pa.types.is_decimal(t):
-        return [int(v.scaleb(t.scale)) for v in arr.to_pylist()]
+        ctx = decimal.Context(prec=100)
+        return [int(v.scaleb(t.scale, ctx)) for v in arr.to_pylist()]
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return [v.encode("utf-8") for v in arr.to_pylist()]
     if pa.types.is_date32(t) or (pa.types.is_time(t) and t.bit_width == 32):
