@@ -373,7 +373,12 @@ def plot_scenario(scenario: dict[str, Any], path: Path) -> bool:
     ]
     if not groups or not engines:
         return False
-    n = len(groups)
+    penalty = {
+        e["label"]: e["penalty"]
+        for e in scenario.get("derived", {}).get("penalty", {}).values()
+        if "penalty" in e
+    }
+    n = len(groups) + (1 if penalty else 0)
     fig, axes = plt.subplots(1, n, figsize=(max(6.0, 5.5 * n), 4.2), squeeze=False)
     colors = plt.get_cmap("tab10")
     for ax, (group, qs) in zip(axes[0], groups.items()):
@@ -398,11 +403,23 @@ def plot_scenario(scenario: dict[str, Any], path: Path) -> bool:
             ax.set_xticklabels([_x_label(x) for x in xs], rotation=20, ha="right", fontsize=8)
         if chart.get("ylog"):
             ax.set_yscale("log")
-        ax.set_title(group or scenario["title"], fontsize=10)
+        if group and group != scenario["name"]:
+            ax.set_title(group, fontsize=10)
         ax.set_xlabel(chart.get("xlabel", ""))
         ax.set_ylabel(chart.get("ylabel", "seconds (median)"))
         ax.grid(True, alpha=0.3)
     axes[0][0].legend(fontsize=7)
+    if penalty:
+        ax = axes[0][-1]
+        labels = list(penalty)
+        color_of = {lab: colors(i % 10) for i, (_, lab) in enumerate(engines)}
+        bar_colors = [color_of.get(k, "grey") for k in labels]
+        ax.bar(range(len(labels)), [penalty[k] for k in labels], color=bar_colors)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=20, ha="right", fontsize=8)
+        ax.set_title("select-* penalty Q-A / Q-B", fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
     fig.suptitle(scenario["title"], fontsize=11)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
