@@ -263,7 +263,9 @@ def test_builder_nodes() -> None:
     assert ((x == 1) | True) == Or(x == 1, TRUE)
     assert x.startswith("50%_off\\") == Like(Ref("x"), "50\\%\\_off\\\\%")
     assert x.endswith("a") == Like(Ref("x"), "%a")
-    assert x.contains("_") == Like(Ref("x"), "%\\_%")
+    assert x.contains("_") == Like(Ref("x"), "%\\_%") == Like.contains("x", "_")
+    assert Like.startswith(Ref("x"), "a%") == x.startswith("a%")
+    assert Like.endswith("x", "\\") == Like(Ref("x"), "%\\\\")
     assert (x == None) == Compare(Ref("x"), "=", Literal(None, "null"))  # noqa: E711
 
 

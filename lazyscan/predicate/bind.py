@@ -828,6 +828,13 @@ class _Binder:
                 values = [self._cast_string(ref, v, *target) for v in values]
         singles: dict[Any, Any] = {}  # key -> storage value
         ranges: list[BoundExpr] = []
+        if kind.family == "int" and all(v.kind == "integer" for v in values):
+            # fast path for long lists of integers (join keys): exact, no rounding
+            singles = {v.value: v.value for v in values if kind.lo <= v.value <= kind.hi}
+            values = []
+        elif kind.family == "string" and all(v.kind == "string" for v in values):
+            singles = {b: b for b in (v.value.encode("utf-8") for v in values)}
+            values = []
         for v in values:
             dv = _coerce(ref, kind, v, force_double=force_double, scale=scale)
             if dv.domain in (_BYTES, _BOOL):

@@ -26,6 +26,7 @@ columns use Spark's total order: NaN equals NaN and is larger than every other v
 from __future__ import annotations
 
 import decimal
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -35,6 +36,13 @@ import pyarrow as pa
 
 from lazyscan.predicate import casts
 from lazyscan.predicate.expr import CompareOp, render_column, render_string
+
+
+def spark_key(value: Any) -> Any:
+    """Sort key of a storage value in Spark's order: NaN above every other float."""
+    if isinstance(value, float):
+        return (1, 0.0) if math.isnan(value) else (0, value)
+    return value
 
 
 def value_type(arrow_type: pa.DataType) -> pa.DataType:
@@ -125,12 +133,38 @@ class BoundCompare(BoundExpr):
 @dataclass(frozen=True)
 class BoundIn(BoundExpr):
     """``column [NOT] IN (literals[, NULL])``: literals are distinct and non-NULL; ``has_null``
-    records a NULL in the list (a non-matching value then gives NULL, not FALSE)."""
+    records a NULL in the list (a non-matching value then gives NULL, not FALSE).
+
+    Lists can be long (join keys): :attr:`sort_keys` and :attr:`value_set` are computed once
+    per node, so pruning and evaluation never hash the whole list per row group or batch.
+    """
 
     column: BoundRef
     literals: tuple[BoundLiteral, ...]
     has_null: bool = False
     negated: bool = False
+
+    @functools.cached_property
+    def sort_keys(self) -> tuple[list[Any], frozenset[Any]]:
+        """Storage values as sort keys (NaN above every float), sorted, and as a set."""
+        keys = sorted(spark_key(lit.storage) for lit in self.literals)
+        return keys, frozenset(keys)
+
+    @functools.cached_property
+    def value_set(self) -> pa.Array:
+        """The literals as an Arrow array of the evaluation type (both zeros for 0.0, as Arrow
+        hashes -0.0 and 0.0 apart and Spark treats them as equal)."""
+        et = evaluation_type(self.column.type)
+        values = pa.array([lit.scalar for lit in self.literals], type=et)
+        if self.column.is_floating and any(lit.storage == 0 for lit in self.literals):
+            values = pa.concat_arrays([values, pa.array([0.0, -0.0], type=et)])
+        return values
+
+    def __getstate__(self) -> dict[str, Any]:  # caches are not pickled
+        return {k: v for k, v in self.__dict__.items() if k not in ("sort_keys", "value_set")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ fixed-size binary columns compared as binary (both exact).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -92,18 +91,8 @@ def _compare(node: BoundCompare, arr: pa.Array) -> pa.Array:
     return _COMPARE[op](arr, scalar)
 
 
-@functools.lru_cache(maxsize=512)
-def _value_set(node: BoundIn) -> pa.Array:
-    et = evaluation_type(node.column.type)
-    values = pa.array([lit.scalar for lit in node.literals], type=et)
-    if node.column.is_floating and any(lit.storage == 0 for lit in node.literals):
-        # Arrow hashes -0.0 and 0.0 apart; Spark treats them as equal
-        values = pa.concat_arrays([values, pa.array([0.0, -0.0], type=et)])
-    return values
-
-
 def _in(node: BoundIn, arr: pa.Array) -> pa.Array:
-    matched = pc.is_in(arr, value_set=_value_set(node))
+    matched = pc.is_in(arr, value_set=node.value_set)
     result = pc.if_else(pc.is_valid(arr), matched, _NULL_BOOL)
     if node.has_null:
         result = pc.if_else(result, pa.scalar(True), _NULL_BOOL)

@@ -271,6 +271,19 @@ class Like(Expr):
         if len(self.escape) != 1:
             raise PredicateError(f"LIKE escape must be one character, got {self.escape!r}")
 
+    @classmethod
+    def startswith(cls, column: str | Ref, text: str) -> Like:
+        """``column LIKE 'text%'`` with ``%``, ``_`` and the escape in ``text`` escaped."""
+        return cls(_as_ref(column), _escape_like(_text(text)) + "%")
+
+    @classmethod
+    def endswith(cls, column: str | Ref, text: str) -> Like:
+        return cls(_as_ref(column), "%" + _escape_like(_text(text)))
+
+    @classmethod
+    def contains(cls, column: str | Ref, text: str) -> Like:
+        return cls(_as_ref(column), "%" + _escape_like(_text(text)) + "%")
+
 
 @dataclass(frozen=True)
 class And(Expr):
@@ -306,6 +319,10 @@ FALSE = Constant(False)
 
 def _escape_like(text: str, escape: str = "\\") -> str:
     return "".join(escape + c if c in ("%", "_", escape) else c for c in text)
+
+
+def _as_ref(column: str | Ref) -> Ref:
+    return column if isinstance(column, Ref) else Ref(column)
 
 
 class Column:
@@ -398,13 +415,14 @@ class Column:
         return Like(self.ref, pattern, escape)
 
     def startswith(self, prefix: str) -> Like:
-        return Like(self.ref, _escape_like(_text(prefix)) + "%")
+        """``LIKE 'prefix%'`` (wildcards in ``prefix`` match literally)."""
+        return Like.startswith(self.ref, prefix)
 
     def endswith(self, suffix: str) -> Like:
-        return Like(self.ref, "%" + _escape_like(_text(suffix)))
+        return Like.endswith(self.ref, suffix)
 
     def contains(self, infix: str) -> Like:
-        return Like(self.ref, "%" + _escape_like(_text(infix)) + "%")
+        return Like.contains(self.ref, infix)
 
     # a Column is also a boolean predicate (BOOLEAN column)
     def __and__(self, other: object) -> Expr:

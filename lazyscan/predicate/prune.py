@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import bisect
 import enum
-import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -51,6 +50,7 @@ from lazyscan.predicate.bound import (
     BoundNot,
     BoundOr,
     BoundRef,
+    spark_key,
 )
 
 
@@ -100,11 +100,7 @@ def _not(a: int) -> int:
     return (T if a & F else 0) | (F if a & T else 0) | (a & N)
 
 
-def _key(value: Any) -> Any:
-    """Sort key of a storage value in Spark's order (NaN above every float)."""
-    if isinstance(value, float):
-        return (1, 0.0) if math.isnan(value) else (0, value)
-    return value
+_key = spark_key
 
 
 def _cmp_outcomes(op: str, can_lt: bool, can_eq: bool, can_gt: bool) -> int:
@@ -136,12 +132,6 @@ def _like_successor(prefix: bytes) -> bytes | None:
     return stripped[:-1] + bytes([stripped[-1] + 1])
 
 
-@functools.lru_cache(maxsize=512)
-def _in_keys(node: BoundIn) -> tuple[list[Any], set[Any]]:
-    keys = [_key(lit.storage) for lit in node.literals]
-    return keys, set(keys)
-
-
 def _in_outcome(node: BoundIn, matched: bool) -> int:
     out = T if matched else (N if node.has_null else F)
     return _not(out) if node.negated else out
@@ -153,7 +143,7 @@ def _point(node: BoundExpr, value: Any) -> int:
         kv, kl = _key(value), _key(node.literal.storage)
         return _cmp_outcomes(node.op, kv < kl, kv == kl, kv > kl)
     if isinstance(node, BoundIn):
-        return _in_outcome(node, _key(value) in _in_keys(node)[1])
+        return _in_outcome(node, _key(value) in node.sort_keys[1])
     return T | F
 
 
@@ -164,9 +154,7 @@ def _range(node: BoundExpr, lo: Any, hi: Any) -> int:
         kv = _key(node.literal.storage)
         return _cmp_outcomes(node.op, klo < kv, klo <= kv <= khi, khi > kv)
     if isinstance(node, BoundIn):
-        keys, key_set = _in_keys(node)
-        if node.column.is_floating:
-            keys = [k for k in keys if k[0] == 0]
+        keys, key_set = node.sort_keys  # NaN keys sort last, above any [lo, hi]
         i = bisect.bisect_left(keys, klo)
         some_match = i < len(keys) and keys[i] <= khi
         all_match = klo == khi and klo in key_set
@@ -262,7 +250,6 @@ def _constant_on_values(node: BoundExpr) -> int | None:
     return None
 
 
-@functools.lru_cache(maxsize=4096)
 def _columns(node: BoundExpr) -> frozenset[str]:
     if isinstance(node, (BoundAnd, BoundOr)):
         return _columns(node.left) | _columns(node.right)
