@@ -26,8 +26,30 @@ timestamp[unit, tz]    timestamp / timestamp_ntz / date; string (a zone in the s
 time32 / time64        time; string
 =====================  =====================================================================
 
+Decimal comparisons use Spark 4's common decimal type: when it would need more than 38 digits
+its scale is cut (integral digits are kept, SPARK-45905) and both sides are rounded half up,
+so ``dec38_10_col = 0.00000000001`` is ``dec38_10_col = 0``. An IN list is coerced to the common
+type of the column and all its items, folded left to right as Spark does, and its strings are
+cast to that type (``bigint_col IN ('1.5', 2.5)`` compares as DECIMAL, ``date_col IN
+('2020-01-01 10:00', TIMESTAMP '...')`` as TIMESTAMP).
+
 A malformed string (``int_col = 'abc'``) or an impossible comparison (``int_col = DATE
-'2020-01-01'``) raises :class:`PredicateError` naming the column and the literal.
+'2020-01-01'``) raises :class:`PredicateError` naming the column and the literal. Spark raises
+some of these only at run time and only when a row is evaluated (an all-NULL column never
+fails); binding raises them always.
+
+Known, deliberate differences from Spark 4.3 (all verified against it):
+
+- a string column compared with a number, boolean or date is rejected (Spark casts the column
+  and fails at run time on values that do not parse);
+- Spark answers FALSE (TRUE under NOT) instead of NULL when a NULL BIGINT is compared with an
+  integer or decimal literal outside the BIGINT range (``i64 >= 9223372036854775808``; an
+  optimizer rewrite drops the NULL check); binding keeps SQL's NULL, which keeps the same
+  rows except under NOT;
+- ``CAST(lit AS DECIMAL(p, s))`` types the literal by its value's own digits, not (p, s); the
+  result differs only when the common decimal type would exceed 38 digits;
+- time-only timestamp strings ('10:00:00', which Spark reads on the current date) are
+  rejected.
 
 Comparisons are exact: each is reduced to an interval of the column's storage values (for a
 DOUBLE-domain comparison, by binary search with the same correctly rounded conversion Spark

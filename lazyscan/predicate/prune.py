@@ -24,7 +24,10 @@ the outcome set is the union over the values the statistics allow:
   in Spark NaN equals NaN and is above every other value, so ``x > 5`` is possible whenever NaN
   is.
 
-Columns missing from the statistics mapping are unknown (any outcome).
+A subtree that reads a single column is evaluated part by part (NULL rows, NaN rows, other
+values), so correlated leaves are not treated as independent: ``x = 7 AND x IS NULL`` cannot
+match, ``x > 5 OR x IS NULL`` must match a chunk of NULLs. Columns missing from the statistics
+mapping are unknown (any outcome).
 """
 
 from __future__ import annotations

@@ -476,8 +476,10 @@ def random_predicate(
     null_literals: bool = True,
     empty_in: bool = True,
     columns: Sequence[str] | None = None,
+    constants: bool = True,
 ) -> Expr:
-    """A random predicate tree of at most ``depth`` connective levels."""
+    """A random predicate tree of at most ``depth`` connective levels (``constants``: TRUE,
+    FALSE and NULL may appear as leaves)."""
     kw: dict[str, Any] = {
         "cross_kind": cross_kind,
         "null_literals": null_literals,
@@ -486,20 +488,20 @@ def random_predicate(
     }
     r = rng.random()
     if depth <= 0 or r < 0.35:
-        if rng.random() < 0.02:
+        if constants and rng.random() < 0.02:
             return Constant([True, False, None][int(rng.integers(3))])
         return random_leaf(rng, schema, **kw)
     if r < 0.6:
         return And(
-            random_predicate(rng, schema, depth - 1, **kw),
-            random_predicate(rng, schema, depth - 1, **kw),
+            random_predicate(rng, schema, depth - 1, constants=constants, **kw),
+            random_predicate(rng, schema, depth - 1, constants=constants, **kw),
         )
     if r < 0.85:
         return Or(
-            random_predicate(rng, schema, depth - 1, **kw),
-            random_predicate(rng, schema, depth - 1, **kw),
+            random_predicate(rng, schema, depth - 1, constants=constants, **kw),
+            random_predicate(rng, schema, depth - 1, constants=constants, **kw),
         )
-    return Not(random_predicate(rng, schema, depth - 1, **kw))
+    return Not(random_predicate(rng, schema, depth - 1, constants=constants, **kw))
 
 
 # ---------------------------------------------------------------------------------------------
