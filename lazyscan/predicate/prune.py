@@ -36,11 +36,10 @@ import bisect
 import enum
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lazyscan.parquet.statistics import ColumnStats
 from lazyscan.predicate.bound import (
     BoundAnd,
     BoundCompare,
@@ -55,6 +54,9 @@ from lazyscan.predicate.bound import (
     BoundRef,
     spark_key,
 )
+
+if TYPE_CHECKING:  # the physical layer is not needed at run time
+    from lazyscan.parquet.statistics import ColumnStats
 
 
 class Answer(enum.Enum):
