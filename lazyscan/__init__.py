@@ -12,7 +12,6 @@ from lazyscan.errors import (
     SourceError,
     UnsupportedFeatureError,
 )
-
 from lazyscan.parquet import ParquetFile, RowRanges
 from lazyscan.predicate import col, lit, parse_predicate
 from lazyscan.scan import FileSplit, Profile, Scan, ScanOptions, discover
@@ -23,14 +22,14 @@ __version__ = "0.1.0"
 __all__ = [
     "CorruptFileError",
     "FileSplit",
+    "LazyScanError",
+    "OptionError",
     "ParquetFile",
+    "PredicateError",
     "Profile",
     "RowRanges",
     "Scan",
     "ScanOptions",
-    "LazyScanError",
-    "OptionError",
-    "PredicateError",
     "SourceError",
     "UnsupportedFeatureError",
     "__version__",
