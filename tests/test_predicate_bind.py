@@ -527,3 +527,27 @@ def test_builder_and_sql_bind_alike() -> None:
     assert str(bind(col("x").isin([1, 2.5, None]), schema)) == "x IN (1, NULL)"
     assert str(bind(col("x") > Decimal("1.5"), schema)) == "x >= 2"
     assert str(bind(col("x") == lit(np.float32(2.0)), schema)) == "x = 2"
+
+
+def test_view_and_large_types() -> None:
+    values = ["ab", "b", None, "aé"]
+    table = pa.table(
+        {
+            "sv": pa.array(values, pa.string_view()),
+            "ls": pa.array(values, pa.large_string()),
+            "bv": pa.array([None if v is None else v.encode() for v in values], pa.binary_view()),
+            "lb": pa.array([None if v is None else v.encode() for v in values], pa.large_binary()),
+        }
+    )
+    for name in table.column_names:
+        for sql, expected in [
+            (f"{name} = 'ab'", [True, False, None, False]),
+            (f"{name} IN ('ab', 'c')", [True, False, None, False]),
+            (f"{name} LIKE 'a%'", [True, False, None, True]),
+            (f"{name} LIKE '%b'", [True, True, None, False]),
+            (f"{name} < 'b'", [True, False, None, True]),
+        ]:
+            got = evaluate_kleene(bind(parse_predicate(sql), table.schema), table)
+            assert got.to_pylist() == expected, sql
+    got = evaluate_kleene(bind(parse_predicate("sv LIKE 'a_'"), table.schema), table)
+    assert got.to_pylist() == [True, False, None, True]

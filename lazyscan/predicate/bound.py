@@ -53,13 +53,16 @@ def value_type(arrow_type: pa.DataType) -> pa.DataType:
 
 
 def evaluation_type(arrow_type: pa.DataType) -> pa.DataType:
-    """The type values are compared in by ``pyarrow.compute`` (exact widening where Arrow has
-    no kernels: float16 -> float32, fixed_size_binary -> binary)."""
+    """The type values are compared in by ``pyarrow.compute`` (exact conversions where Arrow
+    lacks kernels: float16 -> float32, fixed_size_binary and binary_view -> binary,
+    string_view -> string)."""
     t = value_type(arrow_type)
     if pa.types.is_float16(t):
         return pa.float32()
-    if pa.types.is_fixed_size_binary(t):
+    if pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t):
         return pa.binary()
+    if pa.types.is_string_view(t):
+        return pa.string()
     return t
 
 
