@@ -150,6 +150,7 @@ PARSED = [
     ("x NOT LIKE 'a%'", Like(Ref("x"), "a%", negated=True)),
     ("NOT x LIKE 'a%'", Like(Ref("x"), "a%", negated=True)),
     ("x LIKE 'a!%' ESCAPE '!'", x.like("a!%", escape="!")),
+    ("x LIKE NULL", Constant(None)),
     ("x NOT LIKE 'a!%' ESCAPE '!'", Like(Ref("x"), "a!%", "!", negated=True)),
     ("x = 1 AND y = 2", (x == 1) & (y == 2)),
     ("x = 1 OR y = 2 AND x = 3", (x == 1) | ((y == 2) & (x == 3))),

@@ -335,6 +335,8 @@ HAND_WRITTEN = [
     "NOT NULL",
     "i32 = 5 OR NULL",
     "i32 = 5 AND NULL",
+    "s LIKE NULL",
+    "i32 BETWEEN NULL AND 5",
     "NOT (i32 = 5 AND NULL)",
     "i32 BETWEEN 5 AND 1",
     "i32 NOT BETWEEN 1 AND 5",

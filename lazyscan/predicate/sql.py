@@ -333,6 +333,8 @@ def _like(node: exp.Expression, negated: bool) -> Expr:
     if isinstance(target, (exp.Any, exp.All)):
         raise _unsupported(node, "LIKE ANY/ALL")
     pattern = _literal(target)
+    if pattern is not None and pattern.is_null:
+        return Constant(None)  # x LIKE NULL is NULL
     if pattern is None or pattern.kind != "string":
         raise _unsupported(target, "LIKE pattern (only a string literal)")
     return Like(ref, pattern.value, escape, negated)
