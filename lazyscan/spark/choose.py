@@ -8,10 +8,10 @@ profile:
 - **selectivity**: rows returned / rows in the sampled row groups. Every surviving row crosses
   from Python to the JVM as Arrow; above ``max_selectivity`` (default 0.2) Spark's vectorized
   reader wins.
-- **bytes fraction**: bytes lazyscan read / bytes of those column chunks. Statistics, dictionary
-  and page pruning and late materialization all show up here; lazyscan is chosen when it reads
-  at most ``1 / overhead`` of the bytes (``overhead`` default 2: lazyscan decodes in Python and
-  numba, Spark in the JVM, and Spark prunes row groups by statistics too).
+- **page fraction**: pages lazyscan read / pages of those column chunks. Statistics,
+  dictionary and page-index pruning and late materialization all show up here; lazyscan is
+  chosen when it reads at most ``1 / overhead`` of the pages (``overhead`` default 2: batches
+  cross from Python to the JVM, and Spark prunes row groups by statistics too).
 
 Without a filter there is nothing to skip and Spark's reader is used. Filters lazyscan cannot
 parse also go to Spark's reader. The lazyscan DataFrame reads only the needed columns (a user
@@ -52,7 +52,7 @@ class Estimate:
     use_lazyscan: bool
     reason: str
     selectivity: float | None = None
-    bytes_fraction: float | None = None
+    page_fraction: float | None = None
     rows_sampled: int = 0
     row_groups_sampled: int = 0
     seconds: float = 0.0
@@ -203,25 +203,23 @@ class _Plan:
         p = sample.profile
         rows = p.counters.get("rows_total", 0)
         returned = p.counters.get("rows_returned", 0)
-        total_bytes = p.counters.get("bytes_total", 0)
-        read_bytes = p.counters.get("bytes_read", 0)
+        pages = p.counters.get("pages_total", 0)
         sel = returned / rows if rows else 0.0
-        frac = read_bytes / total_bytes if total_bytes else None
+        frac = p.counters.get("pages_read", 0) / pages if pages else None
         est = Estimate(
             False,
             "",
             selectivity=sel,
-            bytes_fraction=frac,
+            page_fraction=frac,
             rows_sampled=rows,
             row_groups_sampled=len(splits),
             seconds=time.perf_counter() - started,
             profile=p,
         )
-        frac_text = f"{frac:.1%} of the bytes" if frac is not None else "unknown bytes"
+        frac_text = f"{frac:.1%} of the pages" if frac is not None else "an unknown share of the pages"
         facts = f"sample of {len(splits)} row groups: {sel:.2%} of {rows:,} rows survive, lazyscan reads {frac_text}"
         if rows == 0:
-            est.use_lazyscan = True
-            est.reason = f"{facts}; statistics rule out every sampled row group"
+            est.reason = f"{facts}; the sampled row groups are empty"
         elif sel > max_selectivity:
             est.reason = f"{facts}; above {max_selectivity:.0%} survive, Spark's reader is faster"
         elif frac is not None and frac * overhead > 1.0:
