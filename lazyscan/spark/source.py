@@ -66,6 +66,7 @@ from lazyscan.spark.options import SessionDefaults, SourceSettings
 from lazyscan.spark.planning import ScanTask, plan_tasks
 from lazyscan.spark.profiles import new_scan_id, task_entry, write_task_profile
 from lazyscan.spark.types import (
+    ARROW_TIME_ZONE,
     BatchShaper,
     OutputColumn,
     file_spark_schema,
@@ -220,6 +221,34 @@ def pushdown_enabled(mode: str) -> bool:
     if mode == "auto":
         return scan_scoped_read_plans()
     return mode == "true"
+
+
+def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
+    """The listing for a user-given schema: files, partitions, and the first file's footer only.
+
+    The first file gives the spelling of column names (Spark matches them case-insensitively)
+    and their Arrow types, which the scan's pruning tiers compare statistics in; columns not in
+    that file take the Arrow type of their Spark type. Batches are cast to the user's types.
+    """
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    fs, files, pschema = list_files(settings)
+    first = pa.schema([])
+    if files:
+        first = _read_footer(files[0].path, fs, settings.binary_as_string)[1]
+    fields_arrow, fields_spark = [], []
+    for f in schema.fields:
+        if _resolve(f.name, pschema.names) is not None:
+            continue
+        name = _resolve(f.name, first.names)
+        if name is not None:
+            fields_arrow.append(first.field(name).with_nullable(True))
+        else:
+            name = f.name
+            atype = to_arrow_type(f.dataType, timezone=ARROW_TIME_ZONE, prefers_large_types=False)
+            fields_arrow.append(pa.field(name, atype))
+        fields_spark.append(StructField(name, f.dataType, True))
+    return Listing(tuple(files), pschema, pa.schema(fields_arrow), StructType(fields_spark), settings.time_zone)
 
 
 def _resolve(name: str, candidates: Sequence[str]) -> str | None:
@@ -429,5 +458,5 @@ class LazyScanDataSource(DataSource):
     def reader(self, schema: StructType) -> LazyScanReader:
         """A reader producing ``schema`` (the inferred schema or a user schema)."""
         if self._listing is None:
-            self._listing = build_listing(self.settings, require_files=False)
+            self._listing = listing_for_schema(self.settings, schema)
         return LazyScanReader(self.settings, self._listing, schema, self.profile_accumulator)
