@@ -687,7 +687,7 @@ class QueryResult:
         }
 
 
-MEASURE_BUDGET_S = 20.0
+MEASURE_BUDGET_S = 12.0
 """Time for the timed runs of one measurement: fewer repetitions when the warm-up is slow."""
 
 
