@@ -23,6 +23,7 @@ from lazyscan.errors import PredicateError
 from lazyscan.predicate import bind, col, evaluate_kleene, parse_predicate
 from lazyscan.predicate.expr import Compare, Expr, In, to_sql
 from lazyscan.predicate.testing import TABLE_TYPES, random_predicate, random_table
+from tests.spark_support import get_spark
 
 pytestmark = pytest.mark.spark
 
@@ -49,22 +50,13 @@ _SETTINGS = {
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    """A local session (the one already running, if another test module started it), with
-    the settings these tests need; they are restored afterwards."""
+    """The shared local session with the settings these tests need; they are restored
+    afterwards."""
     if shutil.which("java") is None:
         pytest.skip("Spark tests need Java")
-    from pyspark.sql import SparkSession
-
-    session = SparkSession.getActiveSession()
-    if session is None:
-        session = (
-            SparkSession.builder.master("local[1]")
-            .appName("lazyscan-predicate-tests")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .getOrCreate()
-        )
-        session.sparkContext.setLogLevel("OFF")
+    # the shared test session: its Python workers run this interpreter, which the lazyscan
+    # data-source tests in later modules need
+    session = get_spark()
     saved = {key: session.conf.get(key, None) for key in _SETTINGS}
     for key, value in _SETTINGS.items():
         session.conf.set(key, value)
