@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lazyscan.parquet import ParquetFile, ReadCounters, ReaderOptions, RowRanges
+from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
+from lazyscan.parquet.match import BytesMatcher
 from tests.support.compare import assert_same_array
 
 N = 3000
@@ -227,6 +228,41 @@ def test_selective_read_fetches_only_needed_pages(tmp_path: Path) -> None:
     assert c.bytes_fetched == sum(layout.pages[i].size for i in holding)
     # decompressed bytes: exactly the selected pages' bodies
     assert 0 < c.bytes_decompressed < sum(p.size for p in layout.pages) / 5
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_match_pass_keeps_pages_for_the_output_read(tmp_path: Path, version: str, dictionary: bool) -> None:
+    n = 100_000
+    values = [None if i % 11 == 0 else f"v{i % 5003}-{i % 7}" for i in range(n)]
+    path = tmp_path / "match.parquet"
+    pq.write_table(
+        pa.table({"s": pa.array(values)}), path, use_dictionary=dictionary, compression="zstd",
+        data_page_size=8 * 1024, data_page_version=version, write_page_index=True,
+    )
+    pf = ParquetFile(str(path))
+    needle = "v17-3"
+    cache = PageCache()
+    first = ReadCounters()
+    chunk = pf.read_assembled(0, "s", None, first, matcher=BytesMatcher.of([needle.encode()]), cache=cache)
+    assert chunk.valid is not None
+    mask = np.zeros(n, dtype=bool)
+    mask[chunk.valid] = np.asarray(chunk.values, dtype=bool)
+    rows = np.flatnonzero(mask)
+    assert list(rows) == [i for i, v in enumerate(values) if v == needle]
+    layout = pf.page_layout(0, "s")
+    holding = {i for i, p in enumerate(layout.pages) for r in rows if p.first_row <= r < p.first_row + p.num_rows}
+    assert 0 < len(cache) == len(holding) < len(layout.pages)
+    second = ReadCounters()
+    got = pf.read_column(0, "s", rows, counters=second, cache=cache)
+    assert got.to_pylist() == [needle] * len(rows)
+    assert second.pages_fetched == len(holding)
+    assert second.bytes_decompressed == 0
+    # other rows of the same pages come from the cache too; pages without a match are decompressed
+    other = np.array([0, n - 1])
+    third = ReadCounters()
+    assert pf.read_column(0, "s", other, counters=third, cache=cache).to_pylist() == [values[0], values[-1]]
+    assert third.bytes_decompressed > 0
 
 
 def test_header_walk_without_offset_index(tmp_path: Path) -> None:

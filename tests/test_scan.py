@@ -271,6 +271,20 @@ def test_late_materialization_skips_payload_pages(tmp_path: Path) -> None:
     assert s.profile["pages_skipped_lazily"] > 5 * 20
 
 
+def test_string_predicate_column_is_decompressed_once(tmp_path: Path) -> None:
+    n = 60_000
+    words = pa.array([f"comment {i % 4999} {i}" if i % 977 else "needle" for i in range(n)])
+    path = tmp_path / "needle.parquet"
+    pq.write_table(pa.table({"c": words, "k": np.arange(n)}), path, use_dictionary=False, data_page_size=8192)
+    whole = lazyscan.scan(str(path), columns=["c"])
+    whole.to_table()
+    s = lazyscan.scan(str(path), columns=["c"], where="c = 'needle'")
+    out = s.to_table()
+    assert out["c"].to_pylist() == ["needle"] * len([i for i in range(n) if i % 977 == 0])
+    # the output read takes the matching pages from the predicate pass
+    assert s.profile["bytes_decompressed"] == whole.profile["bytes_decompressed"]
+
+
 def test_partitions_columns_and_pruning(tmp_path: Path) -> None:
     for year in (2020, 2021):
         for region in ("eu", "us"):

@@ -14,7 +14,14 @@
 
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.counters import ReadCounters
-from lazyscan.parquet.file import ChunkLayout, PageInfo, ParquetFile, ReaderOptions, clear_caches
+from lazyscan.parquet.file import (
+    ChunkLayout,
+    PageCache,
+    PageInfo,
+    ParquetFile,
+    ReaderOptions,
+    clear_caches,
+)
 from lazyscan.parquet.schema import ColumnDescriptor
 from lazyscan.parquet.selection import RowRanges
 from lazyscan.parquet.statistics import ColumnStats
@@ -24,6 +31,7 @@ __all__ = [
     "ChunkLayout",
     "ColumnDescriptor",
     "ColumnStats",
+    "PageCache",
     "PageInfo",
     "ParquetFile",
     "ReadCounters",

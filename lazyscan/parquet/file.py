@@ -131,6 +131,31 @@ _FOOTER_CACHE = _Cache(256)
 _LAYOUT_CACHE = _Cache(65536)
 
 
+class PageCache:
+    """Decompressed page bodies and decoded dictionaries of one task, keyed by file offset.
+
+    The scan evaluates ``=`` / ``IN`` on a byte-array column's encoded pages and later
+    materializes that column for the surviving rows; pages holding a match are kept here by the
+    first read so the second does not decompress them again. Only pages with a match are
+    stored, so the cache holds at most one page per surviving row and predicate column.
+    """
+
+    def __init__(self) -> None:
+        self.bodies: dict[int, np.ndarray] = {}
+        self.dictionaries: dict[int, Values] = {}
+
+    def __len__(self) -> int:
+        return len(self.bodies)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b.nbytes for b in self.bodies.values())
+
+    def clear(self) -> None:
+        self.bodies.clear()
+        self.dictionaries.clear()
+
+
 def clear_caches() -> None:
     """Forget cached footers and page layouts (tests and benchmarks use this)."""
     _FOOTER_CACHE.clear()
@@ -478,17 +503,19 @@ class ParquetFile:
         column: int | str,
         rows: RowRanges | np.ndarray | Sequence[int] | None = None,
         counters: ReadCounters | None = None,
+        cache: PageCache | None = None,
     ) -> pa.Array:
         """Read a column of a row group: all rows, or the rows selected by ``rows``.
 
         ``rows`` is None, a sorted array of distinct row indices within the row group, or a
-        :class:`RowRanges`. Values equal pyarrow's for the same rows, nulls included.
+        :class:`RowRanges`. Values equal pyarrow's for the same rows, nulls included. Pages
+        found in ``cache`` are not decompressed again.
         """
         desc = self.column(column)
         if not desc.flat:
             num_rows = self.metadata.row_groups[row_group].num_rows
             return self._read_nested(row_group, desc, _as_ranges(rows, num_rows))
-        chunk = self.read_assembled(row_group, column, rows, counters)
+        chunk = self.read_assembled(row_group, column, rows, counters, cache=cache)
         return self.to_arrow(row_group, desc, chunk, counters)
 
     def to_arrow(
@@ -515,11 +542,13 @@ class ParquetFile:
         rows: RowRanges | np.ndarray | Sequence[int] | None = None,
         counters: ReadCounters | None = None,
         matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
     ) -> Assembled:
         """Decode a flat column's selected rows without building the Arrow array: when every
         page is dictionary encoded the result holds the codes and the dictionary, so predicates
         can be evaluated once per dictionary entry. With a ``matcher`` (byte-array columns) the
-        values are a uint8 mask of matches instead, computed on the encoded pages."""
+        values are a uint8 mask of matches instead, computed on the encoded pages; with a
+        ``cache`` too, the pages holding a match are kept there for a later read."""
         desc, _chunk, md = self.column_chunk(row_group, column)
         if not desc.flat:
             raise UnsupportedFeatureError("nested columns are read with read_column", file=self.path, column=desc.name)
@@ -535,8 +564,8 @@ class ParquetFile:
             if matcher is not None and desc.physical_type != 6:
                 raise UnsupportedFeatureError("byte matching needs a BYTE_ARRAY column")
             if selection is None or selection.row_count == num_rows:
-                return self._read_full(desc, md, num_rows, c, where, matcher)
-            return self._read_selected(row_group, desc, md, num_rows, selection, c, where, matcher)
+                return self._read_full(desc, md, num_rows, c, where, matcher, cache)
+            return self._read_selected(row_group, desc, md, num_rows, selection, c, where, matcher, cache)
         except FileError as e:
             raise e.at(file=self.path, **where) from None
         except LazyScanError:
@@ -604,7 +633,19 @@ class ParquetFile:
 
     def _decode_dictionary(
         self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData,
-        c: ReadCounters, where: dict[str, Any],
+        c: ReadCounters, where: dict[str, Any], cache: PageCache | None = None, offset: int = -1,
+    ) -> Values:
+        if cache is not None:
+            hit = cache.dictionaries.get(offset)
+            if hit is not None:
+                return hit
+        values = self._decode_dictionary_page(buf, pos, end, desc, md, c)
+        if cache is not None:
+            cache.dictionaries[offset] = values
+        return values
+
+    def _decode_dictionary_page(
+        self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters
     ) -> Values:
         header = _parse_header(buf, pos, end)
         body_start = pos + header.header_size
@@ -634,8 +675,12 @@ class ParquetFile:
         c: ReadCounters,
         matcher: BytesMatcher | None = None,
         dict_mask: np.ndarray | None = None,
+        cache: PageCache | None = None,
+        offset: int = -1,
     ) -> PageValues:
+        """Decode one data page; ``offset`` (the page's place in the file) keys ``cache``."""
         body_end = body_start + header.compressed_page_size
+        cached = cache.bodies.get(offset) if cache is not None else None
         if body_end > len(buf):
             raise CorruptFileError("page extends past its column chunk")
         max_def = desc.max_definition_level
@@ -644,7 +689,10 @@ class ParquetFile:
             if dph is None:
                 raise CorruptFileError("data page without a data page header")
             n = dph.num_values
-            body = self._decompress(md.codec, buf[body_start:body_end], header.uncompressed_page_size, c)
+            if cached is not None:
+                body = cached
+            else:
+                body = self._decompress(md.codec, buf[body_start:body_end], header.uncompressed_page_size, c)
             t0 = time.perf_counter()
             pos = 0
             defs = None
@@ -670,7 +718,9 @@ class ParquetFile:
             c.decode_seconds += time.perf_counter() - t0
             values_raw = buf[body_start + levels_len : body_end]
             vsize = header.uncompressed_page_size - levels_len
-            if h2.is_compressed and md.codec != 0:
+            if cached is not None:
+                vbuf = cached
+            elif h2.is_compressed and md.codec != 0:
                 vbuf = self._decompress(md.codec, values_raw, vsize, c)
             else:
                 if len(values_raw) != vsize:
@@ -683,11 +733,14 @@ class ParquetFile:
         page = decode_data_page(vbuf, vpos, vend, encoding, desc, n, defs, sel, dict_size, matcher, dict_mask)
         c.decode_seconds += time.perf_counter() - t0
         c.values_decoded += len(page.values)
+        if cache is not None and cached is None and matcher is not None and np.any(page.values):
+            cache.bodies[offset] = body if header.type == PageType.DATA_PAGE else vbuf
         return page
 
     def _read_full(
         self, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters, where: dict[str, Any],
         matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
     ) -> Assembled:
         start, total = self._chunk_range(md)
         if start + total > self.source.size:
@@ -707,10 +760,12 @@ class ParquetFile:
                 if header.type == PageType.DICTIONARY_PAGE:
                     if pages or dictionary is not None:
                         raise CorruptFileError("dictionary page after data pages")
-                    dictionary = self._decode_dictionary(buf, pos, end, desc, md, c, where)
+                    dictionary = self._decode_dictionary(buf, pos, end, desc, md, c, where, cache, start + pos)
                     dict_mask = _match_dictionary(matcher, dictionary)
                 elif header.type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
-                    page = self._decode_page(header, buf, body_start, desc, md, None, dictionary, c, matcher, dict_mask)
+                    page = self._decode_page(
+                        header, buf, body_start, desc, md, None, dictionary, c, matcher, dict_mask, cache, start + pos
+                    )
                     rows += page.num_rows
                     pages.append(page)
                     c.pages_fetched += 1
@@ -734,6 +789,7 @@ class ParquetFile:
         c: ReadCounters,
         where: dict[str, Any],
         matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
     ) -> Assembled:
         layout = self.page_layout(row_group, desc.index)
         threshold = self.options.materialization_threshold
@@ -751,7 +807,7 @@ class ParquetFile:
         if layout.dictionary is not None:
             dview = np.frombuffer(views[0], dtype=np.uint8)
             try:
-                dictionary = self._decode_dictionary(dview, 0, len(dview), desc, md, c, where)
+                dictionary = self._decode_dictionary(dview, 0, len(dview), desc, md, c, where, cache, layout.dictionary[0])
             except FileError as e:
                 raise e.at(page=0) from None
             dict_mask = _match_dictionary(matcher, dictionary)
@@ -769,7 +825,9 @@ class ParquetFile:
                     raise CorruptFileError("page index points at a page that is not a data page")
                 if header.header_size + header.compressed_page_size > len(buf):
                     raise CorruptFileError("page extends past its recorded size")
-                page = self._decode_page(header, buf, header.header_size, desc, md, sel, dictionary, c, matcher, dict_mask)
+                page = self._decode_page(
+                    header, buf, header.header_size, desc, md, sel, dictionary, c, matcher, dict_mask, cache, info.offset
+                )
                 if sel is None and page.num_rows != info.num_rows:
                     raise CorruptFileError(f"page holds {page.num_rows} rows, the page index says {info.num_rows}")
                 if sel is not None and header.num_values != info.num_rows:

@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import FileError, LazyScanError, OptionError, PredicateError
-from lazyscan.parquet import ParquetFile, ReadCounters, ReaderOptions, RowRanges
+from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet.bloom import BloomFilter, encode_plain, hash_bytes
 from lazyscan.parquet.match import BytesMatcher
 from lazyscan.parquet.metadata import PageType
@@ -249,6 +249,8 @@ class _RowGroupScan:
         #: decoded predicate columns: name -> (selection they were decoded for, array)
         self.decoded: dict[str, tuple[RowRanges, pa.Array]] = {}
         self.dict_masks: dict[int, tuple[np.ndarray, bool]] = {}
+        #: pages of predicate columns holding a match, reused when those columns are output
+        self.pages = PageCache()
         self._blooms: dict[str, BloomFilter | None] = {}
 
     # ---- helpers ----------------------------------------------------------------------------
@@ -295,7 +297,7 @@ class _RowGroupScan:
         desc = self.ctx.leaf_of[name]
         if not desc.flat:
             return self.pf.read_column(self.rg, desc.index, selection, self.counters)
-        arr = self.pf.read_column(self.rg, desc.index, selection, self.counters)
+        arr = self.pf.read_column(self.rg, desc.index, selection, self.counters, cache=self.pages)
         want = self.scan.dataset_schema.field(name).type
         if arr.type != want:
             arr = arr.cast(want)
@@ -483,7 +485,7 @@ class _RowGroupScan:
     def _match_mask(self, name: str, selection: RowRanges, matcher: BytesMatcher) -> np.ndarray:
         """``=`` / ``IN`` on a byte-array column, evaluated on the encoded pages."""
         desc = self.ctx.leaf_of[name]
-        chunk = self.pf.read_assembled(self.rg, desc.index, selection, self.counters, matcher=matcher)
+        chunk = self.pf.read_assembled(self.rg, desc.index, selection, self.counters, matcher=matcher, cache=self.pages)
         assert chunk.values is not None
         hits = np.asarray(chunk.values, dtype=bool)
         if chunk.valid is None:
