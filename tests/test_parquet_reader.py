@@ -328,3 +328,19 @@ def test_dates_and_decimals_values(tmp_path: Path) -> None:
     assert pf.read_column(0, "d").to_pylist() == table.column("d").to_pylist()
     assert pf.read_column(0, "x").to_pylist() == table.column("x").to_pylist()
     assert pf.read_column(0, "x", [1]).to_pylist() == [decimal.Decimal("12345678901234567890.12")]
+
+
+def test_matching_located_values_equals_matching_materialized() -> None:
+    from lazyscan.parquet.decode import LocatedByteArrays
+
+    rng = np.random.default_rng(3)
+    words = [bytes(rng.integers(97, 100, int(rng.integers(0, 4))).astype(np.uint8)) for _ in range(500)]
+    buf = np.frombuffer(b"".join(len(w).to_bytes(4, "little") + w for w in words), dtype=np.uint8)
+    lengths = np.array([len(w) for w in words], dtype=np.int64)
+    starts = np.cumsum(lengths + 4) - lengths
+    located = LocatedByteArrays(buf, starts, lengths)
+    for needles in ([b"ab"], [b"", b"ccc"], [], [b"zz"]):
+        m = BytesMatcher.of(needles)
+        want = [w in needles for w in words]
+        assert m.match_located(buf, starts, lengths).astype(bool).tolist() == want
+        assert m.match(located.offsets, located.data).astype(bool).tolist() == want

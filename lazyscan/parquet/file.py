@@ -906,8 +906,10 @@ def _old_parquet_mr(created_by: str | None) -> bool:
 def _match_dictionary(matcher: BytesMatcher | None, dictionary: Values | None) -> np.ndarray | None:
     if matcher is None or dictionary is None:
         return None
-    from lazyscan.parquet.decode import ByteArrays
+    from lazyscan.parquet.decode import ByteArrays, LocatedByteArrays
 
+    if isinstance(dictionary, LocatedByteArrays) and dictionary._materialized is None:
+        return matcher.match_located(dictionary.buf, dictionary.starts, dictionary.lengths)
     assert isinstance(dictionary, ByteArrays)
     return matcher.match(dictionary.offsets, dictionary.data)
 

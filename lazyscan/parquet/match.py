@@ -71,6 +71,13 @@ def byte_arrays_match(offsets, data, needles, needle_offsets, out):  # type: ign
         out[i] = 1 if _equals_any(data, s, offsets[i + 1] - s, needles, needle_offsets) else 0
 
 
+@_jit
+def located_byte_arrays_match(buf, starts, lengths, needles, needle_offsets, out):  # type: ignore[no-untyped-def]
+    """Match values ``buf[starts[i]:starts[i] + lengths[i]]`` (checked by the locator) in place."""
+    for i in range(starts.shape[0]):
+        out[i] = 1 if _equals_any(buf, starts[i], lengths[i], needles, needle_offsets) else 0
+
+
 @dataclass(frozen=True)
 class BytesMatcher:
     """Values searched for in a byte-array column (UTF-8 for strings)."""
@@ -88,4 +95,10 @@ class BytesMatcher:
     def match(self, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
         out = np.empty(len(offsets) - 1, dtype=np.uint8)
         byte_arrays_match(offsets, data, self.needles, self.needle_offsets, out)
+        return out
+
+    def match_located(self, buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Match values left in place in ``buf`` (bounds already validated by the locator)."""
+        out = np.empty(len(starts), dtype=np.uint8)
+        located_byte_arrays_match(buf, starts, lengths, self.needles, self.needle_offsets, out)
         return out
