@@ -34,7 +34,6 @@ from typing import Any
 from lazyscan.errors import OptionError
 from lazyscan.scan.options import ScanOptions
 from lazyscan.spark.planning import (
-    DEFAULT_MAX_PARTITION_BYTES,
     DEFAULT_OPEN_COST_IN_BYTES,
     SplitPolicy,
 )
@@ -120,7 +119,7 @@ def _fs_value(text: str) -> Any:
 class SessionDefaults:
     """Settings of the session that registered the source (snapshotted by ``register``)."""
 
-    max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES
+    max_partition_bytes: int | None = None
     open_cost_in_bytes: int = DEFAULT_OPEN_COST_IN_BYTES
     min_partition_num: int = 1
     max_partition_num: int | None = None
@@ -241,8 +240,10 @@ class SourceSettings:
             binary_as_string=_parse_bool("binaryAsString", values.get("binaryAsString", False)),
             time_zone=str(values.get("timeZone", d.time_zone)),
             split_policy=SplitPolicy(
-                max_partition_bytes=parse_size(
-                    "maxPartitionBytes", values.get("maxPartitionBytes", d.max_partition_bytes)
+                max_partition_bytes=(
+                    parse_size("maxPartitionBytes", values["maxPartitionBytes"])
+                    if values.get("maxPartitionBytes") is not None
+                    else d.max_partition_bytes
                 ),
                 open_cost_in_bytes=parse_size(
                     "openCostInBytes", values.get("openCostInBytes", d.open_cost_in_bytes)
