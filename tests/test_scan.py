@@ -285,6 +285,24 @@ def test_string_predicate_column_is_decompressed_once(tmp_path: Path) -> None:
     assert s.profile["bytes_decompressed"] == whole.profile["bytes_decompressed"]
 
 
+def test_splits_count_the_bytes_of_their_row_groups(tmp_path: Path) -> None:
+    from lazyscan.scan.dataset import FileSplit
+
+    n = 40_000
+    path = tmp_path / "split.parquet"
+    pq.write_table(pa.table({"k": np.arange(n), "s": [f"x{i}" for i in range(n)]}), path, row_group_size=n // 4)
+    size = path.stat().st_size
+    chunks = sum(
+        pq.ParquetFile(path).metadata.row_group(i).column(j).total_compressed_size for i in range(4) for j in range(2)
+    )
+    halves = [FileSplit(str(path), 0, size // 2, size), FileSplit(str(path), size // 2, size - size // 2, size)]
+    scans = [lazyscan.scan([h], where="s >= 'x2'") for h in halves]
+    rows = sum(sc.to_table().num_rows for sc in scans)
+    assert rows == sum(1 for i in range(n) if f"x{i}" >= "x2")
+    totals = [sc.profile["bytes_total"] for sc in scans]
+    assert all(t > 0 for t in totals) and sum(totals) == chunks < size
+
+
 def test_partitions_columns_and_pruning(tmp_path: Path) -> None:
     for year in (2020, 2021):
         for region in ("eu", "us"):

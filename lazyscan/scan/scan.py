@@ -724,7 +724,14 @@ class Scan:
                 continue
             ctx = _FileContext(self, task)
             self._sources.append(ctx.pf.source.stats)
-            self.profile.add("bytes_total", ctx.pf.source.size)
+            if len(ctx.row_groups) == ctx.pf.num_row_groups:
+                self.profile.add("bytes_total", ctx.pf.source.size)
+            else:  # a split of the file: the row groups it owns
+                groups = ctx.pf.metadata.row_groups
+                self.profile.add(
+                    "bytes_total",
+                    sum(ch.meta_data.total_compressed_size for rg in ctx.row_groups for ch in groups[rg].columns if ch.meta_data),
+                )
             for rg in ctx.row_groups:
                 yield ctx, rg
 
