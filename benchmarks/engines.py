@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import decimal
 import os
 import shutil
 import statistics
@@ -93,7 +94,7 @@ class EngineUnavailable(RuntimeError):
 # --------------------------------------------------------------------------- SQL -> pyarrow
 
 
-def sql_to_arrow(where: str) -> tuple[pc.Expression, set[str]]:
+def sql_to_arrow(where: str, schema: pa.Schema | None = None) -> tuple[pc.Expression, set[str]]:
     """A pyarrow expression for a SQL predicate, and the columns it reads.
 
     Covers comparisons, AND/OR/NOT, IN, BETWEEN, IS [NOT] NULL, LIKE, and number, string,
@@ -114,7 +115,7 @@ def sql_to_arrow(where: str) -> tuple[pc.Expression, set[str]]:
             try:
                 return int(text)
             except ValueError:
-                return float(text)
+                return decimal.Decimal(text)  # exact, like SQL
         if isinstance(node, exp.Neg):
             return -lit(node.this)
         if isinstance(node, exp.Boolean):
@@ -124,6 +125,21 @@ def sql_to_arrow(where: str) -> tuple[pc.Expression, set[str]]:
         if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.DATE:
             return dt.date.fromisoformat(lit(node.this))
         raise ValueError(f"unsupported literal in predicate: {node.sql()}")
+
+    def typed(value: Any, column: Any) -> Any:
+        # numbers against a decimal column as Decimal scalars: pyarrow's common type of int64
+        # and decimal(15, 2) needs more precision than it allows
+        if schema is None or not isinstance(column, exp.Column) or isinstance(value, bool):
+            return value
+        idx = schema.get_field_index(column.name)
+        if idx < 0:
+            return value
+        t = schema.field(idx).type
+        if pa.types.is_decimal(t) and isinstance(value, int):
+            return decimal.Decimal(value)
+        if pa.types.is_floating(t) and isinstance(value, decimal.Decimal):
+            return float(value)
+        return value
 
     def conv(node: Any) -> Any:
         if isinstance(node, exp.Paren):
@@ -148,14 +164,16 @@ def sql_to_arrow(where: str) -> tuple[pc.Expression, set[str]]:
         for cls, fn in binary.items():
             if isinstance(node, cls):
                 left, right = node.left, node.right
-                a = conv(left) if isinstance(left, exp.Column) else lit(left)
-                b = conv(right) if isinstance(right, exp.Column) else lit(right)
+                col = left if isinstance(left, exp.Column) else right
+                a = conv(left) if isinstance(left, exp.Column) else typed(lit(left), col)
+                b = conv(right) if isinstance(right, exp.Column) else typed(lit(right), col)
                 return fn(a, b)
         if isinstance(node, exp.In):
             return conv(node.this).isin([lit(e) for e in node.expressions])
         if isinstance(node, exp.Between):
             f = conv(node.this)
-            return (f >= lit(node.args["low"])) & (f <= lit(node.args["high"]))
+            low, high = typed(lit(node.args["low"]), node.this), typed(lit(node.args["high"]), node.this)
+            return (f >= low) & (f <= high)
         if isinstance(node, exp.Is):
             if isinstance(node.expression, exp.Null):
                 return conv(node.this).is_null()
@@ -339,7 +357,7 @@ class PyArrowEngine(Engine):
             dataset = ds.dataset(list(query.paths), format="parquet")
             schema = dataset.schema
             columns = list(query.columns) if query.columns else list(schema.names)
-            expr, pred_cols = sql_to_arrow(query.where) if query.where else (None, set())
+            expr, pred_cols = sql_to_arrow(query.where, schema) if query.where else (None, set())
             if not any(schema.field(c).type in VIEW_TYPES for c in set(columns) | pred_cols):
                 return dataset.to_table(columns=columns, filter=expr, use_threads=True)
             viewed = True
@@ -487,6 +505,7 @@ SPARK_READERS = {
     "parquet": "Spark parquet",
     "lazyscan": "Spark lazyscan",
     "lazyscan-df": "Spark lazyscan df",
+    "lazyscan-auto": "Spark lazyscan.read auto",
 }
 
 
@@ -501,6 +520,9 @@ class SparkEngine(Engine):
       data source no column pruning and lazyscan keeps pushed filters off there); without that
       helper, the same as `lazyscan-df`.
     - `lazyscan-df`: `spark.read.format("lazyscan").load(paths).where(sql).select(columns)`.
+    - `lazyscan-auto`: `lazyscan.spark.read(spark, paths, columns, where)`: the helper estimates
+      the selectivity and returns a lazyscan or a `spark.read.parquet` DataFrame (the estimate is
+      inside the timed region).
 
     The timed region builds the DataFrame and runs the action. Results of up to
     `SPARK_COLLECT_LIMIT` expected rows are collected to the driver (the seed query pair, the
@@ -530,7 +552,7 @@ class SparkEngine(Engine):
             raise EngineUnavailable("lazyscan.spark.register is not implemented yet")
         register(self.spark)
         self._last_profile = getattr(lspark, "last_profile", None)
-        if self.reader == "lazyscan":
+        if self.reader in ("lazyscan", "lazyscan-auto"):
             self._helper = getattr(lspark, "read", None)
             if self._helper is None:
                 self.notes.append("no lazyscan.spark.read: DataFrame filter on format('lazyscan')")
@@ -540,7 +562,8 @@ class SparkEngine(Engine):
         paths: Any = query.paths[0] if len(query.paths) == 1 else list(query.paths)
         if self._helper is not None:
             columns = list(query.columns) if query.columns else None
-            return self._helper(self.spark, paths, columns, query.where, force="lazyscan")
+            force = "lazyscan" if self.reader == "lazyscan" else None
+            return self._helper(self.spark, paths, columns, query.where, force=force)
         if self.reader == "parquet":
             df = self.spark.read.parquet(*query.paths)
         else:
@@ -584,6 +607,7 @@ ALL_ENGINES = (
     "spark-parquet",
     "spark-lazyscan",
     "spark-lazyscan-df",
+    "spark-lazyscan-auto",
     "lazyscan",
     "duckdb",
     "polars",
@@ -614,6 +638,7 @@ def make_engine(name: str) -> Engine:
         "spark-parquet": lambda: SparkEngine("parquet"),
         "spark-lazyscan": lambda: SparkEngine("lazyscan"),
         "spark-lazyscan-df": lambda: SparkEngine("lazyscan-df"),
+        "spark-lazyscan-auto": lambda: SparkEngine("lazyscan-auto"),
         "lazyscan": LazyscanEngine,
         "duckdb": DuckDBEngine,
         "polars": PolarsEngine,

@@ -241,6 +241,9 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
     penalty = scenario.get("derived", {}).get("penalty")
     if penalty:
         lines += ["", penalty_markdown(penalty), ""]
+    ratios = scenario.get("derived", {}).get("spark_ratio")
+    if ratios:
+        lines += ["", spark_ratio_markdown(scenario, ratios), ""]
     profiles = profile_markdown(scenario)
     if profiles:
         lines += ["", profiles, ""]
@@ -284,6 +287,19 @@ def penalty_markdown(penalty: dict[str, Any]) -> str:
         else:
             short = "n/a" if entry["status"].startswith("unavailable") else "error"
             lines.append(f"| {entry['label']} | {short} | {short} | | |")
+    return "\n".join(lines)
+
+
+def spark_ratio_markdown(scenario: dict[str, Any], ratios: dict[str, dict[str, float]]) -> str:
+    """Spark parquet time / lazyscan time per query and lazyscan reader (above 1: faster)."""
+    labels = dict(_engines_in(scenario))
+    readers = sorted({e for r in ratios.values() for e in r})
+    lines = [
+        "| query | " + " | ".join(f"Spark parquet / {labels.get(e, e)}" for e in readers) + " |",
+        "|---|" + "---:|" * len(readers),
+    ]
+    for query, by in ratios.items():
+        lines.append(f"| {query} | " + " | ".join(f"{by[e]:.2f}x" if e in by else "n/a" for e in readers) + " |")
     return "\n".join(lines)
 
 

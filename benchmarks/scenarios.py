@@ -11,6 +11,8 @@
 - `skipping`: what each pruning tier can do: statistics (letters A–Z sorted vs unsorted),
   dictionary (US state codes clustered by region: min/max wide, dictionaries narrow), Bloom
   filter (unique ids, with and without a filter).
+- `spark`: the Spark data source against Spark's own reader on TPC-H lineitem: the seed's
+  Q-A, a key range pruned by statistics, and a Q6-like filter through `lazyscan.spark.read`.
 - `reader`: the physical reader benchmark in `benchmarks.reader_bench`, when that module exists.
 """
 
@@ -34,7 +36,14 @@ from benchmarks.data import (
     pick_query_value,
     sql_string,
 )
-from benchmarks.engines import MEASURE_BUDGET_S, Engine, Query, QueryResult, run_queries
+from benchmarks.engines import (
+    MEASURE_BUDGET_S,
+    Engine,
+    Query,
+    QueryResult,
+    make_engine,
+    run_queries,
+)
 from benchmarks.ui import console
 
 
@@ -477,6 +486,99 @@ def skipping(ctx: RunContext) -> ScenarioResult:
 # --------------------------------------------------------------------------- reader
 
 READER_MODULE = "benchmarks.reader_bench"
+# --------------------------------------------------------------------------- spark
+
+SPARK_ENGINES = ("spark-parquet", "spark-lazyscan", "spark-lazyscan-auto")
+
+Q6_WHERE = (
+    "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' "
+    "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"
+)
+
+
+def _duckdb_count(path: Path, where: str) -> int:
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        row = con.execute(f"SELECT count(*) FROM read_parquet(?) WHERE {where}", [str(path)]).fetchone()
+    finally:
+        con.close()
+    return int(row[0]) if row else 0
+
+
+def spark_queries(path: Path, value: Any) -> list[Query]:
+    """Q-A, a statistics-pruned key range, and Q6's filter on one lineitem file."""
+    import pyarrow.parquet as pq
+
+    md = pq.ParquetFile(path).metadata
+    col = md.schema.to_arrow_schema().get_field_index("l_orderkey")
+    top = max(int(md.row_group(i).column(col).statistics.max) for i in range(md.num_row_groups))
+    k = top // 2
+    range_where = f"l_orderkey BETWEEN {k} AND {k + 1000}"
+    paths = (str(path),)
+    return [
+        Query("Q-A", paths, None, value.predicate(), group="spark", x="Q-A select * where l_comment = V",
+              expected_rows=value.rows),
+        Query("range", paths, None, range_where, group="spark", x="select * where l_orderkey between K and K+1000",
+              expected_rows=_duckdb_count(path, range_where)),
+        Query("Q6", paths, ("l_extendedprice", "l_discount"), Q6_WHERE, group="spark",
+              x="Q6 filter, select l_extendedprice, l_discount", expected_rows=_duckdb_count(path, Q6_WHERE)),
+    ]
+
+
+def spark_ratios(results: Sequence[QueryResult]) -> dict[str, Any]:
+    """Per query: Spark's reader time over each lazyscan reader's time (above 1: lazyscan faster)."""
+    out: dict[str, Any] = {}
+    for r in results:
+        by = r.by_engine()
+        base = by.get("spark-parquet")
+        if base is None or not base.ok or not base.seconds:
+            continue
+        out[r.query.name] = {
+            name: base.seconds / m.seconds
+            for name, m in by.items()
+            if name != "spark-parquet" and m.ok and m.seconds
+        }
+    return out
+
+
+def spark(ctx: RunContext) -> ScenarioResult:
+    """The Spark data source against Spark's own Parquet reader, TPC-H lineitem."""
+    sf = ctx.seed_sf
+    engines = [e for e in ctx.engines if e.name in SPARK_ENGINES]
+    res = ScenarioResult(
+        name="spark",
+        title=f"Spark data source vs Spark's Parquet reader, TPC-H SF{sf:g} lineitem",
+        description=(
+            "Spark `local[2]`. Q-A: the seed's needle query; range: `select *` of 1,001 order keys "
+            "in the middle of the key range (row-group statistics prune); Q6: the filter of TPC-H "
+            "Q6, through `lazyscan.spark.read` (auto picks the reader) and forced to lazyscan. "
+            "Ratio = Spark parquet time / lazyscan time."
+        ),
+        params={"sf": sf, "reps": ctx.reps},
+        chart={"kind": "bars", "ylabel": "seconds (median)"},
+    )
+    if not any(e.name == "spark-parquet" for e in engines) or not any(e.name.startswith("spark-lazyscan") for e in engines):
+        res.status = "skipped: needs the Spark engines (run without --no-spark)"
+        return res
+    if not any(e.name == "spark-lazyscan-auto" for e in engines):
+        engines.append(make_engine("spark-lazyscan-auto"))
+    dataset = ensure_tpch(sf, data_dir=ctx.data_dir, progress=ctx.progress)
+    value = pick_query_value(dataset, target=ctx.sizes.value_target)
+    res.datasets["lineitem"] = _layout_summary(dataset.lineitem)
+    res.queries = run_queries(
+        engines,
+        spark_queries(dataset.lineitem, value),
+        ctx.reps,
+        progress=ctx.progress,
+        title=f"spark SF{sf:g}",
+        budget_s=max(ctx.budget_s, 60.0),
+    )
+    res.derived["spark_ratio"] = spark_ratios(res.queries)
+    return res
+
+
 READER_QUICK_COLUMNS = ("l_orderkey", "l_comment")
 
 
@@ -527,6 +629,7 @@ SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
     "width": width,
     "encodings": encodings,
     "skipping": skipping,
+    "spark": spark,
     "reader": reader,
 }
 

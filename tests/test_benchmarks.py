@@ -41,7 +41,14 @@ from benchmarks.report import (
     splice_readme,
     write_report,
 )
-from benchmarks.scenarios import QUICK, RunContext, run_scenario, seed_queries
+from benchmarks.scenarios import (
+    QUICK,
+    RunContext,
+    run_scenario,
+    seed_queries,
+    spark_queries,
+    spark_ratios,
+)
 
 IN_PROCESS = ["duckdb", "polars", "datafusion-pushdown", "datafusion-nopushdown", "pyarrow"]
 SF = 0.01
@@ -163,6 +170,19 @@ def test_in_process_engines_agree_on_tpch(tpch) -> None:
             assert m.seconds is not None and m.seconds > 0
 
 
+def test_spark_scenario_queries_agree_in_process(tpch) -> None:
+    v = pick_query_value(tpch, target=3)
+    queries = spark_queries(tpch.lineitem, v)
+    assert [q.name for q in queries] == ["Q-A", "range", "Q6"]
+    assert all(q.expected_rows and q.expected_rows > 0 for q in queries)
+    results = run_queries(make_engines(IN_PROCESS), queries, reps=1)
+    for r in results:
+        assert r.agree, r.verdict
+        assert all(m.rows == r.query.expected_rows for m in r.measurements), r.query.name
+    # ratios are Spark parquet time / other time, per query; without Spark there are none
+    assert spark_ratios(results) == {}
+
+
 def test_engines_agree_on_synthetic_files(data_dir: Path) -> None:
     engines = make_engines(IN_PROCESS)
     queries = []
@@ -243,7 +263,8 @@ def test_quick_run_writes_json_markdown_and_charts(data_dir: Path, tmp_path: Pat
     assert {"python", "pyarrow", "duckdb", "polars", "datafusion", "pyspark", "numba", "lazyscan"} <= set(
         doc["versions"]
     )
-    assert set(doc["scenarios"]) == {"seed", "selectivity", "width", "encodings", "skipping", "reader"}
+    assert set(doc["scenarios"]) == {"seed", "selectivity", "width", "encodings", "skipping", "spark", "reader"}
+    assert doc["scenarios"]["spark"]["status"].startswith("skipped")
     for name in ("seed", "selectivity", "width", "encodings", "skipping"):
         scenario = doc["scenarios"][name]
         assert scenario["status"] == "ok", scenario["status"]

@@ -303,6 +303,22 @@ def test_splits_count_the_bytes_of_their_row_groups(tmp_path: Path) -> None:
     assert all(t > 0 for t in totals) and sum(totals) == chunks < size
 
 
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_conjuncts_on_one_column_read_it_once(tmp_path: Path, dictionary: bool) -> None:
+    n = 50_000
+    rng = np.random.default_rng(5)
+    path = tmp_path / "range.parquet"
+    pq.write_table(pa.table({"d": rng.integers(0, 100, n)}), path, use_dictionary=dictionary, data_page_size=4096)
+    one = lazyscan.scan(str(path), where="d >= 10")
+    one.to_table()
+    both = lazyscan.scan(str(path), where="d >= 10 AND d < 20 AND d != 15")
+    got = both.to_table()["d"].to_numpy()
+    data = pq.read_table(path)["d"].to_numpy()
+    assert sorted(got) == sorted(data[(data >= 10) & (data < 20) & (data != 15)])
+    assert both.profile["bytes_decompressed"] == one.profile["bytes_decompressed"]
+    assert both.profile["pages_read"] == one.profile["pages_read"]
+
+
 def test_partitions_columns_and_pruning(tmp_path: Path) -> None:
     for year in (2020, 2021):
         for region in ("eu", "us"):

@@ -39,6 +39,7 @@ from lazyscan.parquet.statistics import ColumnStats
 from lazyscan.predicate import (
     Answer,
     bind,
+    conjunction,
     evaluate,
     evaluate_bloom,
     evaluate_on_dictionary,
@@ -567,6 +568,25 @@ class _RowGroupScan:
         return table.select(scan.output_columns) if table.num_rows else None
 
 
+def _group_by_column(parts: list[BoundExpr]) -> list[BoundExpr]:
+    """Join the conjuncts that read the same single column (``x >= a`` and ``x < b``) into one,
+    so the column is decoded, and its dictionary evaluated, once per row group. ``=`` / ``IN``
+    on strings stay alone: they run on encoded pages."""
+    groups: dict[str, list[BoundExpr]] = {}
+    out: list[BoundExpr | str] = []
+    for part in parts:
+        cols = referenced_columns(part)
+        if len(cols) != 1 or _needles(part) is not None:
+            out.append(part)
+            continue
+        (name,) = cols
+        if name not in groups:
+            groups[name] = []
+            out.append(name)
+        groups[name].append(part)
+    return [conjunction(groups[item]) if isinstance(item, str) else item for item in out]
+
+
 def _bloom_candidate(bound: BoundExpr) -> bool:
     stack = [bound]
     while stack:
@@ -655,7 +675,7 @@ class Scan:
         self.bound: BoundExpr | None = bind(self.expr, schema) if self.expr is not None else None
         self.conjuncts: list[_Conjunct] = []
         if self.bound is not None:
-            for part in split_conjuncts(self.bound):
+            for part in _group_by_column(split_conjuncts(self.bound)):
                 cols = tuple(sorted(referenced_columns(part)))
                 sel, cost = _estimate(part, schema)
                 partition_only = bool(cols) and all(c in self.partition_columns for c in cols)
