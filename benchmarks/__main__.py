@@ -194,13 +194,24 @@ def cmd_headline(args: argparse.Namespace) -> int:
 
 
 def cmd_readme(args: argparse.Namespace) -> int:
-    from benchmarks.report import REPO_ROOT, headline_table, splice_readme
+    from benchmarks.report import REPO_ROOT, headline_table, latest_document, splice_readme
 
     path, doc = _document(args)
     readme = args.readme or REPO_ROOT / "README.md"
-    changed = splice_readme(readme, headline_table(doc, source=_relative(path, REPO_ROOT)))
+    tables = [headline_table(doc, source=_relative(path, REPO_ROOT))]
+    if args.json is None:
+        # the larger scale factor's latest run too, when there is one
+        for sf in EXTRA_HEADLINE_SF:
+            found = latest_document(args.reports, sf=sf) if sf != args.sf else None
+            if found is not None:
+                tables.append(headline_table(found[1], source=_relative(found[0], REPO_ROOT)))
+    changed = splice_readme(readme, "\n\n".join(tables))
     console.print(f"{readme}: {'updated' if changed else 'unchanged'}")
     return 0
+
+
+#: scale factors whose latest seed run joins the README headline after the chosen one
+EXTRA_HEADLINE_SF = (10.0,)
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -336,3 +336,28 @@ def test_key_range_is_centred_and_exact() -> None:
     table = pa.table({"key": list(range(1_000))})
     expr, _ = sql_to_arrow(key_range(1_000, 37))
     assert table.filter(expr).num_rows == 37
+
+
+def test_spark_ratios_and_headline_table() -> None:
+    from benchmarks.engines import Measurement, QueryResult
+    from benchmarks.report import spark_headline
+    from benchmarks.scenarios import ScenarioResult
+
+    def result(name: str, parquet: float, lazy: float) -> QueryResult:
+        q = Query(name, ("x.parquet",), None, "a = 1", group="spark", x=name, expected_rows=7)
+        return QueryResult(
+            q,
+            [
+                Measurement("spark-parquet", "Spark parquet", "ok", 7, parquet),
+                Measurement("spark-lazyscan", "Spark lazyscan", "ok", 7, lazy),
+                Measurement("spark-lazyscan-auto", "Spark lazyscan.read auto", "error: x"),
+            ],
+        )
+
+    results = [result("Q-A", 6.0, 1.5), result("range", 0.3, 0.6)]
+    ratios = spark_ratios(results)
+    assert ratios == {"Q-A": {"spark-lazyscan": 4.0}, "range": {"spark-lazyscan": 0.5}}
+    scenario = ScenarioResult("spark", "t", "d", queries=results, derived={"spark_ratio": ratios}).to_dict()
+    table = spark_headline(scenario)
+    assert "| Q-A | 7 |" in table and "4.00x" in table and "0.50x" in table
+    assert table.count("\n") == 3  # header, rule, two queries
