@@ -344,3 +344,16 @@ def test_matching_located_values_equals_matching_materialized() -> None:
         want = [w in needles for w in words]
         assert m.match_located(buf, starts, lengths).astype(bool).tolist() == want
         assert m.match(located.offsets, located.data).astype(bool).tolist() == want
+
+
+def test_row_ranges_indices_within_and_from_indices() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        n = int(rng.integers(1, 400))
+        mask = rng.random(n) < rng.random()
+        idx = np.flatnonzero(mask)
+        r = RowRanges.from_indices(idx)
+        assert r == RowRanges.from_mask(mask) == RowRanges.from_indices(rng.permutation(np.concatenate([idx, idx])))
+        assert np.array_equal(r.to_indices(), idx) and r.to_indices() is r.to_indices()
+        a, b = sorted(int(x) for x in rng.integers(0, n + 1, 2))
+        assert np.array_equal(r.indices_within(a, b), idx[(idx >= a) & (idx < b)] - a)

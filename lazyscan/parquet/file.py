@@ -817,8 +817,9 @@ class ParquetFile:
         for k, i in enumerate(needed):
             info = layout.pages[i]
             buf = np.frombuffer(views[k], dtype=np.uint8)
-            local = decode_set.clip(info.first_row, info.first_row + info.num_rows).shift(-info.first_row)
-            sel = None if local.row_count == info.num_rows else local.to_indices()
+            sel: np.ndarray | None = decode_set.indices_within(info.first_row, info.first_row + info.num_rows)
+            if sel is not None and len(sel) == info.num_rows:
+                sel = None
             try:
                 header = _parse_header(buf, 0, len(buf))
                 if header.type not in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):

@@ -17,7 +17,7 @@ import numpy as np
 class RowRanges:
     """Sorted, disjoint, non-adjacent ``[start, end)`` row ranges."""
 
-    __slots__ = ("ends", "starts")
+    __slots__ = ("_indices", "ends", "starts")
 
     def __init__(self, starts: np.ndarray, ends: np.ndarray, *, _trusted: bool = False) -> None:
         starts = np.asarray(starts, dtype=np.int64)
@@ -35,6 +35,7 @@ class RowRanges:
             starts, ends = _normalize(starts, ends)
         self.starts = starts
         self.ends = ends
+        self._indices: np.ndarray | None = None
 
     # ---- construction -------------------------------------------------------------------
 
@@ -60,7 +61,9 @@ class RowRanges:
     @classmethod
     def from_indices(cls, rows: np.ndarray | Iterable[int]) -> RowRanges:
         """Ranges covering the given row indices (any order, duplicates allowed)."""
-        idx = np.unique(np.asarray(rows, dtype=np.int64))
+        idx = np.asarray(rows, dtype=np.int64)
+        if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
+            idx = np.unique(idx)
         if len(idx) == 0:
             return cls.empty()
         if idx[0] < 0:
@@ -112,14 +115,28 @@ class RowRanges:
         return ok & (first_start < ends) & (ends > starts)
 
     def to_indices(self) -> np.ndarray:
-        """All selected row indices, ascending."""
+        """All selected row indices, ascending (computed once; do not modify the result)."""
+        if self._indices is not None:
+            return self._indices
         if self.is_empty:
-            return np.empty(0, dtype=np.int64)
-        lengths = self.ends - self.starts
-        total = int(lengths.sum())
-        # per-row: start of its range + position within range
-        reps = np.repeat(self.starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-        return reps + np.arange(total, dtype=np.int64)
+            out = np.empty(0, dtype=np.int64)
+        elif len(self.starts) == 1:
+            out = np.arange(self.starts[0], self.ends[0], dtype=np.int64)
+        else:
+            lengths = self.ends - self.starts
+            total = int(lengths.sum())
+            # per-row: start of its range + position within range
+            reps = np.repeat(self.starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+            out = reps + np.arange(total, dtype=np.int64)
+        out.flags.writeable = False
+        self._indices = out
+        return out
+
+    def indices_within(self, start: int, end: int) -> np.ndarray:
+        """Selected row indices in ``[start, end)``, relative to ``start``."""
+        idx = self.to_indices()
+        lo, hi = np.searchsorted(idx, [start, end])
+        return idx[lo:hi] - start
 
     def to_mask(self, num_rows: int) -> np.ndarray:
         d = np.zeros(num_rows + 1, dtype=np.int32)
