@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         from benchmarks.data import ensure_tpch
 
-        path = str(Path(ensure_tpch(args.sf)) / "lineitem.parquet")
+        path = str(ensure_tpch(args.sf).lineitem)
     columns = args.columns.split(",") if args.columns else None
     results = run(path, args.reps, columns)
     results["cold_start"] = cold_start(path, (columns or ["l_comment"])[0])
