@@ -204,7 +204,11 @@ def cmd_readme(args: argparse.Namespace) -> int:
         for sf in EXTRA_HEADLINE_SF:
             found = latest_document(args.reports, sf=sf) if sf != args.sf else None
             if found is not None:
-                tables.append(headline_table(found[1], source=_relative(found[0], REPO_ROOT)))
+                spark = latest_document(args.reports, sf=sf, scenario="spark")
+                source = _relative(found[0], REPO_ROOT)
+                if spark is not None and spark[0] != found[0]:
+                    source += f"` and `{_relative(spark[0], REPO_ROOT)}"
+                tables.append(headline_table(found[1], source=source, spark_doc=spark[1] if spark else None))
     changed = splice_readme(readme, "\n\n".join(tables))
     console.print(f"{readme}: {'updated' if changed else 'unchanged'}")
     return 0

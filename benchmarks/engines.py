@@ -202,6 +202,9 @@ class Engine:
         self.last_notes: list[str] = []
         self.notes: list[str] = []
 
+    def settle(self) -> None:
+        """Let background work of the last measurement finish before the next engine runs."""
+
     def ensure_ready(self) -> None:
         if self._unavailable is not None:
             raise EngineUnavailable(self._unavailable)
@@ -501,6 +504,9 @@ def stop_spark() -> None:
             _spark_session = None
 
 
+#: pause after each Spark measurement (after a full JVM garbage collection)
+SETTLE_S = 0.5
+
 SPARK_READERS = {
     "parquet": "Spark parquet",
     "lazyscan": "Spark lazyscan",
@@ -556,6 +562,18 @@ class SparkEngine(Engine):
             self._helper = getattr(lspark, "read", None)
             if self._helper is None:
                 self.notes.append("no lazyscan.spark.read: DataFrame filter on format('lazyscan')")
+
+    def settle(self) -> None:
+        # the JVM collects the last query's garbage on the machine's two cores while the next
+        # engine is timed: collect it now, untimed
+        spark = getattr(self, "spark", None)
+        if spark is None:
+            return
+        try:
+            spark.sparkContext._jvm.System.gc()
+        except Exception:
+            return
+        time.sleep(SETTLE_S)
 
     def frame(self, query: Query) -> Any:
         """The query's DataFrame (not yet executed)."""
@@ -804,6 +822,7 @@ def run_queries(
                 done += 1
                 prog.update(task, description=f"{title} [{done}/{total}]: {q.name} · {e.label}")
                 ms.append(measure(e, q, reps, budget_s))
+                e.settle()
                 prog.advance(task)
             res = QueryResult(q, ms)
             check_agreement(res)

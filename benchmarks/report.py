@@ -253,7 +253,12 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
     if chart:
         lines += ["", f"![{scenario['name']}]({chart})"]
     if scenario.get("extra") is not None and scenario["name"] == "reader":
-        lines += ["", "```json", json.dumps(scenario["extra"], indent=1, default=str)[:20000], "```"]
+        from benchmarks.reader_bench import summarize
+
+        try:
+            lines += ["", *summarize(scenario["extra"])]
+        except (KeyError, TypeError):
+            lines += ["", "```json", json.dumps(scenario["extra"], indent=1, default=str)[:20000], "```"]
     lines.append("")
     return "\n".join(lines)
 
@@ -448,9 +453,9 @@ def plot_scenario(scenario: dict[str, Any], path: Path) -> bool:
 
 
 def latest_document(
-    reports_dir: Path | None = None, sf: float | None = 1
+    reports_dir: Path | None = None, sf: float | None = 1, scenario: str = "seed"
 ) -> tuple[Path, dict[str, Any]] | None:
-    """The newest JSON document under `reports_dir` with a measured seed result.
+    """The newest JSON document under `reports_dir` with a measured `scenario` result.
 
     Only documents of scale factor `sf` (any when None) from runs without `--quick`.
     """
@@ -461,7 +466,7 @@ def latest_document(
             doc = json.loads(p.read_text())
         except (OSError, ValueError):
             continue
-        seed = doc.get("scenarios", {}).get("seed") if isinstance(doc, dict) else None
+        seed = doc.get("scenarios", {}).get(scenario) if isinstance(doc, dict) else None
         if not seed or not any(
             m["status"] == "ok" for q in seed.get("queries", []) for m in q["measurements"]
         ):
@@ -478,8 +483,11 @@ def latest_document(
     return path, doc
 
 
-def headline_table(doc: dict[str, Any], source: str | None = None) -> str:
-    """The README headline: the seed query pair per engine, from one run document."""
+def headline_table(
+    doc: dict[str, Any], source: str | None = None, spark_doc: dict[str, Any] | None = None
+) -> str:
+    """The README headline: the seed query pair per engine, from one run document, and the
+    Spark table from the same run (or from `spark_doc`, a run of the `spark` scenario)."""
     seed = doc["scenarios"]["seed"]
     params = seed.get("params", {})
     lineitem = seed.get("datasets", {}).get("lineitem", {})
@@ -494,7 +502,7 @@ def headline_table(doc: dict[str, Any], source: str | None = None) -> str:
         f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores; {doc.get('date', '')[:10]}."
     )
     lines = [intro, "", penalty_markdown(penalty)]
-    spark = doc["scenarios"].get("spark")
+    spark = spark_doc["scenarios"].get("spark") if spark_doc is not None else doc["scenarios"].get("spark")
     if spark and spark.get("status") == "ok" and spark.get("derived", {}).get("spark_ratio"):
         lines += ["", spark_headline(spark)]
     if source:

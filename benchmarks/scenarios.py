@@ -615,6 +615,9 @@ def reader(ctx: RunContext) -> ScenarioResult:
             task = ctx.progress.add_task(f"{READER_MODULE}.run", total=None)
         try:
             res.extra = run(**kwargs)
+            cold = getattr(module, "cold_start", None)
+            if not ctx.quick and callable(cold) and isinstance(res.extra, dict):
+                res.extra["cold_start"] = cold(str(dataset.lineitem), "l_comment")
         finally:
             if task is not None:
                 ctx.progress.remove_task(task)
