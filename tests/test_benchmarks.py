@@ -288,6 +288,7 @@ def test_headline_and_readme_splice(tmp_path: Path, tpch, data_dir: Path) -> Non
     assert latest_document(tmp_path, sf=1) is None
     found = latest_document(tmp_path, sf=0.01)
     assert found is not None and found[0] == paths["json"]
+    assert latest_document(tmp_path, sf=0.01, scenario="spark") is None  # that run had no spark scenario
     table = headline_table(doc)
     assert "| DuckDB |" in table and "| Polars |" in table and "SF0.01" in table
     readme = tmp_path / "README.md"
