@@ -53,6 +53,38 @@ def _be_to_le_decimal(offsets: np.ndarray, data: np.ndarray, words: int, out: np
 
 
 @numba.njit(nogil=True, cache=True)
+def _be_fixed_to_le_decimal(rows: np.ndarray, out: np.ndarray) -> int:
+    """Big-endian two's complement integers of one width (``rows``: n x w uint8) into
+    little-endian int64 words (``out``: n x words). Returns -1 or the first row that does not
+    fit."""
+    n, w = rows.shape
+    words = out.shape[1]
+    for i in range(n):
+        neg = w > 0 and rows[i, 0] >= 128
+        fill = np.int64(-1) if neg else np.int64(0)
+        # bytes beyond what the words hold must be pure sign extension
+        extra = w - 8 * words
+        for j in range(max(extra, 0)):
+            if rows[i, j] != (255 if neg else 0):
+                return i
+        # word k holds bytes [w - 8(k+1), w - 8k) of the big-endian value
+        for k in range(words):
+            hi = w - 8 * k
+            lo = max(hi - 8, 0)
+            if hi <= 0:
+                out[i, k] = fill
+                continue
+            acc = np.uint64(0)
+            for j in range(lo, hi):
+                acc = (acc << np.uint64(8)) | np.uint64(rows[i, j])
+            nbytes = hi - lo
+            if nbytes < 8 and neg:
+                acc |= ~np.uint64(0) << np.uint64(8 * nbytes)
+            out[i, k] = np.int64(acc)
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
 def _take_spread_1d(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: np.ndarray) -> int:
     """out[i] = src[codes[j]] for the j-th valid row i (every row when ``valid`` is empty); null
     rows get zeros. Returns -1, or the position of a code outside ``src``."""
@@ -243,6 +275,12 @@ def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
             v = np.ascontiguousarray(values, dtype=np.int64)
             le = np.empty((len(v), words), dtype=np.int64)
             _decimal_from_int(v, le)
+            return le
+        if isinstance(values, np.ndarray) and values.ndim == 2 and values.dtype == np.uint8:
+            le = np.empty((len(values), words), dtype=np.int64)
+            bad = _be_fixed_to_le_decimal(np.ascontiguousarray(values), le)
+            if bad >= 0:
+                raise CorruptFileError(f"decimal value {bad} does not fit {atype}")
             return le
         b = _byte_rows(values)
         le_bytes = np.empty(len(b) * 8 * words, dtype=np.uint8)

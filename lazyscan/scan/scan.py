@@ -766,41 +766,47 @@ class Scan:
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Stream the matching rows as record batches of ``batch_size`` rows (the last smaller)."""
+        batch_size = self.options.batch_size
+        pending: list[pa.Table] = []
+        pending_rows = 0
+        for table in self._tables():
+            pending.append(table)
+            pending_rows += table.num_rows
+            while pending_rows >= batch_size:
+                combined = pa.concat_tables(pending) if len(pending) > 1 else pending[0]
+                head = combined.slice(0, batch_size)
+                if any(c.num_chunks > 1 for c in head.columns):
+                    head = head.combine_chunks()  # copies at most one batch
+                yield from head.to_batches()
+                rest = combined.slice(batch_size)
+                pending = [rest] if rest.num_rows else []
+                pending_rows = rest.num_rows
+        if pending_rows:
+            yield from pa.concat_tables(pending).combine_chunks().to_batches()
+
+    def _tables(self) -> Iterator[pa.Table]:
+        """The surviving rows of each row group, in order (one table per row group)."""
         if self._consumed:
             raise OptionError("a Scan can be iterated once; create a new one to scan again")
         self._consumed = True
         self._sources: list[Any] = []
         t0 = time.perf_counter()
-        batch_size = self.options.batch_size
-        pending: list[pa.Table] = []
-        pending_rows = 0
         try:
             for table, prof in _ordered_map(self._run_unit, self._units(), self.options.effective_threads):
                 self.profile.merge(prof)
-                if table is None or table.num_rows == 0:
-                    continue
-                pending.append(table)
-                pending_rows += table.num_rows
-                while pending_rows >= batch_size:
-                    combined = pa.concat_tables(pending).combine_chunks()
-                    head = combined.slice(0, batch_size)
-                    yield from head.to_batches()
-                    rest = combined.slice(batch_size)
-                    pending = [rest] if rest.num_rows else []
-                    pending_rows = rest.num_rows
-            if pending_rows:
-                yield from pa.concat_tables(pending).combine_chunks().to_batches()
+                if table is not None and table.num_rows:
+                    yield table
         finally:
             self.profile.counters["bytes_read"] = sum(s.bytes_read for s in self._sources)
             self.profile.timings["total"] = time.perf_counter() - t0
             self.profile.timings["planning"] = self.profile.timings.get("planning", 0.0)
 
     def to_table(self) -> pa.Table:
-        """All matching rows as one table."""
-        batches = list(self.to_batches())
-        if not batches:
+        """All matching rows as one table (a chunk per row group with survivors, not copied)."""
+        tables = list(self._tables())
+        if not tables:
             return self.schema.empty_table()
-        return pa.Table.from_batches(batches, schema=self.schema)
+        return pa.concat_tables(tables)
 
     def count(self) -> int:
         return sum(b.num_rows for b in self.to_batches())
