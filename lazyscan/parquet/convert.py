@@ -348,10 +348,19 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
             return _wrap_bytes(atype, offsets, data, validity, null_count, n)
         if dict_storage.dtype == np.float16:  # numba has no float16: move the bits
             dict_storage = dict_storage.view(np.uint16)
-        out = np.empty((n, *dict_storage.shape[1:]), dtype=dict_storage.dtype)
         mask = valid.view(np.uint8) if valid is not None else np.empty(0, np.uint8)
-        kernel = _take_spread_1d if dict_storage.ndim == 1 else _take_spread_2d
-        bad = kernel(np.ascontiguousarray(dict_storage), chunk.codes, mask, out)
+        src = np.ascontiguousarray(dict_storage)
+        row_scalar = _ROW_SCALARS.get(src.shape[1] * src.itemsize) if src.ndim == 2 and len(src) else None
+        if row_scalar is not None:
+            # rows of 2, 4, 8 or 16 bytes (decimal128 words, small fixed-size binary) move as
+            # one scalar each: a 1-D gather instead of a loop over words
+            flat = np.empty(n, dtype=row_scalar)
+            bad = _take_spread_1d(src.view(row_scalar).reshape(-1), chunk.codes, mask, flat)
+            out = flat.view(src.dtype).reshape(n, *src.shape[1:])
+        else:
+            out = np.empty((n, *src.shape[1:]), dtype=src.dtype)
+            kernel = _take_spread_1d if src.ndim == 1 else _take_spread_2d
+            bad = kernel(src, chunk.codes, mask, out)
         if bad >= 0:
             raise CorruptFileError(f"dictionary index {int(chunk.codes[bad])} out of range")
         return _wrap(atype, out, validity, null_count, n)
@@ -362,6 +371,9 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
         return _wrap_bytes(atype, offsets, data, validity, null_count, n)
     return _wrap(atype, _spread_fixed(storage, valid, n), validity, null_count, n)
 
+
+#: a scalar type per row size, for moving 2-D rows whole (complex128: 16 bytes, copied bit for bit)
+_ROW_SCALARS = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 
 _NUMPY_STORAGE = {
     "int8": np.dtype("i1"),
