@@ -376,3 +376,16 @@ def test_dictionary_gather_keeps_bytes_of_wide_rows(tmp_path: Path) -> None:
         want = table[name].combine_chunks()
         assert pf.read_column(0, i).equals(want), name
         assert pf.read_column(0, i, rows).equals(want.take(pa.array(rows))), name
+
+
+def test_pool_buffers_are_writable_arrays_of_the_asked_shape() -> None:
+    from lazyscan.parquet import buffers
+
+    for shape, dtype in ((10, np.int32), (1 << 20, np.uint8), ((300_000, 2), np.int64), (0, np.float64)):
+        a = buffers.empty(shape, dtype)
+        want = (shape,) if isinstance(shape, int) else shape
+        assert a.shape == want and a.dtype == np.dtype(dtype) and a.flags.writeable
+        a[...] = 7
+        assert (a == 7).all()
+        arr = pa.array(a.reshape(-1))  # Arrow can wrap it
+        assert len(arr) == a.size

@@ -18,6 +18,7 @@ import cramjam
 import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
+from lazyscan.parquet import buffers
 from lazyscan.parquet.metadata import Codec
 
 #: Largest page lazyscan decompresses (bytes).
@@ -65,7 +66,7 @@ def decompress(
             f"page declares {uncompressed_size} bytes from {len(data)} {codec_name(codec)} bytes, "
             "an impossible ratio"
         )
-    out = np.empty(uncompressed_size, dtype=np.uint8)
+    out = buffers.empty(uncompressed_size, np.uint8)
     if uncompressed_size == 0:
         return out
     try:

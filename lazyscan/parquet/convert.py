@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
+from lazyscan.parquet import buffers
 from lazyscan.parquet.decode import ByteArrays, PageValues, Values
 from lazyscan.parquet.metadata import PhysicalType
 from lazyscan.parquet.schema import ColumnDescriptor
@@ -193,7 +194,11 @@ def assemble(desc: ColumnDescriptor, pages: list[PageValues], dictionary: Values
     else:
         valid = None
     if pages and dictionary is not None and all(p.is_codes for p in pages):
-        codes = np.concatenate([p.values for p in pages]) if len(pages) != 1 else pages[0].values
+        if len(pages) == 1:
+            codes = pages[0].values
+        else:
+            codes = buffers.empty(sum(len(p.values) for p in pages), np.int32)
+            np.concatenate([np.asarray(p.values) for p in pages], out=codes)
         return Assembled(num_rows, valid, codes=codes, dictionary=dictionary)  # type: ignore[arg-type]
     parts: list[Values] = []
     for p in pages:
@@ -273,17 +278,17 @@ def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
         words = 2 if pa.types.is_decimal128(atype) else 4
         if pt in (PhysicalType.INT32, PhysicalType.INT64):
             v = np.ascontiguousarray(values, dtype=np.int64)
-            le = np.empty((len(v), words), dtype=np.int64)
+            le = buffers.empty((len(v), words), np.int64)
             _decimal_from_int(v, le)
             return le
         if isinstance(values, np.ndarray) and values.ndim == 2 and values.dtype == np.uint8:
-            le = np.empty((len(values), words), dtype=np.int64)
+            le = buffers.empty((len(values), words), np.int64)
             bad = _be_fixed_to_le_decimal(np.ascontiguousarray(values), le)
             if bad >= 0:
                 raise CorruptFileError(f"decimal value {bad} does not fit {atype}")
             return le
         b = _byte_rows(values)
-        le_bytes = np.empty(len(b) * 8 * words, dtype=np.uint8)
+        le_bytes = buffers.empty(len(b) * 8 * words, np.uint8)
         bad = _be_to_le_decimal(b.offsets, b.data, words, le_bytes)
         if bad >= 0:
             raise CorruptFileError(f"decimal value {bad} does not fit {atype}")
@@ -354,11 +359,11 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
         if row_scalar is not None:
             # rows of 2, 4, 8 or 16 bytes (decimal128 words, small fixed-size binary) move as
             # one scalar each: a 1-D gather instead of a loop over words
-            flat = np.empty(n, dtype=row_scalar)
+            flat = buffers.empty(n, row_scalar)
             bad = _take_spread_1d(src.view(row_scalar).reshape(-1), chunk.codes, mask, flat)
             out = flat.view(src.dtype).reshape(n, *src.shape[1:])
         else:
-            out = np.empty((n, *src.shape[1:]), dtype=src.dtype)
+            out = buffers.empty((n, *src.shape[1:]), src.dtype)
             kernel = _take_spread_1d if src.ndim == 1 else _take_spread_2d
             bad = kernel(src, chunk.codes, mask, out)
         if bad >= 0:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
+from lazyscan.parquet import buffers
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.match import BytesMatcher, plain_byte_array_match
 from lazyscan.parquet.metadata import Encoding, PhysicalType
@@ -163,8 +164,8 @@ def gather(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, idx: np.nda
     if idx is None:
         idx = np.arange(len(starts), dtype=np.int64)
     size = int(K.gather_bytes_size(lengths, idx))
-    out_offsets = np.empty(len(idx) + 1, dtype=np.int64)
-    out_data = np.empty(size, dtype=np.uint8)
+    out_offsets = buffers.empty(len(idx) + 1, np.int64)
+    out_data = buffers.empty(size, np.uint8)
     check(K.gather_bytes(buf, starts, lengths, idx, out_offsets, out_data), "byte array values")
     return ByteArrays(out_offsets, out_data)
 
@@ -264,7 +265,7 @@ def decode_values(
         if dict_size is None:
             raise CorruptFileError("dictionary-encoded page without a dictionary page")
         n_out = count if idx is None else len(idx)
-        codes = np.empty(n_out, dtype=np.int32)
+        codes = buffers.empty(n_out, np.int32)
         if count == 0:
             return codes, True
         if end <= pos:
@@ -331,7 +332,7 @@ def decode_values(
     if encoding == Encoding.BYTE_STREAM_SPLIT and pt != PhysicalType.BOOLEAN and pt != PhysicalType.BYTE_ARRAY:
         width = fixed_width(desc)
         n_out = count if idx is None else len(idx)
-        raw = np.empty(n_out * width, dtype=np.uint8)
+        raw = buffers.empty(n_out * width, np.uint8)
         if idx is None:
             check(K.byte_stream_split_decode(buf, pos, end, count, width, raw), "BYTE_STREAM_SPLIT")
         else:
