@@ -147,14 +147,6 @@ class PageCache:
     def __len__(self) -> int:
         return len(self.bodies)
 
-    @property
-    def nbytes(self) -> int:
-        return sum(b.nbytes for b in self.bodies.values())
-
-    def clear(self) -> None:
-        self.bodies.clear()
-        self.dictionaries.clear()
-
 
 def clear_caches() -> None:
     """Forget cached footers and page layouts (tests and benchmarks use this)."""
@@ -817,9 +809,8 @@ class ParquetFile:
         for k, i in enumerate(needed):
             info = layout.pages[i]
             buf = np.frombuffer(views[k], dtype=np.uint8)
-            sel: np.ndarray | None = decode_set.indices_within(info.first_row, info.first_row + info.num_rows)
-            if sel is not None and len(sel) == info.num_rows:
-                sel = None
+            local = decode_set.indices_within(info.first_row, info.first_row + info.num_rows)
+            sel = None if len(local) == info.num_rows else local
             try:
                 header = _parse_header(buf, 0, len(buf))
                 if header.type not in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
@@ -909,7 +900,7 @@ def _match_dictionary(matcher: BytesMatcher | None, dictionary: Values | None) -
         return None
     from lazyscan.parquet.decode import ByteArrays, LocatedByteArrays
 
-    if isinstance(dictionary, LocatedByteArrays) and dictionary._materialized is None:
+    if isinstance(dictionary, LocatedByteArrays):
         return matcher.match_located(dictionary.buf, dictionary.starts, dictionary.lengths)
     assert isinstance(dictionary, ByteArrays)
     return matcher.match(dictionary.offsets, dictionary.data)

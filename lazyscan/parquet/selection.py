@@ -179,19 +179,6 @@ class RowRanges:
         ends = self.ends[np.concatenate((keep, [len(self.ends) - 1]))]
         return RowRanges(starts, ends, _trusted=True)
 
-    def clip(self, start: int, end: int) -> RowRanges:
-        """The part of the selection inside ``[start, end)``."""
-        lo = int(np.searchsorted(self.ends, start, side="right"))
-        hi = int(np.searchsorted(self.starts, end, side="left"))
-        if lo >= hi:
-            return RowRanges.empty()
-        s = np.maximum(self.starts[lo:hi], start)
-        e = np.minimum(self.ends[lo:hi], end)
-        return RowRanges(s, e, _trusted=True)
-
-    def shift(self, delta: int) -> RowRanges:
-        return RowRanges(self.starts + delta, self.ends + delta, _trusted=True)
-
     def positions_in(self, rows: RowRanges) -> np.ndarray:
         """Indices, within the rows of ``self``, of the rows selected by ``rows`` (a subset)."""
         sel = rows.to_indices()

@@ -29,8 +29,6 @@ from pyspark.sql.datasource import InputPartition
 
 from lazyscan.scan.dataset import FileInfo, FileSplit
 
-#: Spark's default ``spark.sql.files.maxPartitionBytes``
-SPARK_MAX_PARTITION_BYTES = 128 * 1024 * 1024
 #: the largest task (bytes of file) lazyscan plans when no maxPartitionBytes is set
 DEFAULT_TASK_BYTES = 2 * 1024 * 1024 * 1024
 DEFAULT_OPEN_COST_IN_BYTES = 4 * 1024 * 1024
