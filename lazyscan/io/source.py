@@ -63,6 +63,9 @@ def coalesce_ranges(
     return out
 
 
+_DEFAULT_READ = ReadOptions()
+
+
 class Source:
     """A random-access, thread-safe byte source."""
 
@@ -89,14 +92,30 @@ class Source:
         self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
     ) -> list[memoryview]:
         """Read several ranges with coalesced requests; results in the order of ``ranges``."""
-        opts = options or ReadOptions()
+        return self.read_ranges_counted(ranges, options)[0]
+
+    def read_ranges_counted(
+        self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
+    ) -> tuple[list[memoryview], int, int]:
+        """:meth:`read_ranges`, plus the bytes and requests this call fetched (the source's
+        :attr:`stats` also count other threads' reads)."""
+        opts = options or _DEFAULT_READ
+        if len(ranges) == 1:
+            off, length = ranges[0]
+            data = self.read_at(off, length)
+            return [memoryview(data)], len(data), 1
         out: list[memoryview] = [memoryview(b"")] * len(ranges)
+        nbytes = 0
+        requests = 0
         for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
-            view = memoryview(self.read_at(start, end - start))
+            data = self.read_at(start, end - start)
+            nbytes += len(data)
+            requests += 1
+            view = memoryview(data)
             for i in members:
                 off, length = ranges[i]
                 out[i] = view[off - start : off - start + length]
-        return out
+        return out, nbytes, requests
 
     def close(self) -> None:
         pass

@@ -21,7 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -54,8 +54,8 @@ from lazyscan.parquet.metadata import (
     column_index_from_thrift,
     file_metadata_from_thrift,
     offset_index_from_thrift,
-    page_header_from_thrift,
 )
+from lazyscan.parquet.page_header import parse_page_header
 from lazyscan.parquet.schema import ColumnDescriptor, FileSchema, SchemaError, build_schema
 from lazyscan.parquet.selection import RowRanges
 from lazyscan.parquet.statistics import ColumnStats, decode_column_index, decode_statistics
@@ -98,6 +98,17 @@ class ChunkLayout:
     dictionary: tuple[int, int] | None  # (offset, size) of the dictionary page
     pages: tuple[PageInfo, ...]
     from_offset_index: bool
+    #: first row and end row of each page, as arrays (derived from ``pages``)
+    page_starts: np.ndarray = field(init=False, repr=False, compare=False)
+    page_ends: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        starts = np.array([p.first_row for p in self.pages], dtype=np.int64)
+        ends = starts + np.array([p.num_rows for p in self.pages], dtype=np.int64)
+        starts.flags.writeable = False
+        ends.flags.writeable = False
+        object.__setattr__(self, "page_starts", starts)
+        object.__setattr__(self, "page_ends", ends)
 
 
 class _Cache:
@@ -167,6 +178,7 @@ class ParquetFile:
         self.options = options or ReaderOptions()
         self.source: Source = open_source(source, filesystem)
         self.path = self.source.path
+        self._default_read = self.source_default_read_options()
         self._filesystem = filesystem
         self.counters = ReadCounters()
         self._footer_key: tuple[Any, ...] = ()
@@ -464,8 +476,7 @@ class ParquetFile:
         while True:
             data = self.source.read_at(pos, window)
             try:
-                fields, hsize = read_struct(data)
-                return page_header_from_thrift(fields, hsize)
+                return parse_page_header(np.frombuffer(data, np.uint8), 0, len(data))
             except ThriftError as e:
                 if window < end - pos and window < _MAX_HEADER:
                     window = min(window * 4, end - pos)
@@ -591,18 +602,18 @@ class ParquetFile:
     # ---- internals ------------------------------------------------------------------------
 
     def _fetch(self, ranges: list[tuple[int, int]], c: ReadCounters) -> list[memoryview]:
-        for off, size in ranges:
-            if off < 0 or size < 0 or off + size > self.source.size:
-                raise CorruptFileError(f"byte range {off}+{size} lies outside the file")
-        before_bytes, before_req = self.source.stats.bytes_read, self.source.stats.requests
+        size = self.source.size
+        for off, length in ranges:
+            if off < 0 or length < 0 or off + length > size:
+                raise CorruptFileError(f"byte range {off}+{length} lies outside the file")
         t0 = time.perf_counter()
-        opts = self.options.read or self.source_default_read_options()
-        out = self.source.read_ranges(ranges, opts)
+        opts = self.options.read or self._default_read
+        out, nbytes, requests = self.source.read_ranges_counted(ranges, opts)
         c.io_seconds += time.perf_counter() - t0
-        c.bytes_fetched += self.source.stats.bytes_read - before_bytes
-        c.requests += self.source.stats.requests - before_req
-        for (_, size), view in zip(ranges, out):
-            if len(view) != size:
+        c.bytes_fetched += nbytes
+        c.requests += requests
+        for (_, length), view in zip(ranges, out):
+            if len(view) != length:
                 raise CorruptFileError("file ends inside a page")
         return out
 
@@ -786,9 +797,7 @@ class ParquetFile:
         layout = self.page_layout(row_group, desc.index)
         threshold = self.options.materialization_threshold
         decode_set = selection.merge_close(threshold) if threshold > 0 else selection
-        starts = np.fromiter((p.first_row for p in layout.pages), dtype=np.int64, count=len(layout.pages))
-        counts = np.fromiter((p.num_rows for p in layout.pages), dtype=np.int64, count=len(layout.pages))
-        needed = np.flatnonzero(decode_set.overlaps(starts, starts + counts))
+        needed = np.flatnonzero(decode_set.overlaps(layout.page_starts, layout.page_ends)).tolist()
         c.pages_skipped += len(layout.pages) - len(needed)
         ranges = [(layout.pages[i].offset, layout.pages[i].size) for i in needed]
         if layout.dictionary is not None:
@@ -914,8 +923,7 @@ def _page_rows(header: PageHeader) -> int:
 
 def _parse_header(buf: np.ndarray, pos: int, end: int) -> PageHeader:
     try:
-        fields, after = read_struct(memoryview(buf), pos, end)
-        return page_header_from_thrift(fields, after - pos)
+        return parse_page_header(buf, pos, end)
     except ThriftError as e:
         raise CorruptFileError(f"corrupt page header: {e}") from None
 
@@ -956,9 +964,10 @@ def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: in
         idx = np.asarray(rows, dtype=np.int64)
         if idx.ndim != 1:
             raise ValueError("row indices must be a 1-D array")
-        if len(idx) > 1 and np.any(np.diff(idx) <= 0):
-            raise ValueError("row indices must be sorted and distinct")
-        sel = RowRanges.from_indices(idx)
+        checked = RowRanges.from_sorted_indices(idx)
+        if checked is None:
+            raise ValueError("row indices must be sorted, distinct and non-negative")
+        sel = checked
     if not sel.is_empty and (sel.starts[0] < 0 or sel.ends[-1] > num_rows):
         raise IndexError(f"row selection exceeds the row group's {num_rows} rows")
     return sel

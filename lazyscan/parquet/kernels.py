@@ -17,6 +17,8 @@ Levels and dictionary indices (Encodings.md, "Run Length Encoding / Bit-Packing 
 - :func:`rle_bp_decode`, :func:`rle_bp_decode_selected`: RLE/bit-packed hybrid, bit width 0..32;
 - :func:`check_dict_indices`: first dictionary index out of range.
 
+Row selections: :func:`index_runs` (sorted row indices to ranges), :func:`expand_runs` (back).
+
 Byte arrays:
 
 - :func:`plain_byte_array_locate`: start and length of each PLAIN ``BYTE_ARRAY`` value;
@@ -396,6 +398,45 @@ def check_dict_indices(indices, n, dict_size):
                 if v < 0 or v >= dict_size:
                     return i
     return -1
+
+
+# --------------------------------------------------------------------------- row selections
+
+
+@_jit
+def index_runs(idx, starts, ends):
+    """Runs of consecutive values of ``idx`` as ``[start, end)`` pairs; number of runs, or -1
+    when ``idx`` is not strictly increasing and non-negative. ``starts``/``ends`` hold len(idx)."""
+    n = idx.shape[0]
+    if n == 0:
+        return 0
+    if idx[0] < 0:
+        return -1
+    k = 0
+    starts[0] = idx[0]
+    prev = idx[0]
+    for i in range(1, n):
+        v = idx[i]
+        if v <= prev:
+            return -1
+        if v != prev + 1:
+            ends[k] = prev + 1
+            k += 1
+            starts[k] = v
+        prev = v
+    ends[k] = prev + 1
+    return k + 1
+
+
+@_jit
+def expand_runs(starts, ends, out):
+    """Write every row of the ranges ``[starts[i], ends[i])`` to ``out``, in order."""
+    o = 0
+    for i in range(starts.shape[0]):
+        for r in range(starts[i], ends[i]):
+            out[o] = r
+            o += 1
+    return o
 
 
 # --------------------------------------------------------------------------- byte arrays

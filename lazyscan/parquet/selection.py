@@ -4,7 +4,8 @@ A :class:`RowRanges` is a sorted list of disjoint, non-adjacent half-open ranges
 of row indices, kept as two ``int64`` arrays. Predicates produce boolean masks; the scan turns a
 mask into ranges to plan payload reads (which pages hold a selected row), merges ranges closer than
 the materialization threshold so decoding stays batched, and intersects selections from different
-tiers (page index, row-level predicates). Every operation is vectorized with numpy.
+tiers (page index, row-level predicates). Operations are vectorized with numpy; the two
+per-row loops (indices to ranges and back) are numba kernels.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+
+from lazyscan.parquet import kernels as K
 
 
 class RowRanges:
@@ -61,17 +64,35 @@ class RowRanges:
     @classmethod
     def from_indices(cls, rows: np.ndarray | Iterable[int]) -> RowRanges:
         """Ranges covering the given row indices (any order, duplicates allowed)."""
-        idx = np.asarray(rows, dtype=np.int64)
-        if len(idx) > 1 and not bool(np.all(idx[1:] > idx[:-1])):
+        idx = np.array(rows, dtype=np.int64)
+        if idx.ndim != 1:
+            raise ValueError("row indices must be a 1-D array")
+        out = cls.from_sorted_indices(idx, copy=False)
+        if out is None:
             idx = np.unique(idx)
-        if len(idx) == 0:
-            return cls.empty()
-        if idx[0] < 0:
-            raise ValueError("row indices must not be negative")
-        breaks = np.flatnonzero(np.diff(idx) != 1) + 1
-        starts = idx[np.concatenate(([0], breaks))]
-        ends = idx[np.concatenate((breaks - 1, [len(idx) - 1]))] + 1
-        return cls(starts, ends, _trusted=True)
+            if len(idx) and idx[0] < 0:
+                raise ValueError("row indices must not be negative")
+            out = cls.from_sorted_indices(idx, copy=False)
+            assert out is not None
+        return out
+
+    @classmethod
+    def from_sorted_indices(cls, rows: np.ndarray, copy: bool = True) -> RowRanges | None:
+        """Ranges of strictly increasing, non-negative row indices; None when they are not.
+
+        The selection keeps the indices (copied unless ``copy`` is false), so
+        :meth:`to_indices` does not rebuild them.
+        """
+        idx = np.array(rows, dtype=np.int64, copy=True) if copy else np.asarray(rows, dtype=np.int64)
+        starts = np.empty(len(idx), np.int64)
+        ends = np.empty(len(idx), np.int64)
+        n = K.index_runs(idx, starts, ends)
+        if n < 0:
+            return None
+        out = cls(starts[:n], ends[:n], _trusted=True)
+        idx.flags.writeable = False
+        out._indices = idx
+        return out
 
     @classmethod
     def from_mask(cls, mask: np.ndarray, offset: int = 0) -> RowRanges:
@@ -123,11 +144,8 @@ class RowRanges:
         elif len(self.starts) == 1:
             out = np.arange(self.starts[0], self.ends[0], dtype=np.int64)
         else:
-            lengths = self.ends - self.starts
-            total = int(lengths.sum())
-            # per-row: start of its range + position within range
-            reps = np.repeat(self.starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-            out = reps + np.arange(total, dtype=np.int64)
+            out = np.empty(self.row_count, dtype=np.int64)
+            K.expand_runs(self.starts, self.ends, out)
         out.flags.writeable = False
         self._indices = out
         return out
