@@ -346,7 +346,9 @@ def test_matching_located_values_equals_matching_materialized() -> None:
         assert m.match(located.offsets, located.data).astype(bool).tolist() == want
 
 
-def test_row_ranges_indices_within_and_from_indices() -> None:
+def test_row_ranges_from_indices_and_page_plan() -> None:
+    from lazyscan.parquet import kernels as K
+
     rng = np.random.default_rng(11)
     for _ in range(50):
         n = int(rng.integers(1, 400))
@@ -355,8 +357,15 @@ def test_row_ranges_indices_within_and_from_indices() -> None:
         r = RowRanges.from_indices(idx)
         assert r == RowRanges.from_mask(mask) == RowRanges.from_indices(rng.permutation(np.concatenate([idx, idx])))
         assert np.array_equal(r.to_indices(), idx) and r.to_indices() is r.to_indices()
-        a, b = sorted(int(x) for x in rng.integers(0, n + 1, 2))
-        assert np.array_equal(r.indices_within(a, b), idx[(idx >= a) & (idx < b)] - a)
+        # pages of random sizes: the plan names exactly the pages holding a selected row
+        cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, int(rng.integers(0, 8)))]))
+        p_starts, p_ends = cuts[:-1].astype(np.int64), cuts[1:].astype(np.int64)
+        plan = np.empty((3, len(p_starts)), np.int64)
+        count = K.plan_pages(r.starts, r.ends, r.to_indices(), p_starts, p_ends, plan[0], plan[1], plan[2])
+        want = [p for p in range(len(p_starts)) if mask[p_starts[p] : p_ends[p]].any()]
+        assert plan[0, :count].tolist() == want
+        for p, lo, hi in plan[:, :count].T:
+            assert np.array_equal(idx[lo:hi], idx[(idx >= p_starts[p]) & (idx < p_ends[p])])
 
 
 def test_dictionary_gather_keeps_bytes_of_wide_rows(tmp_path: Path) -> None:

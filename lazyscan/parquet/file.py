@@ -30,6 +30,7 @@ import pyarrow as pa
 from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
 from lazyscan.io import ReadOptions, Source, open_source
 from lazyscan.parquet import codecs
+from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled, assemble, to_arrow
 from lazyscan.parquet.counters import ReadCounters
@@ -797,8 +798,12 @@ class ParquetFile:
         layout = self.page_layout(row_group, desc.index)
         threshold = self.options.materialization_threshold
         decode_set = selection.merge_close(threshold) if threshold > 0 else selection
-        needed = np.flatnonzero(decode_set.overlaps(layout.page_starts, layout.page_ends)).tolist()
-        c.pages_skipped += len(layout.pages) - len(needed)
+        idx = decode_set.to_indices()
+        npages = len(layout.pages)
+        plan = np.empty((3, npages), np.int64)
+        count = K.plan_pages(decode_set.starts, decode_set.ends, idx, layout.page_starts, layout.page_ends, plan[0], plan[1], plan[2])
+        needed, los, his = plan[:, :count].tolist()
+        c.pages_skipped += npages - count
         ranges = [(layout.pages[i].offset, layout.pages[i].size) for i in needed]
         if layout.dictionary is not None:
             ranges.insert(0, layout.dictionary)
@@ -818,8 +823,7 @@ class ParquetFile:
         for k, i in enumerate(needed):
             info = layout.pages[i]
             buf = np.frombuffer(views[k], dtype=np.uint8)
-            local = decode_set.indices_within(info.first_row, info.first_row + info.num_rows)
-            sel = None if len(local) == info.num_rows else local
+            sel = None if his[k] - los[k] == info.num_rows else idx[los[k] : his[k]] - info.first_row
             try:
                 header = _parse_header(buf, 0, len(buf))
                 if header.type not in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):

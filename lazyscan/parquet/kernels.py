@@ -17,7 +17,8 @@ Levels and dictionary indices (Encodings.md, "Run Length Encoding / Bit-Packing 
 - :func:`rle_bp_decode`, :func:`rle_bp_decode_selected`: RLE/bit-packed hybrid, bit width 0..32;
 - :func:`check_dict_indices`: first dictionary index out of range.
 
-Row selections: :func:`index_runs` (sorted row indices to ranges), :func:`expand_runs` (back).
+Row selections: :func:`index_runs` (sorted row indices to ranges), :func:`expand_runs` (back),
+:func:`plan_pages` (which pages hold selected rows, and which rows).
 
 Byte arrays:
 
@@ -437,6 +438,27 @@ def expand_runs(starts, ends, out):
             out[o] = r
             o += 1
     return o
+
+
+@_jit
+def plan_pages(sel_starts, sel_ends, idx, page_starts, page_ends, pages, lo, hi):
+    """Pages (sorted by first row) holding a selected row: their numbers go to ``pages`` and
+    the slice ``idx[lo:hi]`` of the selected rows (sorted indices ``idx``, covered by the
+    ranges ``sel_starts``/``sel_ends``) inside each; returns how many pages."""
+    n = 0
+    r = 0
+    nr = sel_starts.shape[0]
+    for p in range(page_starts.shape[0]):
+        ps = page_starts[p]
+        pe = page_ends[p]
+        while r < nr and sel_ends[r] <= ps:
+            r += 1
+        if r < nr and sel_starts[r] < pe:
+            pages[n] = p
+            lo[n] = np.searchsorted(idx, ps)
+            hi[n] = np.searchsorted(idx, pe)
+            n += 1
+    return n
 
 
 # --------------------------------------------------------------------------- byte arrays

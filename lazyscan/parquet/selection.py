@@ -123,18 +123,6 @@ class RowRanges:
         i = int(np.searchsorted(self.ends, start, side="right"))
         return i < len(self.starts) and self.starts[i] <= start and end <= self.ends[i]
 
-    def overlaps(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-        """For each interval ``[starts[k], ends[k])``: does it hold a selected row?"""
-        starts = np.asarray(starts, dtype=np.int64)
-        ends = np.asarray(ends, dtype=np.int64)
-        if self.is_empty:
-            return np.zeros(len(starts), dtype=bool)
-        # first range whose end is after the interval start
-        i = np.searchsorted(self.ends, starts, side="right")
-        ok = i < len(self.starts)
-        first_start = self.starts[np.minimum(i, len(self.starts) - 1)]
-        return ok & (first_start < ends) & (ends > starts)
-
     def to_indices(self) -> np.ndarray:
         """All selected row indices, ascending (computed once; do not modify the result)."""
         if self._indices is not None:
@@ -149,12 +137,6 @@ class RowRanges:
         out.flags.writeable = False
         self._indices = out
         return out
-
-    def indices_within(self, start: int, end: int) -> np.ndarray:
-        """Selected row indices in ``[start, end)``, relative to ``start``."""
-        idx = self.to_indices()
-        lo, hi = np.searchsorted(idx, [start, end])
-        return idx[lo:hi] - start
 
     def to_mask(self, num_rows: int) -> np.ndarray:
         d = np.zeros(num_rows + 1, dtype=np.int32)
