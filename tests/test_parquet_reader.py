@@ -398,3 +398,28 @@ def test_pool_buffers_are_writable_arrays_of_the_asked_shape() -> None:
         assert (a == 7).all()
         arr = pa.array(a.reshape(-1))  # Arrow can wrap it
         assert len(arr) == a.size
+
+
+def test_byte_arrays_concat_mixes_located_and_materialized_parts() -> None:
+    from lazyscan.parquet.decode import ByteArrays, LocatedByteArrays
+
+    rng = np.random.default_rng(5)
+    words = [bytes(rng.integers(97, 123, int(rng.integers(0, 6))).astype(np.uint8)) for _ in range(60)]
+    buf = np.frombuffer(b"".join(words), np.uint8)
+    lengths = np.array([len(w) for w in words], np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+
+    def located(lo: int, hi: int) -> LocatedByteArrays:
+        return LocatedByteArrays(buf, starts[lo:hi], lengths[lo:hi])
+
+    plain = located(20, 35).materialize()
+    sliced = ByteArrays(plain.offsets[3:], plain.data)  # offsets not starting at 0
+    materialized = located(40, 60)
+    materialized.materialize()
+    parts: list[ByteArrays] = [located(0, 20), sliced, located(35, 35), materialized]
+    out = ByteArrays.concat(parts)
+    want = words[0:20] + words[23:35] + words[40:60]
+    assert len(out) == len(want)
+    got = [out.data[out.offsets[i] : out.offsets[i + 1]].tobytes() for i in range(len(out))]
+    assert got == want
+    assert out.offsets[0] == 0 and out.offsets[-1] == len(out.data)

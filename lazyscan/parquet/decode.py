@@ -48,18 +48,31 @@ class ByteArrays:
         lengths = (self.offsets[1:] - starts).astype(np.int64)
         return gather(self.data, starts, lengths, idx)
 
+    @property
+    def nbytes(self) -> int:
+        return int(self.offsets[-1] - self.offsets[0])
+
     @staticmethod
     def concat(parts: list[ByteArrays]) -> ByteArrays:
+        """One ByteArrays of all parts; values left in place in their pages are copied once."""
         if len(parts) == 1:
             return parts[0]
-        sizes = [int(p.offsets[-1] - p.offsets[0]) for p in parts]
-        data = np.concatenate([p.data[p.offsets[0] : p.offsets[-1]] for p in parts]) if parts else np.empty(0, np.uint8)
-        offs = [np.zeros(1, np.int64)]
-        base = 0
-        for p, size in zip(parts, sizes):
-            offs.append(p.offsets[1:] - p.offsets[0] + base)
-            base += size
-        return ByteArrays(np.concatenate(offs), data)
+        count = sum(len(p) for p in parts)
+        offsets = buffers.empty(count + 1, np.int64)
+        data = buffers.empty(sum(p.nbytes for p in parts), np.uint8)
+        offsets[0] = 0
+        k = o = 0
+        for p in parts:
+            n = len(p)
+            if isinstance(p, LocatedByteArrays) and p._materialized is None:
+                o = check(K.gather_bytes_at(p.buf, p.starts, p.lengths, offsets, data, k, o), "byte array values")
+            else:
+                size = p.nbytes
+                data[o : o + size] = p.data[p.offsets[0] : p.offsets[-1]]
+                offsets[k + 1 : k + 1 + n] = p.offsets[1:] - p.offsets[0] + o
+                o += size
+            k += n
+        return ByteArrays(offsets, data)
 
 
 class LocatedByteArrays(ByteArrays):
@@ -80,6 +93,10 @@ class LocatedByteArrays(ByteArrays):
 
     def take(self, idx: np.ndarray) -> ByteArrays:
         return gather(self.buf, self.starts, self.lengths, idx)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.lengths.sum())
 
     def materialize(self) -> ByteArrays:
         if self._materialized is None:
@@ -205,7 +222,10 @@ def decode_plain(
         starts = np.empty(count, dtype=np.int64)
         lengths = np.empty(count, dtype=np.int64)
         check(K.plain_byte_array_locate(buf, pos, end, count, starts, lengths), "PLAIN byte arrays")
-        return gather(buf, starts, lengths, idx)
+        # left in place: pages are copied once, when the chunk is assembled
+        if idx is None:
+            return LocatedByteArrays(buf, starts, lengths)
+        return LocatedByteArrays(buf, starts[idx], lengths[idx])
     width = fixed_width(desc)
     if count * width > end - pos:
         raise CorruptFileError(f"PLAIN values need {count * width} bytes, page has {end - pos}")

@@ -23,7 +23,8 @@ Row selections: :func:`index_runs` (sorted row indices to ranges), :func:`expand
 Byte arrays:
 
 - :func:`plain_byte_array_locate`: start and length of each PLAIN ``BYTE_ARRAY`` value;
-- :func:`gather_bytes_size`, :func:`gather_bytes`: copy located values into Arrow layout;
+- :func:`gather_bytes_size`, :func:`gather_bytes`, :func:`gather_bytes_at`: copy located values
+  into Arrow layout;
 - :func:`dict_gather_size`, :func:`dict_gather_bytes`: dictionary codes to Arrow layout;
 - :func:`delta_byte_array_size`, :func:`delta_byte_array_build`: ``DELTA_BYTE_ARRAY`` values
   from decoded prefix and suffix lengths.
@@ -536,6 +537,29 @@ def gather_bytes(buf, starts, lengths, idx, out_offsets, out_data):
         out_offsets[k + 1] = o
         if out_offsets[k + 1] != o:
             return ERR_BAD_LENGTH
+    return o
+
+
+@_jit
+def gather_bytes_at(buf, starts, lengths, out_offsets, out_data, k0, o0):
+    """Append all located values to Arrow layout being built: bytes at ``out_data[o0:]``,
+    offsets ``out_offsets[k0 + 1 :]`` continuing from ``o0``. Returns the new byte end."""
+    n = starts.shape[0]
+    if lengths.shape[0] < n or out_offsets.shape[0] < k0 + n + 1 or k0 < 0 or o0 < 0:
+        return ERR_BAD_ARGUMENT
+    cap = out_data.shape[0]
+    size = buf.shape[0]
+    o = np.int64(o0)
+    for i in range(n):
+        s = np.int64(starts[i])
+        L = np.int64(lengths[i])
+        if L < 0 or s < 0 or s > size - L:
+            return ERR_BAD_LENGTH
+        if cap - o < L:
+            return ERR_BAD_ARGUMENT
+        _copy(out_data, o, buf, s, L)
+        o += L
+        out_offsets[k0 + 1 + i] = o
     return o
 
 
