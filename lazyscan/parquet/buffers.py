@@ -20,10 +20,13 @@ POOL_MIN_BYTES = 1 << 16
 def empty(shape: int | tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
     """An uninitialized writable array, from Arrow's memory pool when large."""
     dt = np.dtype(dtype)
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    count = math.prod(dims)
+    if isinstance(shape, int):
+        nbytes = shape * dt.itemsize
+        if nbytes < POOL_MIN_BYTES:
+            return np.empty(shape, dtype=dt)
+        return np.frombuffer(pa.allocate_buffer(nbytes), dtype=dt, count=shape)
+    count = math.prod(shape)
     nbytes = count * dt.itemsize
     if nbytes < POOL_MIN_BYTES:
-        return np.empty(dims, dtype=dt)
-    buf = pa.allocate_buffer(nbytes)
-    return np.frombuffer(buf, dtype=dt, count=count).reshape(dims)
+        return np.empty(shape, dtype=dt)
+    return np.frombuffer(pa.allocate_buffer(nbytes), dtype=dt, count=count).reshape(shape)

@@ -27,7 +27,7 @@ DEFAULT_MAX_PAGE_SIZE = 1 << 30
 # An upper bound of decompressed / compressed size for each codec. Snappy and LZ4 cannot exceed
 # about 255:1 (their longest match costs a few bytes); zlib's limit is 1032:1; zstd and brotli
 # can go higher, so they are only bounded by max_page_size.
-_MAX_RATIO = {Codec.SNAPPY: 256, Codec.LZ4_RAW: 256, Codec.LZ4: 256, Codec.GZIP: 1100}
+_MAX_RATIO: dict[int, int] = {Codec.SNAPPY: 256, Codec.LZ4_RAW: 256, Codec.LZ4: 256, Codec.GZIP: 1100}
 
 
 def codec_name(codec: int) -> str:
@@ -60,7 +60,7 @@ def decompress(
         raise CorruptFileError(
             f"page declares {uncompressed_size} uncompressed bytes, more than the limit {max_page_size}"
         )
-    ratio = _MAX_RATIO.get(Codec(codec))
+    ratio = _MAX_RATIO.get(codec)
     if ratio is not None and uncompressed_size > ratio * len(data) + 1024:
         raise CorruptFileError(
             f"page declares {uncompressed_size} bytes from {len(data)} {codec_name(codec)} bytes, "
@@ -82,20 +82,23 @@ def decompress(
     return out
 
 
+# cramjam reads numpy arrays and memoryviews in place (no copy of the compressed page)
+
+
 def _snappy(data: memoryview | bytes, out: np.ndarray) -> int:
-    return int(cramjam.snappy.decompress_raw_into(bytes(data), out))
+    return int(cramjam.snappy.decompress_raw_into(data, out))
 
 
 def _zstd(data: memoryview | bytes, out: np.ndarray) -> int:
-    return int(cramjam.zstd.decompress_into(bytes(data), out))
+    return int(cramjam.zstd.decompress_into(data, out))
 
 
 def _brotli(data: memoryview | bytes, out: np.ndarray) -> int:
-    return int(cramjam.brotli.decompress_into(bytes(data), out))
+    return int(cramjam.brotli.decompress_into(data, out))
 
 
 def _lz4_raw(data: memoryview | bytes, out: np.ndarray) -> int:
-    return int(cramjam.lz4.decompress_block_into(bytes(data), out))
+    return int(cramjam.lz4.decompress_block_into(data, out))
 
 
 def _gzip(data: memoryview | bytes, out: np.ndarray) -> int:
