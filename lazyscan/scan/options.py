@@ -27,7 +27,8 @@ class ScanOptions:
     - ``dictionary_eval``: evaluate predicates once per dictionary entry instead of per row.
     - ``materialization_threshold``: selected row ranges closer than this are decoded as one.
     - ``dense_threshold``: when more than this fraction of a row group survives, payload columns
-      are read whole and then filtered (a plain read is cheaper than a selective one there).
+      of fixed width are read whole and then filtered (cheaper there than a selective read;
+      byte-array columns are always read selectively, which copies each kept value once).
     - ``batch_size``: rows per output record batch. ``threads``: row groups read in parallel.
     """
 

@@ -34,7 +34,7 @@ from lazyscan.errors import FileError, LazyScanError, OptionError, PredicateErro
 from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet.bloom import BloomFilter, encode_plain, hash_bytes
 from lazyscan.parquet.match import BytesMatcher
-from lazyscan.parquet.metadata import PageType
+from lazyscan.parquet.metadata import PageType, PhysicalType
 from lazyscan.parquet.statistics import ColumnStats
 from lazyscan.predicate import (
     Answer,
@@ -527,7 +527,9 @@ class _RowGroupScan:
                 sel0, arr = cached
                 arrays[name] = arr if sel0 == selection else arr.take(pa.array(sel0.positions_in(selection)))
                 continue
-            if dense and n_sel < self.n and self.ctx.flat(name) and name not in self.ctx.partition_values:
+            # byte arrays never take the dense path: a selected read copies each kept value
+            # once, a full read plus take copies it twice
+            if dense and n_sel < self.n and self.ctx.flat(name) and name not in self.ctx.partition_values and not self._byte_array(name):
                 full = self._read(name, None)
                 arrays[name] = full.take(pa.array(selection.to_indices()))
             else:
@@ -535,6 +537,9 @@ class _RowGroupScan:
                 arrays[name] = self._read(name, selection)
                 self.profile.add("pages_skipped_lazily", self.counters.pages_skipped - before)
         return pa.Table.from_batches([self._batch(scan.output_columns, arrays, n_sel)])
+
+    def _byte_array(self, name: str) -> bool:
+        return self.ctx.has(name) and self.ctx.leaf_of[name].physical_type == PhysicalType.BYTE_ARRAY
 
     def _plain(self) -> pa.Table | None:
         """No filter in the scan: read every needed column whole, then filter."""
