@@ -195,6 +195,25 @@ def test_rle_bp_round_trip(case):
         assert got[len(sel)] == -7
 
 
+@examples
+@given(hybrid_values())
+def test_rle_bp_decode_codes_checks_bounds_while_unpacking(case):
+    width, values, seed = case
+    rng = random.Random(seed)
+    enc = rle_bp_encode(values, width, rng)
+    buf = u8(enc)
+    n = len(values)
+    top = max(values, default=0)
+    for dict_size in {top + 1, top, max(top - 3, 0), 1 << 32}:
+        out = np.zeros(n, dtype=np.int32)
+        got = K.rle_bp_decode_codes(buf, 0, len(buf), width, n, out, dict_size)
+        if n and top >= dict_size:
+            assert got == K.ERR_BAD_INDEX
+        else:
+            assert got == n
+            np.testing.assert_array_equal(out.view(np.uint32), np.array(values, dtype=np.uint32))
+
+
 def test_rle_bp_spec_example():
     # Encodings.md: 0..7 with bit width 3, one bit-packed group
     buf = u8(bytes([0x03, 0x88, 0xC6, 0xFA]))

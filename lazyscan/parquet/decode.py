@@ -294,10 +294,13 @@ def decode_values(
         if width > 32:
             raise CorruptFileError(f"dictionary index bit width {width} exceeds 32")
         if idx is None:
-            check(K.rle_bp_decode(buf, pos + 1, end, width, count, codes), "dictionary indices")
+            got = K.rle_bp_decode_codes(buf, pos + 1, end, width, count, codes, dict_size)
+            bad = K.check_dict_indices(codes, n_out, dict_size) if got == K.ERR_BAD_INDEX else -1
+            if bad < 0:
+                check(got, "dictionary indices")
         else:
             check(K.rle_bp_decode_selected(buf, pos + 1, end, width, count, idx, codes), "dictionary indices")
-        bad = K.check_dict_indices(codes, n_out, dict_size)
+            bad = K.check_dict_indices(codes, n_out, dict_size)
         if bad >= 0:
             raise CorruptFileError(
                 f"dictionary index {int(codes[bad])} out of range for a dictionary of {dict_size} entries"

@@ -15,6 +15,7 @@ byte offsets into it (a kernel reads only ``buf[pos:end]``), ``sel`` is a sorted
 Levels and dictionary indices (Encodings.md, "Run Length Encoding / Bit-Packing Hybrid"):
 
 - :func:`rle_bp_decode`, :func:`rle_bp_decode_selected`: RLE/bit-packed hybrid, bit width 0..32;
+- :func:`rle_bp_decode_codes`: the same for dictionary indices, bounds checked while unpacking;
 - :func:`check_dict_indices`: first dictionary index out of range.
 
 Row selections: :func:`index_runs` (sorted row indices to ranges), :func:`expand_runs` (back),
@@ -232,23 +233,40 @@ def _as_i32(v):
 
 
 @_jit
-def _unpack_run(buf, start, end, bit_width, n, out, o):
-    """Unpack ``n`` bit-packed values (LSB first, ``bit_width`` <= 32) from byte ``start``.
+def _unpack_run(buf, start, end, bit_width, n, out, o, limit):
+    """Unpack ``n`` bit-packed values (LSB first, ``bit_width`` <= 32) from byte ``start``;
+    return how many are >= ``limit`` (as unsigned).
 
-    The caller checked that the ``ceil(n * bit_width / 8)`` bytes lie before ``end``. Values
-    whose 8-byte window fits before ``end`` take the word path; the last few go byte by byte.
+    The caller checked that the ``ceil(n * bit_width / 8)`` bytes lie before ``end``. Groups of
+    eight values whose 8-byte windows fit before ``end`` are read with per-position offsets and
+    shifts computed once (``bit_width`` bytes per group); the last few go byte by byte.
     """
+    ulimit = np.uint64(limit)
     if bit_width == 0:
         out[o : o + n] = 0
-        return
+        return n if ulimit == 0 else 0
     mask = _mask(bit_width)
-    n_fast = _n_word_reads(start, end, bit_width, n)
-    for j in range(n_fast):
-        bit = j * bit_width
-        w = _load_u64(buf, start + (bit >> 3))
-        out[o + j] = _as_i32((w >> np.uint64(bit & 7)) & mask)
-    for j in range(n_fast, n):
-        out[o + j] = _as_i32(_bits_at(buf, end, start, j * bit_width, bit_width) & mask)
+    offs = np.empty(8, np.int64)
+    shifts = np.empty(8, np.uint64)
+    for t in range(8):
+        offs[t] = (t * bit_width) >> 3
+        shifts[t] = np.uint64((t * bit_width) & 7)
+    bad = 0
+    # group g reads up to byte start + g * bit_width + offs[7] + 8
+    room = end - start - offs[7] - 8
+    groups = 0 if room < 0 else min(n >> 3, room // bit_width + 1)
+    for g in range(groups):
+        b = start + g * bit_width
+        d = o + g * 8
+        for t in range(8):
+            v = (_load_u64(buf, b + offs[t]) >> shifts[t]) & mask
+            bad += v >= ulimit
+            out[d + t] = _as_i32(v)
+    for j in range(groups * 8, n):
+        v = _bits_at(buf, end, start, j * bit_width, bit_width) & mask
+        bad += v >= ulimit
+        out[o + j] = _as_i32(v)
+    return bad
 
 
 @_jit
@@ -296,40 +314,64 @@ def _run_header(buf, pos, end):
 
 
 @_jit
-def rle_bp_decode(buf, pos, end, bit_width, count, out):
-    """Decode ``count`` values of an RLE/bit-packed hybrid stream into ``out[:count]``.
-
-    ``bit_width`` 0..32; the stream has no length prefix. Returns ``count`` or an error code.
-    """
+def _rle_bp_decode(buf, pos, end, bit_width, count, out, limit):
+    """:func:`rle_bp_decode`, counting values >= ``limit`` (unsigned) as it goes; returns
+    (count or error code, number of such values)."""
     if bit_width < 0 or bit_width > 32:
-        return ERR_BAD_BIT_WIDTH
+        return ERR_BAD_BIT_WIDTH, 0
     if count < 0 or out.shape[0] < count or not _check_range(buf, pos, end):
-        return ERR_BAD_ARGUMENT
+        return ERR_BAD_ARGUMENT, 0
     byte_width = (bit_width + 7) // 8
+    ulimit = np.uint64(limit)
+    bad = 0
     i = 0
     while i < count:
         if pos >= end:
             if bit_width == 0:
                 out[i:count] = 0
-                return count
-            return ERR_TRUNCATED
+                if ulimit == 0:
+                    bad += count - i
+                return count, bad
+            return ERR_TRUNCATED, bad
         packed, n, pos = _run_header(buf, pos, end)
         if pos < 0:
-            return pos
+            return pos, bad
         take = min(n, count - i)
         if packed:
             nbytes = (take * bit_width + 7) // 8
             if nbytes > end - pos:
-                return ERR_TRUNCATED
-            _unpack_run(buf, pos, end, bit_width, take, out, i)
+                return ERR_TRUNCATED, bad
+            bad += _unpack_run(buf, pos, end, bit_width, take, out, i, limit)
             pos += nbytes
         else:
             if byte_width > end - pos:
-                return ERR_TRUNCATED
-            out[i : i + take] = _as_i32(_rle_value(buf, pos, byte_width))
+                return ERR_TRUNCATED, bad
+            v = _rle_value(buf, pos, byte_width)
+            if v >= ulimit:
+                bad += take
+            out[i : i + take] = _as_i32(v)
             pos += byte_width
         i += take
-    return count
+    return count, bad
+
+
+@_jit
+def rle_bp_decode(buf, pos, end, bit_width, count, out):
+    """Decode ``count`` values of an RLE/bit-packed hybrid stream into ``out[:count]``.
+
+    ``bit_width`` 0..32; the stream has no length prefix. Returns ``count`` or an error code.
+    """
+    return _rle_bp_decode(buf, pos, end, bit_width, count, out, 1 << 32)[0]
+
+
+@_jit
+def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
+    """:func:`rle_bp_decode` of dictionary indices: ``ERR_BAD_INDEX`` when one is not in
+    ``[0, dict_size)`` (checked while unpacking)."""
+    got, bad = _rle_bp_decode(buf, pos, end, bit_width, count, out, dict_size)
+    if got >= 0 and bad > 0:
+        return ERR_BAD_INDEX
+    return got
 
 
 @_jit
