@@ -14,7 +14,7 @@ schema when there is one.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -46,10 +46,10 @@ class ColumnDescriptor:
     arrow_type: pa.DataType
     top_level_field: int  # index of the top-level field that holds this leaf
     flat: bool  # a top-level primitive field: read by lazyscan's decoders
+    name: str = field(init=False, compare=False)  # the dotted path
 
-    @property
-    def name(self) -> str:
-        return ".".join(self.path)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", ".".join(self.path))
 
     @property
     def nullable(self) -> bool:
@@ -63,11 +63,17 @@ class FileSchema:
     #: for each top-level field, the leaf indexes under it
     field_leaves: tuple[tuple[int, ...], ...]
 
-    def leaf(self, name: str) -> ColumnDescriptor:
+    #: leaf columns by dotted name (the first one when names repeat)
+    by_name: dict[str, ColumnDescriptor] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name: dict[str, ColumnDescriptor] = {}
         for c in self.columns:
-            if c.name == name:
-                return c
-        raise KeyError(name)
+            by_name.setdefault(c.name, c)
+        object.__setattr__(self, "by_name", by_name)
+
+    def leaf(self, name: str) -> ColumnDescriptor:
+        return self.by_name[name]
 
 
 def _int_type(bits: int, signed: bool) -> pa.DataType:
@@ -175,10 +181,10 @@ def _timezone_hints(stored: pa.Schema | None) -> dict[str, str]:
     hints: dict[str, str] = {}
     if stored is None:
         return hints
-    for field in stored:
-        t = field.type
+    for f in stored:
+        t = f.type
         if pa.types.is_timestamp(t) and t.tz:
-            hints[field.name] = t.tz
+            hints[f.name] = t.tz
     return hints
 
 
