@@ -1025,3 +1025,18 @@ def test_kernels_bounds_checked():
         "-k",
         "random_and_truncated or truncated_streams or round_trip or huge",
     )
+
+
+def test_selection_kernels_refuse_undersized_outputs():
+    starts = np.array([0, 10], np.int64)
+    ends = np.array([5, 20], np.int64)
+    assert K.expand_runs(starts, ends, np.empty(14, np.int64)) == K.ERR_BAD_ARGUMENT
+    assert K.expand_runs(starts, ends[:1], np.empty(15, np.int64)) == K.ERR_BAD_ARGUMENT
+    out = np.empty(15, np.int64)
+    assert K.expand_runs(starts, ends, out) == 15
+    assert out.tolist() == [*range(5), *range(10, 20)]
+    idx = np.array([1, 2, 3], np.int64)
+    assert K.index_runs(idx, np.empty(2, np.int64), np.empty(3, np.int64)) == -1
+    pages = np.array([0, 8], np.int64)
+    short = np.empty(1, np.int64)
+    assert K.plan_pages(starts, ends, out, pages, pages + 8, short, short, short) == K.ERR_BAD_ARGUMENT

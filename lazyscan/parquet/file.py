@@ -802,6 +802,8 @@ class ParquetFile:
         npages = len(layout.pages)
         plan = np.empty((3, npages), np.int64)
         count = K.plan_pages(decode_set.starts, decode_set.ends, idx, layout.page_starts, layout.page_ends, plan[0], plan[1], plan[2])
+        if count < 0:
+            raise ValueError("inconsistent page plan")
         needed, los, his = plan[:, :count].tolist()
         c.pages_skipped += npages - count
         ranges = [(layout.pages[i].offset, layout.pages[i].size) for i in needed]

@@ -1,7 +1,8 @@
 """numba kernels: every per-value loop of the Parquet physical reader.
 
-All kernels are ``@numba.njit(nogil=True, cache=True)`` functions over plain numpy arrays that
-write into output buffers passed in by the caller. Input bytes are untrusted: every offset and
+All kernels are ``@numba.njit(nogil=True, cache=True)`` functions (:func:`rle_bp_decode` is a
+Python alias of one) over plain numpy arrays that write into output buffers passed in by the
+caller. Input bytes are untrusted: every offset and
 length read from ``buf`` is checked against ``end`` before use, every loop is bounded by the
 requested count or by the input size, and no kernel allocates memory sized from the input.
 Kernels never raise; they return an ``int64`` that is >= 0 on success and one of the negative
@@ -71,6 +72,7 @@ MAX_VALUE_LENGTH = 2**31 - 1
 _U64_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _U32_ALL = np.uint64(0xFFFFFFFF)
 _MAX_RUN_GROUPS = 1 << 40  # clamp of a bit-packed run's group count: far beyond any page
+_NO_BOUND = 1 << 32  # no value of 32 bits or fewer reaches it
 
 _jit = numba.njit(nogil=True, cache=True)
 _jit_inline = numba.njit(nogil=True, cache=True, inline="always")
@@ -314,15 +316,15 @@ def _run_header(buf, pos, end):
 
 
 @_jit
-def _rle_bp_decode(buf, pos, end, bit_width, count, out, limit):
-    """:func:`rle_bp_decode`, counting values >= ``limit`` (unsigned) as it goes; returns
-    (count or error code, number of such values)."""
+def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
+    """:func:`rle_bp_decode` of dictionary indices: ``ERR_BAD_INDEX`` when one is not in
+    ``[0, dict_size)``, checked while unpacking (``dict_size`` 2**32: no check)."""
     if bit_width < 0 or bit_width > 32:
-        return ERR_BAD_BIT_WIDTH, 0
+        return ERR_BAD_BIT_WIDTH
     if count < 0 or out.shape[0] < count or not _check_range(buf, pos, end):
-        return ERR_BAD_ARGUMENT, 0
+        return ERR_BAD_ARGUMENT
     byte_width = (bit_width + 7) // 8
-    ulimit = np.uint64(limit)
+    ulimit = np.uint64(dict_size)
     bad = 0
     i = 0
     while i < count:
@@ -331,47 +333,37 @@ def _rle_bp_decode(buf, pos, end, bit_width, count, out, limit):
                 out[i:count] = 0
                 if ulimit == 0:
                     bad += count - i
-                return count, bad
-            return ERR_TRUNCATED, bad
+                return ERR_BAD_INDEX if bad else count
+            return ERR_TRUNCATED
         packed, n, pos = _run_header(buf, pos, end)
         if pos < 0:
-            return pos, bad
+            return pos
         take = min(n, count - i)
         if packed:
             nbytes = (take * bit_width + 7) // 8
             if nbytes > end - pos:
-                return ERR_TRUNCATED, bad
-            bad += _unpack_run(buf, pos, end, bit_width, take, out, i, limit)
+                return ERR_TRUNCATED
+            bad += _unpack_run(buf, pos, end, bit_width, take, out, i, dict_size)
             pos += nbytes
         else:
             if byte_width > end - pos:
-                return ERR_TRUNCATED, bad
+                return ERR_TRUNCATED
             v = _rle_value(buf, pos, byte_width)
             if v >= ulimit:
                 bad += take
             out[i : i + take] = _as_i32(v)
             pos += byte_width
         i += take
-    return count, bad
+    return ERR_BAD_INDEX if bad else count
 
 
-@_jit
 def rle_bp_decode(buf, pos, end, bit_width, count, out):
     """Decode ``count`` values of an RLE/bit-packed hybrid stream into ``out[:count]``.
 
     ``bit_width`` 0..32; the stream has no length prefix. Returns ``count`` or an error code.
+    (A Python call of :func:`rle_bp_decode_codes` without a bound: one compiled kernel.)
     """
-    return _rle_bp_decode(buf, pos, end, bit_width, count, out, 1 << 32)[0]
-
-
-@_jit
-def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
-    """:func:`rle_bp_decode` of dictionary indices: ``ERR_BAD_INDEX`` when one is not in
-    ``[0, dict_size)`` (checked while unpacking)."""
-    got, bad = _rle_bp_decode(buf, pos, end, bit_width, count, out, dict_size)
-    if got >= 0 and bad > 0:
-        return ERR_BAD_INDEX
-    return got
+    return rle_bp_decode_codes(buf, pos, end, bit_width, count, out, _NO_BOUND)
 
 
 @_jit
@@ -454,7 +446,7 @@ def index_runs(idx, starts, ends):
     n = idx.shape[0]
     if n == 0:
         return 0
-    if idx[0] < 0:
+    if idx[0] < 0 or starts.shape[0] < n or ends.shape[0] < n:
         return -1
     k = 0
     starts[0] = idx[0]
@@ -474,9 +466,15 @@ def index_runs(idx, starts, ends):
 
 @_jit
 def expand_runs(starts, ends, out):
-    """Write every row of the ranges ``[starts[i], ends[i])`` to ``out``, in order."""
+    """Write every row of the ranges ``[starts[i], ends[i])`` to ``out``, in order; returns
+    the count, or ``ERR_BAD_ARGUMENT`` when ``out`` is too small or ``ends`` is shorter."""
+    if ends.shape[0] < starts.shape[0]:
+        return ERR_BAD_ARGUMENT
+    cap = out.shape[0]
     o = 0
     for i in range(starts.shape[0]):
+        if ends[i] - starts[i] > cap - o:
+            return ERR_BAD_ARGUMENT
         for r in range(starts[i], ends[i]):
             out[o] = r
             o += 1
@@ -488,10 +486,15 @@ def plan_pages(sel_starts, sel_ends, idx, page_starts, page_ends, pages, lo, hi)
     """Pages (sorted by first row) holding a selected row: their numbers go to ``pages`` and
     the slice ``idx[lo:hi]`` of the selected rows (sorted indices ``idx``, covered by the
     ranges ``sel_starts``/``sel_ends``) inside each; returns how many pages."""
+    npages = page_starts.shape[0]
+    if page_ends.shape[0] < npages or min(pages.shape[0], lo.shape[0], hi.shape[0]) < npages:
+        return ERR_BAD_ARGUMENT
+    if sel_ends.shape[0] < sel_starts.shape[0]:
+        return ERR_BAD_ARGUMENT
     n = 0
     r = 0
     nr = sel_starts.shape[0]
-    for p in range(page_starts.shape[0]):
+    for p in range(npages):
         ps = page_starts[p]
         pe = page_ends[p]
         while r < nr and sel_ends[r] <= ps:

@@ -133,7 +133,8 @@ class RowRanges:
             out = np.arange(self.starts[0], self.ends[0], dtype=np.int64)
         else:
             out = np.empty(self.row_count, dtype=np.int64)
-            K.expand_runs(self.starts, self.ends, out)
+            if K.expand_runs(self.starts, self.ends, out) != len(out):
+                raise ValueError("row ranges are inconsistent")
         out.flags.writeable = False
         self._indices = out
         return out
