@@ -144,8 +144,11 @@ class LocalSource(Source):
         self.stats = IOStats()
 
     def _read(self, offset: int, length: int) -> bytes:
-        chunks = []
-        got = 0
+        first = os.pread(self._fd, length, offset)
+        if len(first) == length or not first:
+            return first
+        chunks = [first]
+        got = len(first)
         while got < length:
             chunk = os.pread(self._fd, length - got, offset + got)
             if not chunk:

@@ -306,7 +306,7 @@ def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
         days = raw[:, 8:].copy().view(np.int32).reshape(-1).astype(np.int64)
         per_unit = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[atype.unit]
         return (days - _JULIAN_UNIX_EPOCH) * (_NANOS_PER_DAY // per_unit) + nanos // per_unit
-    np_dtype = _NUMPY_STORAGE.get(str(atype))
+    np_dtype = _storage_dtype(atype)
     if np_dtype is None:
         np_dtype = np.dtype(f"<i{atype.bit_width // 8}")
     v = np.asarray(values)
@@ -375,6 +375,19 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
         offsets, data = _spread_offsets(storage, valid, n)
         return _wrap_bytes(atype, offsets, data, validity, null_count, n)
     return _wrap(atype, _spread_fixed(storage, valid, n), validity, null_count, n)
+
+
+_STORAGE_BY_TYPE: dict[pa.DataType, np.dtype | None] = {}
+
+
+def _storage_dtype(atype: pa.DataType) -> np.dtype | None:
+    # keyed by the type itself: str(DataType) costs a microsecond per call
+    try:
+        return _STORAGE_BY_TYPE[atype]
+    except KeyError:
+        dt = _NUMPY_STORAGE.get(str(atype))
+        _STORAGE_BY_TYPE[atype] = dt
+        return dt
 
 
 #: a scalar type per row size, for moving 2-D rows whole (complex128: 16 bytes, copied bit for bit)
