@@ -393,7 +393,7 @@ def _storage_dtype(atype: pa.DataType) -> np.dtype | None:
 #: a scalar type per row size, for moving 2-D rows whole (complex128: 16 bytes, copied bit for bit)
 _ROW_SCALARS = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 
-_NUMPY_STORAGE = {
+_NUMPY_STORAGE: dict[str, np.dtype] = {
     "int8": np.dtype("i1"),
     "int16": np.dtype("<i2"),
     "int32": np.dtype("<i4"),
