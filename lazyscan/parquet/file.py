@@ -415,10 +415,14 @@ class ParquetFile:
     def page_layout(self, row_group: int, column: int | str) -> ChunkLayout:
         """Where the pages of a column chunk are: OffsetIndex, else a walk over page headers."""
         desc, _chunk, md = self.column_chunk(row_group, column)
+        return self._layout(row_group, desc, md)
+
+    def _layout(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
         key = (self._footer_key, row_group, desc.index)
         cached = _LAYOUT_CACHE.get(key)
         if cached is not None:
             return cached  # type: ignore[no-any-return]
+        column = desc.index
         where = {"row_group": row_group, "column": desc.name}
         num_rows = self.metadata.row_groups[row_group].num_rows
         start, total = self._chunk_range(md)
@@ -795,7 +799,7 @@ class ParquetFile:
         matcher: BytesMatcher | None = None,
         cache: PageCache | None = None,
     ) -> Assembled:
-        layout = self.page_layout(row_group, desc.index)
+        layout = self._layout(row_group, desc, md)
         threshold = self.options.materialization_threshold
         decode_set = selection.merge_close(threshold) if threshold > 0 else selection
         idx = decode_set.to_indices()

@@ -20,7 +20,7 @@ from lazyscan.parquet import kernels as K
 class RowRanges:
     """Sorted, disjoint, non-adjacent ``[start, end)`` row ranges."""
 
-    __slots__ = ("_indices", "ends", "starts")
+    __slots__ = ("_count", "_indices", "ends", "starts")
 
     def __init__(self, starts: np.ndarray, ends: np.ndarray, *, _trusted: bool = False) -> None:
         starts = np.asarray(starts, dtype=np.int64)
@@ -39,6 +39,7 @@ class RowRanges:
         self.starts = starts
         self.ends = ends
         self._indices: np.ndarray | None = None
+        self._count = -1
 
     # ---- construction -------------------------------------------------------------------
 
@@ -112,7 +113,9 @@ class RowRanges:
 
     @property
     def row_count(self) -> int:
-        return int((self.ends - self.starts).sum())
+        if self._count < 0:
+            self._count = int((self.ends - self.starts).sum())
+        return self._count
 
     @property
     def is_empty(self) -> bool:
