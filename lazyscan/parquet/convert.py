@@ -183,6 +183,24 @@ class Assembled:
     codes: np.ndarray | None = None
     dictionary: Values | None = None
 
+    def take(self, keep: np.ndarray) -> Assembled:
+        """The rows at positions ``keep`` (sorted) of this chunk."""
+        valid = self.valid
+        if valid is None:
+            vidx = keep
+            new_valid = None
+        else:
+            position = np.cumsum(valid, dtype=np.int64) - 1
+            new_valid = valid[keep]
+            vidx = position[keep][new_valid]
+        if self.codes is not None:
+            return Assembled(len(keep), new_valid, codes=self.codes[vidx], dictionary=self.dictionary)
+        values = self.values
+        if isinstance(values, ByteArrays):
+            return Assembled(len(keep), new_valid, values=values.take(vidx))
+        assert values is not None
+        return Assembled(len(keep), new_valid, values=values[vidx])
+
 
 def assemble(desc: ColumnDescriptor, pages: list[PageValues], dictionary: Values | None) -> Assembled:
     """Concatenate the decoded pages of a column chunk."""

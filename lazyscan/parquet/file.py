@@ -65,7 +65,7 @@ from lazyscan.parquet.thrift import ThriftError, read_struct
 MAGIC = b"PAR1"
 MAGIC_ENCRYPTED = b"PARE"
 _TAIL_READ = 64 * 1024
-_HEADER_WINDOW = 16 * 1024
+_HEADER_WINDOW = 256  # first read of a page header while walking; grows 4x until it parses
 _MAX_HEADER = 16 * 1024 * 1024
 
 
@@ -490,19 +490,27 @@ class ParquetFile:
 
     # ---- reading ------------------------------------------------------------------------
 
-    def read_dictionary(self, row_group: int, column: int | str, counters: ReadCounters | None = None) -> pa.Array | None:
-        """The chunk's dictionary as an Arrow array of the column type, or None if it has none."""
+    def read_dictionary(
+        self, row_group: int, column: int | str, counters: ReadCounters | None = None, cache: PageCache | None = None
+    ) -> pa.Array | None:
+        """The chunk's dictionary as an Arrow array of the column type, or None if it has none.
+        With a ``cache``, the decoded dictionary is kept there for later reads of the chunk."""
         desc, _, md = self.column_chunk(row_group, column)
         if not desc.flat:
             return None
-        layout = self.page_layout(row_group, column)
+        layout = self._layout(row_group, desc, md)
         if layout.dictionary is None:
             return None
         c = counters if counters is not None else self.counters
         where = {"row_group": row_group, "column": desc.name}
         off, size = layout.dictionary
-        data = self._fetch([(off, size)], c)[0]
-        values = self._decode_dictionary(np.frombuffer(data, np.uint8), 0, size, desc, md, c, where)
+        values = cache.dictionaries.get(off) if cache is not None else None
+        if values is None:
+            data = self._fetch([(off, size)], c)[0]
+            try:
+                values = self._decode_dictionary(np.frombuffer(data, np.uint8), 0, size, desc, md, c, where, cache, off)
+            except FileError as e:
+                raise e.at(file=self.path, page=0, **where) from None
         return to_arrow(desc, Assembled(len(values), None, values=values))
 
     def read_column(
@@ -753,14 +761,26 @@ class ParquetFile:
         start, total = self._chunk_range(md)
         if start + total > self.source.size:
             raise CorruptFileError("column chunk extends past the end of the file")
+        dictionary = None
+        index = 0
+        if cache is not None and cache.dictionaries:
+            # the dictionary was decoded already (a predicate on it): fetch the data pages only
+            dictionary = cache.dictionaries.get(start)
+            if dictionary is not None:
+                layout = self._layout(where["row_group"], desc, md)
+                first = layout.pages[0].offset if layout.pages else -1
+                if layout.dictionary == (start, first - start) and first - start < total:
+                    total -= first - start
+                    start = first
+                    index = 1
+                else:
+                    dictionary = None
         buf = np.frombuffer(self._fetch([(start, total)], c)[0], dtype=np.uint8)
         pos = 0
         end = len(buf)
-        dictionary = None
-        dict_mask = None
+        dict_mask = _match_dictionary(matcher, dictionary)
         pages: list[PageValues] = []
         rows = 0
-        index = 0
         while pos < end and rows < num_rows:
             try:
                 header = _parse_header(buf, pos, end)
@@ -811,19 +831,22 @@ class ParquetFile:
         needed, los, his = plan[:, :count].tolist()
         c.pages_skipped += npages - count
         ranges = [(layout.pages[i].offset, layout.pages[i].size) for i in needed]
-        if layout.dictionary is not None:
+        dictionary = None
+        if layout.dictionary is not None and cache is not None:
+            dictionary = cache.dictionaries.get(layout.dictionary[0])
+        fetch_dictionary = layout.dictionary is not None and dictionary is None
+        if fetch_dictionary:
             ranges.insert(0, layout.dictionary)
         views = self._fetch(ranges, c)
-        dictionary = None
-        dict_mask = None
-        if layout.dictionary is not None:
+        if fetch_dictionary:
+            assert layout.dictionary is not None
             dview = np.frombuffer(views[0], dtype=np.uint8)
             try:
                 dictionary = self._decode_dictionary(dview, 0, len(dview), desc, md, c, where, cache, layout.dictionary[0])
             except FileError as e:
                 raise e.at(page=0) from None
-            dict_mask = _match_dictionary(matcher, dictionary)
             views = views[1:]
+        dict_mask = _match_dictionary(matcher, dictionary) if dictionary is not None else None
         pages: list[PageValues] = []
         page_base = 1 if layout.dictionary is not None else 0
         for k, i in enumerate(needed):
@@ -849,7 +872,7 @@ class ParquetFile:
             c.pages_fetched += 1
         chunk = assemble(desc, pages, dictionary) if pages else Assembled(0, None, values=_empty(desc))
         if threshold > 0 and decode_set is not selection:
-            chunk = _take_rows(chunk, decode_set.positions_in(selection))
+            chunk = chunk.take(decode_set.positions_in(selection))
         return chunk
 
     def _pyarrow_nested_types(self) -> dict[str, pa.DataType]:
@@ -942,27 +965,6 @@ def _empty(desc: ColumnDescriptor) -> Values:
     from lazyscan.parquet.convert import empty_values
 
     return empty_values(desc)
-
-
-def _take_rows(chunk: Assembled, keep: np.ndarray) -> Assembled:
-    """Keep rows ``keep`` of an assembled chunk."""
-    from lazyscan.parquet.decode import ByteArrays
-
-    valid = chunk.valid
-    if valid is None:
-        vidx = keep
-        new_valid = None
-    else:
-        position = np.cumsum(valid, dtype=np.int64) - 1
-        new_valid = valid[keep]
-        vidx = position[keep][new_valid]
-    if chunk.codes is not None:
-        return Assembled(len(keep), new_valid, codes=chunk.codes[vidx], dictionary=chunk.dictionary)
-    values = chunk.values
-    if isinstance(values, ByteArrays):
-        return Assembled(len(keep), new_valid, values=values.take(vidx))
-    assert values is not None
-    return Assembled(len(keep), new_valid, values=values[vidx])
 
 
 def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: int) -> RowRanges | None:

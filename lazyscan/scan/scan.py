@@ -33,6 +33,7 @@ import pyarrow as pa
 from lazyscan.errors import FileError, LazyScanError, OptionError, PredicateError
 from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet.bloom import BloomFilter, encode_plain, hash_bytes
+from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher
 from lazyscan.parquet.metadata import PageType, PhysicalType
 from lazyscan.parquet.statistics import ColumnStats
@@ -249,6 +250,8 @@ class _RowGroupScan:
         self.opts = self.scan.options
         #: decoded predicate columns: name -> (selection they were decoded for, array)
         self.decoded: dict[str, tuple[RowRanges, pa.Array]] = {}
+        #: predicate columns read as dictionary codes: name -> (selection, codes and dictionary)
+        self.assembled: dict[str, tuple[RowRanges, Assembled]] = {}
         self.dict_masks: dict[int, tuple[np.ndarray, bool]] = {}
         #: pages of predicate columns holding a match, reused when those columns are output
         self.pages = PageCache()
@@ -299,10 +302,11 @@ class _RowGroupScan:
         if not desc.flat:
             return self.pf.read_column(self.rg, desc.index, selection, self.counters)
         arr = self.pf.read_column(self.rg, desc.index, selection, self.counters, cache=self.pages)
+        return self._as_output(name, arr)
+
+    def _as_output(self, name: str, arr: pa.Array) -> pa.Array:
         want = self.scan.dataset_schema.field(name).type
-        if arr.type != want:
-            arr = arr.cast(want)
-        return arr
+        return arr if arr.type == want else arr.cast(want)
 
     def _batch(self, names: Iterable[str], arrays: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         cols = list(names)
@@ -379,7 +383,7 @@ class _RowGroupScan:
                 if not self.pf.is_fully_dictionary_encoded(self.rg, leaf):
                     continue
                 t0 = time.perf_counter()
-                dictionary = self.pf.read_dictionary(self.rg, leaf, self.counters)
+                dictionary = self.pf.read_dictionary(self.rg, leaf, self.counters, cache=self.pages)
                 if dictionary is None:
                     continue
                 want = scan.dataset_schema.field(name).type
@@ -498,15 +502,22 @@ class _RowGroupScan:
     def _dictionary_mask(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
         if name in self.decoded:
             return None
-        leaf = self.ctx.leaf_of[name].index
-        chunk = self.pf.read_assembled(self.rg, leaf, selection, self.counters)
+        earlier = self.assembled.get(name)
+        if earlier is not None:
+            sel0, chunk = earlier
+            if sel0 != selection:
+                chunk = chunk.take(sel0.positions_in(selection))
+        else:
+            leaf = self.ctx.leaf_of[name].index
+            # the dictionary decoded for tier 4 comes from the page cache
+            chunk = self.pf.read_assembled(self.rg, leaf, selection, self.counters, cache=self.pages)
         tf = time.perf_counter()
         if chunk.codes is None:
             # not dictionary encoded after all (fallback pages): keep the values for reuse
             arr = self.pf.to_arrow(self.rg, self.ctx.leaf_of[name], chunk, self.counters)
-            want = self.scan.dataset_schema.field(name).type
-            self.decoded[name] = (selection, arr if arr.type == want else arr.cast(want))
+            self.decoded[name] = (selection, self._as_output(name, arr))
             return None
+        self.assembled[name] = (selection, chunk)
         hits = dict_mask[chunk.codes]
         if chunk.valid is None:
             mask = hits
@@ -526,6 +537,14 @@ class _RowGroupScan:
             if cached is not None:
                 sel0, arr = cached
                 arrays[name] = arr if sel0 == selection else arr.take(pa.array(sel0.positions_in(selection)))
+                continue
+            codes = self.assembled.get(name)
+            if codes is not None:
+                # the codes read for the predicate: no second read of the column
+                sel0, chunk = codes
+                if sel0 != selection:
+                    chunk = chunk.take(sel0.positions_in(selection))
+                arrays[name] = self._as_output(name, self.pf.to_arrow(self.rg, self.ctx.leaf_of[name], chunk, self.counters))
                 continue
             # byte arrays never take the dense path: a selected read copies each kept value
             # once, a full read plus take copies it twice
