@@ -2,6 +2,7 @@
 
 - :mod:`~lazyscan.parquet.thrift` bounded compact-protocol decoding;
   :mod:`~lazyscan.parquet.metadata` typed footer, page headers, page index, Bloom filter headers;
+  :mod:`~lazyscan.parquet.page_header` page headers parsed by a numba kernel;
 - :mod:`~lazyscan.parquet.schema` leaf columns, levels and Arrow types;
 - :mod:`~lazyscan.parquet.codecs` page decompression into bounded buffers;
 - :mod:`~lazyscan.parquet.kernels` numba kernels for every per-value loop;
