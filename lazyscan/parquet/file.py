@@ -150,6 +150,8 @@ class PageCache:
     materializes that column for the surviving rows; pages holding a match are kept here by the
     first read so the second does not decompress them again. Only pages with a match are
     stored, so the cache holds at most one page per surviving row and predicate column.
+    Dictionaries decoded by a read (or by :meth:`ParquetFile.read_dictionary` for dictionary
+    pruning) are kept too, so later reads of the chunk neither fetch nor decode them again.
     """
 
     def __init__(self) -> None:
