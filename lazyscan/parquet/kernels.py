@@ -552,6 +552,19 @@ def gather_bytes_size(lengths, idx):
     return total
 
 
+@_jit_inline
+def _append_value(buf, size, start, length, out_data, cap, o):
+    """Copy ``buf[start:start + length]`` to ``out_data[o:]``; the new end, or an error code."""
+    s = np.int64(start)
+    L = np.int64(length)
+    if L < 0 or s < 0 or s > size - L:
+        return ERR_BAD_LENGTH
+    if cap - o < L:
+        return ERR_BAD_ARGUMENT
+    _copy(out_data, o, buf, s, L)
+    return o + L
+
+
 @_jit
 def gather_bytes(buf, starts, lengths, idx, out_offsets, out_data):
     """Copy values ``idx`` (located by ``starts``/``lengths``) into Arrow layout.
@@ -571,14 +584,9 @@ def gather_bytes(buf, starts, lengths, idx, out_offsets, out_data):
         j = idx[k]
         if j < 0 or j >= n:
             return ERR_BAD_INDEX
-        s = np.int64(starts[j])
-        L = np.int64(lengths[j])
-        if L < 0 or s < 0 or s > size - L:
-            return ERR_BAD_LENGTH
-        if cap - o < L:
-            return ERR_BAD_ARGUMENT
-        _copy(out_data, o, buf, s, L)
-        o += L
+        o = _append_value(buf, size, starts[j], lengths[j], out_data, cap, o)
+        if o < 0:
+            return o
         out_offsets[k + 1] = o
         if out_offsets[k + 1] != o:
             return ERR_BAD_LENGTH
@@ -596,14 +604,9 @@ def gather_bytes_at(buf, starts, lengths, out_offsets, out_data, k0, o0):
     size = buf.shape[0]
     o = np.int64(o0)
     for i in range(n):
-        s = np.int64(starts[i])
-        L = np.int64(lengths[i])
-        if L < 0 or s < 0 or s > size - L:
-            return ERR_BAD_LENGTH
-        if cap - o < L:
-            return ERR_BAD_ARGUMENT
-        _copy(out_data, o, buf, s, L)
-        o += L
+        o = _append_value(buf, size, starts[i], lengths[i], out_data, cap, o)
+        if o < 0:
+            return o
         out_offsets[k0 + 1 + i] = o
     return o
 
