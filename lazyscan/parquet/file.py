@@ -582,7 +582,7 @@ class ParquetFile:
             if matcher is not None and desc.physical_type != 6:
                 raise UnsupportedFeatureError("byte matching needs a BYTE_ARRAY column")
             if selection is None or selection.row_count == num_rows:
-                return self._read_full(desc, md, num_rows, c, where, matcher, cache)
+                return self._read_full(row_group, desc, md, num_rows, c, where, matcher, cache)
             return self._read_selected(row_group, desc, md, num_rows, selection, c, where, matcher, cache)
         except FileError as e:
             raise e.at(file=self.path, **where) from None
@@ -756,7 +756,8 @@ class ParquetFile:
         return page
 
     def _read_full(
-        self, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters, where: dict[str, Any],
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters,
+        where: dict[str, Any],
         matcher: BytesMatcher | None = None,
         cache: PageCache | None = None,
     ) -> Assembled:
@@ -769,7 +770,7 @@ class ParquetFile:
             # the dictionary was decoded already (a predicate on it): fetch the data pages only
             dictionary = cache.dictionaries.get(start)
             if dictionary is not None:
-                layout = self._layout(where["row_group"], desc, md)
+                layout = self._layout(row_group, desc, md)
                 first = layout.pages[0].offset if layout.pages else -1
                 if layout.dictionary == (start, first - start) and first - start < total:
                     total -= first - start
@@ -848,7 +849,7 @@ class ParquetFile:
             except FileError as e:
                 raise e.at(page=0) from None
             views = views[1:]
-        dict_mask = _match_dictionary(matcher, dictionary) if dictionary is not None else None
+        dict_mask = _match_dictionary(matcher, dictionary)
         pages: list[PageValues] = []
         page_base = 1 if layout.dictionary is not None else 0
         for k, i in enumerate(needed):

@@ -2,9 +2,9 @@
 
 All kernels are ``@numba.njit(nogil=True, cache=True)`` functions (:func:`rle_bp_decode` is a
 Python alias of one) over plain numpy arrays that write into output buffers passed in by the
-caller. Input bytes are untrusted: every offset and
-length read from ``buf`` is checked against ``end`` before use, every loop is bounded by the
-requested count or by the input size, and no kernel allocates memory sized from the input.
+caller. Input bytes are untrusted: every offset and length read from ``buf`` is checked against
+``end`` before use, every loop is bounded by the requested count or by the input size, and no
+kernel allocates memory sized from the input.
 Kernels never raise; they return an ``int64`` that is >= 0 on success and one of the negative
 ``ERR_*`` codes on failure (:data:`ERROR_MESSAGES` names them). Caller mistakes (an output buffer
 too small, a selection out of range or unsorted) give :data:`ERR_BAD_ARGUMENT`.

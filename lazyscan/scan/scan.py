@@ -487,6 +487,15 @@ class _RowGroupScan:
         self.decoded[name] = (selection, arr)
         return arr
 
+    def _codes_for(self, name: str, selection: RowRanges) -> Assembled | None:
+        """The dictionary codes already read for ``name``, narrowed to ``selection`` (a subset
+        of the rows they were read for); None when the column was not read as codes."""
+        earlier = self.assembled.get(name)
+        if earlier is None:
+            return None
+        sel0, chunk = earlier
+        return chunk if sel0 == selection else chunk.take(sel0.positions_in(selection))
+
     def _match_mask(self, name: str, selection: RowRanges, matcher: BytesMatcher) -> np.ndarray:
         """``=`` / ``IN`` on a byte-array column, evaluated on the encoded pages."""
         desc = self.ctx.leaf_of[name]
@@ -502,12 +511,8 @@ class _RowGroupScan:
     def _dictionary_mask(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
         if name in self.decoded:
             return None
-        earlier = self.assembled.get(name)
-        if earlier is not None:
-            sel0, chunk = earlier
-            if sel0 != selection:
-                chunk = chunk.take(sel0.positions_in(selection))
-        else:
+        chunk = self._codes_for(name, selection)
+        if chunk is None:
             leaf = self.ctx.leaf_of[name].index
             # the dictionary decoded for tier 4 comes from the page cache
             chunk = self.pf.read_assembled(self.rg, leaf, selection, self.counters, cache=self.pages)
@@ -538,12 +543,9 @@ class _RowGroupScan:
                 sel0, arr = cached
                 arrays[name] = arr if sel0 == selection else arr.take(pa.array(sel0.positions_in(selection)))
                 continue
-            codes = self.assembled.get(name)
-            if codes is not None:
+            chunk = self._codes_for(name, selection)
+            if chunk is not None:
                 # the codes read for the predicate: no second read of the column
-                sel0, chunk = codes
-                if sel0 != selection:
-                    chunk = chunk.take(sel0.positions_in(selection))
                 arrays[name] = self._as_output(name, self.pf.to_arrow(self.rg, self.ctx.leaf_of[name], chunk, self.counters))
                 continue
             # byte arrays never take the dense path: a selected read copies each kept value
