@@ -122,3 +122,23 @@ def test_parquet_testing_predicates_pushdown_on_off(name: str) -> None:
                 continue
             off = lazyscan.scan(path, where=where, pushdown=False).to_table()
             assert _rows(on) == _rows(off), f"{name}: {where}"
+
+
+def test_open_file_left_at_interpreter_exit_is_closed_quietly(tmp_path: Path) -> None:
+    """A reader still open when the interpreter exits is finalized without a traceback, even
+    after module globals have been torn down."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"a": [1, 2, 3]}), path)
+    code = (
+        "import lazyscan\n"
+        "from lazyscan.parquet import ParquetFile\n"
+        f"keep = ParquetFile({str(path)!r})\n"
+        "keep.read_column(0, 'a')\n"
+        "import lazyscan.io.source as s\n"
+        "s.contextlib = s.os = None  # what interpreter teardown may leave behind\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Exception ignored" not in res.stderr, res.stderr

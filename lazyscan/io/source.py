@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,14 +157,18 @@ class LocalSource(Source):
             got += len(chunk)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def close(self) -> None:
+    def close(self, _close: Callable[[int], None] = os.close) -> None:
+        # os.close is bound at definition time: __del__ may run at interpreter exit, after
+        # module globals have been cleared
         if self._fd >= 0:
-            os.close(self._fd)
+            _close(self._fd)
             self._fd = -1
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        try:  # noqa: SIM105 - at interpreter exit the contextlib global may already be None
             self.close()
+        except Exception:
+            pass
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}
