@@ -192,6 +192,18 @@ def _check_sel(sel, count):
 
 
 @_jit
+def _lower_bound(a, lo, hi, x):
+    """First position in ``lo..hi`` of sorted ``a`` whose value is >= ``x`` (``hi`` if none)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@_jit
 def _sel_end(sel, k, stop):
     """First position >= ``k`` of sorted ``sel`` whose index is >= ``stop``."""
     n = sel.shape[0]
@@ -202,7 +214,7 @@ def _sel_end(sel, k, stop):
         j += 1
     if j == n:
         return n
-    return j + np.searchsorted(sel[j:], stop)
+    return _lower_bound(sel, j, n, stop)
 
 
 @_jit
@@ -326,7 +338,7 @@ def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
     byte_width = (bit_width + 7) // 8
     ulimit = np.uint64(dict_size)
     bad = 0
-    i = 0
+    i = np.int64(0)  # not a literal: one compiled callee for every call
     while i < count:
         if pos >= end:
             if bit_width == 0:
@@ -381,8 +393,8 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
     if not _check_sel(sel, count):
         return ERR_BAD_ARGUMENT
     byte_width = (bit_width + 7) // 8
-    i = 0
-    k = 0
+    i = np.int64(0)
+    k = np.int64(0)
     while k < nsel:
         if pos >= end:
             if bit_width == 0:
@@ -501,8 +513,8 @@ def plan_pages(sel_starts, sel_ends, idx, page_starts, page_ends, pages, lo, hi)
             r += 1
         if r < nr and sel_starts[r] < pe:
             pages[n] = p
-            lo[n] = np.searchsorted(idx, ps)
-            hi[n] = np.searchsorted(idx, pe)
+            lo[n] = _lower_bound(idx, np.int64(0), idx.shape[0], ps)
+            hi[n] = _lower_bound(idx, lo[n], idx.shape[0], pe)
             n += 1
     return n
 

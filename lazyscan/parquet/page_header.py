@@ -87,7 +87,7 @@ def _field(buf, pos, end, last_id):
     delta = b >> 4
     if delta:
         return last_id + delta, b & 0x0F, pos
-    fid, pos = _integer(buf, pos, end, _I16)
+    fid, pos = _integer(buf, pos, end, np.int64(_I16))
     return fid, b & 0x0F, pos
 
 
@@ -114,7 +114,7 @@ def _skip_scalar(buf, pos, end, ftype):
 @_jit
 def _skip_flat_struct(buf, pos, end):
     """Position after a struct whose fields are all scalars (Statistics); -1 otherwise."""
-    last = 0
+    last = np.int64(0)
     while True:
         fid, ftype, pos = _field(buf, pos, end, last)
         if pos < 0:
@@ -139,7 +139,7 @@ def _bool(ftype):
 @_jit
 def _sub_struct(buf, pos, end, out, kind):
     """Read a data page (1), dictionary page (2) or v2 data page (3) header into ``out``."""
-    last = 0
+    last = np.int64(0)
     while True:
         fid, ftype, pos = _field(buf, pos, end, last)
         if pos < 0:
@@ -182,7 +182,7 @@ def _parse(buf, pos, end, out):
     for i in range(_SLOTS):
         out[i] = _MISSING
     start = pos
-    last = 0
+    last = np.int64(0)
     while True:
         fid, ftype, pos = _field(buf, pos, end, last)
         if pos < 0:
