@@ -241,6 +241,15 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
     penalty = scenario.get("derived", {}).get("penalty")
     if penalty:
         lines += ["", penalty_markdown(penalty), ""]
+    floor = scenario.get("derived", {}).get("penalty_floor")
+    if floor:
+        lines += [
+            f"Floor for lazyscan's penalty on this file: {floor['floor']:.2f}. Q-A also decompresses the "
+            f"dictionary page of {floor['columns']} more columns in each of the {floor['row_groups_with_matches']} row "
+            f"groups holding a match: {fmt_seconds(floor['dictionary_decompress_s'])} on one thread, "
+            "shared by two.",
+            "",
+        ]
     ratios = scenario.get("derived", {}).get("spark_ratio")
     if ratios:
         lines += ["", spark_ratio_markdown(scenario, ratios), ""]

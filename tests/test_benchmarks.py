@@ -272,6 +272,9 @@ def test_quick_run_writes_json_markdown_and_charts(data_dir: Path, tmp_path: Pat
         assert (reports / f"bench-quick-{name}.png").stat().st_size > 1000
     md = (reports / "bench-quick.md").read_text()
     assert "## Seed query pair" in md and "penalty Q-A/Q-B" in md
+    floor = doc["scenarios"]["seed"]["derived"]["penalty_floor"]
+    assert floor["floor"] >= 1 and floor["row_groups_with_matches"] >= 1 and floor["columns"] == 14
+    assert "Floor for lazyscan's penalty on this file" in md
     assert latest_document(reports, sf=None) is None, "quick runs never feed the README"
 
 
