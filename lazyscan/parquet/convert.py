@@ -290,6 +290,9 @@ def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
     """
     atype = desc.arrow_type
     pt = desc.physical_type
+    simple = _simple_dtype(atype, pt)
+    if simple is not None:
+        return _numeric_storage(values, simple)
     if _is_bytes_type(atype):
         return values if isinstance(values, ByteArrays) else _byte_rows(values)
     if pa.types.is_decimal(atype):
@@ -324,13 +327,47 @@ def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
         days = raw[:, 8:].copy().view(np.int32).reshape(-1).astype(np.int64)
         per_unit = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[atype.unit]
         return (days - _JULIAN_UNIX_EPOCH) * (_NANOS_PER_DAY // per_unit) + nanos // per_unit
-    np_dtype = _storage_dtype(atype)
-    if np_dtype is None:
-        np_dtype = np.dtype(f"<i{atype.bit_width // 8}")
+    raise AssertionError(f"no storage rule for {atype} from physical type {pt}")  # pragma: no cover
+
+
+def _numeric_storage(values: Values, np_dtype: np.dtype) -> np.ndarray:
     v = np.asarray(values)
     if v.dtype.itemsize == np_dtype.itemsize and v.dtype.kind in "iu" and np_dtype.kind in "iu":
         return v.view(np_dtype)
     return v.astype(np_dtype, copy=False)
+
+
+_SIMPLE_BY_TYPE_ID: dict[int, np.dtype | None] = {}
+
+
+def _simple_dtype(atype: pa.DataType, pt: int) -> np.dtype | None:
+    """The numpy dtype of an Arrow type stored as plain numbers (integers, floats, dates,
+    times, timestamps not from INT96); None for types with their own rule.
+
+    Cached by Arrow type id, which decides it (all units and time zones of a timestamp share
+    one layout); hashing the type itself costs up to half a microsecond.
+    """
+    if pt == PhysicalType.INT96:
+        return None
+    key = atype.id
+    try:
+        return _SIMPLE_BY_TYPE_ID[key]
+    except KeyError:
+        pass
+    special = (
+        _is_bytes_type(atype)
+        or pa.types.is_decimal(atype)
+        or pa.types.is_boolean(atype)
+        or pa.types.is_fixed_size_binary(atype)
+        or pa.types.is_float16(atype)
+    )
+    dt = None
+    if not special:
+        dt = _storage_dtype(atype)
+        if dt is None:
+            dt = np.dtype(f"<i{atype.bit_width // 8}")
+    _SIMPLE_BY_TYPE_ID[key] = dt
+    return dt
 
 
 def _wrap(atype: pa.DataType, storage: np.ndarray, validity: pa.Buffer | None, null_count: int, n: int) -> pa.Array:

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from lazyscan.parquet.thrift import ThriftError
 
@@ -445,10 +445,12 @@ def file_metadata_from_thrift(f: dict[int, Any]) -> FileMetaData:
 
 # --------------------------------------------------------------------------------------------
 # pages
+#
+# Page headers are NamedTuples: immutable like the other metadata, and built in a third of the
+# time of a frozen dataclass (a selective read builds two or three per column chunk).
 
 
-@dataclass(frozen=True, slots=True)
-class DataPageHeader:
+class DataPageHeader(NamedTuple):
     num_values: int
     encoding: int
     definition_level_encoding: int
@@ -456,8 +458,7 @@ class DataPageHeader:
     statistics: Statistics | None
 
 
-@dataclass(frozen=True, slots=True)
-class DataPageHeaderV2:
+class DataPageHeaderV2(NamedTuple):
     num_values: int
     num_nulls: int
     num_rows: int
@@ -468,15 +469,13 @@ class DataPageHeaderV2:
     statistics: Statistics | None
 
 
-@dataclass(frozen=True, slots=True)
-class DictionaryPageHeader:
+class DictionaryPageHeader(NamedTuple):
     num_values: int
     encoding: int
     is_sorted: bool
 
 
-@dataclass(frozen=True, slots=True)
-class PageHeader:
+class PageHeader(NamedTuple):
     type: int
     uncompressed_page_size: int
     compressed_page_size: int
