@@ -244,10 +244,11 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
     floor = scenario.get("derived", {}).get("penalty_floor")
     if floor:
         lines += [
-            f"Floor for lazyscan's penalty on this file: {floor['floor']:.2f}. Q-A also decompresses the "
-            f"dictionary page of {floor['columns']} more columns in each of the {floor['row_groups_with_matches']} row "
-            f"groups holding a match: {fmt_seconds(floor['dictionary_decompress_s'])} on one thread, "
-            "shared by two.",
+            f"Floor for lazyscan's penalty on this file: {floor['floor']:.2f}. Beyond Q-B's work, Q-A must "
+            f"decompress, for {floor['columns']} more columns in each of the "
+            f"{floor['row_groups_with_matches']} row groups holding a match, the dictionary page and the "
+            f"pages holding a match: {fmt_seconds(floor['decompress_s'])} on one thread, shared by "
+            f"{THREADS}.",
             "",
         ]
     ratios = scenario.get("derived", {}).get("spark_ratio")
