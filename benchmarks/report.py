@@ -243,14 +243,7 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
         lines += ["", penalty_markdown(penalty), ""]
     floor = scenario.get("derived", {}).get("penalty_floor")
     if floor:
-        lines += [
-            f"Floor for lazyscan's penalty on this file: {floor['floor']:.2f}. Beyond Q-B's work, Q-A must "
-            f"decompress, for {floor['columns']} more columns in each of the "
-            f"{floor['row_groups_with_matches']} row groups holding a match, the dictionary page and the "
-            f"pages holding a match: {fmt_seconds(floor['decompress_s'])} on one thread, shared by "
-            f"{THREADS}.",
-            "",
-        ]
+        lines += [floor_sentence(floor), ""]
     ratios = scenario.get("derived", {}).get("spark_ratio")
     if ratios:
         lines += ["", spark_ratio_markdown(scenario, ratios), ""]
@@ -284,6 +277,17 @@ def _status_notes(scenario: dict[str, Any]) -> list[str]:
                 if "\n" not in n:
                     seen.setdefault(f"{m['label']}: {n}", f"{m['label']}: {n}")
     return list(seen.values())
+
+
+def floor_sentence(floor: dict[str, Any]) -> str:
+    """The measured floor of lazyscan's select-* penalty, as a sentence."""
+    return (
+        f"Floor for lazyscan's penalty on this file: {floor['floor']:.2f}. Beyond Q-B's work, Q-A must "
+        f"decompress, for {floor['columns']} more columns in each of the "
+        f"{floor['row_groups_with_matches']} row groups holding a match, the dictionary page and the "
+        f"pages holding a match: {fmt_seconds(floor['decompress_s'])} on one thread, shared by "
+        f"{THREADS}."
+    )
 
 
 def penalty_markdown(penalty: dict[str, Any]) -> str:
@@ -512,6 +516,9 @@ def headline_table(
         f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores; {doc.get('date', '')[:10]}."
     )
     lines = [intro, "", penalty_markdown(penalty)]
+    floor = seed.get("derived", {}).get("penalty_floor")
+    if floor:
+        lines += ["", floor_sentence(floor)]
     spark = spark_doc["scenarios"].get("spark") if spark_doc is not None else doc["scenarios"].get("spark")
     if spark and spark.get("status") == "ok" and spark.get("derived", {}).get("spark_ratio"):
         lines += ["", spark_headline(spark)]
