@@ -63,6 +63,16 @@ def _take(arr: pa.ChunkedArray, idx: np.ndarray) -> pa.ChunkedArray:
     return arr.take(pa.array(idx))
 
 
+def needed_pages(layout: Any, idx: np.ndarray) -> list[tuple[int, int]]:
+    """(offset, size) of the pages a read of rows ``idx`` must fetch: the dictionary page and
+    every data page holding a selected row."""
+    pages = [layout.dictionary] if layout.dictionary is not None else []
+    lo = np.searchsorted(idx, layout.page_starts)
+    hi = np.searchsorted(idx, layout.page_ends)
+    pages += [(p.offset, p.size) for p, a, b in zip(layout.pages, lo, hi) if a < b]
+    return pages
+
+
 def decompress_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str, reps: int) -> float:
     """Time to decompress what a selective read of ``wanted`` must decompress and nothing
     else: the dictionary page and the data pages holding a selected row of each row group.
@@ -73,14 +83,8 @@ def decompress_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name
 
     bodies = []
     for rg, idx in wanted:
-        layout = pf.page_layout(rg, name)
         codec = pf.column_chunk(rg, name)[2].codec
-        pages = [layout.dictionary] if layout.dictionary is not None else []
-        for p in layout.pages:
-            lo, hi = np.searchsorted(idx, [p.first_row, p.first_row + p.num_rows])
-            if lo < hi:
-                pages.append((p.offset, p.size))
-        for off, size in pages:
+        for off, size in needed_pages(pf.page_layout(rg, name), idx):
             raw = np.frombuffer(pf.source.read_at(off, size), dtype=np.uint8)
             h = parse_page_header(raw, 0, size)
             start, usize = h.header_size, h.uncompressed_page_size
@@ -140,15 +144,7 @@ def run(path: str, reps: int = 3, columns: list[str] | None = None, seed: int = 
                 counters = ReadCounters()
                 for rg, idx in wanted:
                     pf.read_column(rg, name, idx, counters=counters)
-                needed = 0
-                for rg, idx in wanted:
-                    layout = pf.page_layout(rg, name)
-                    starts = np.array([p.first_row for p in layout.pages])
-                    ends = starts + np.array([p.num_rows for p in layout.pages])
-                    hit = [(np.searchsorted(idx, s) < np.searchsorted(idx, e)) for s, e in zip(starts, ends)]
-                    needed += sum(p.size for p, h in zip(layout.pages, hit) if h)
-                    if layout.dictionary is not None:
-                        needed += layout.dictionary[1]
+                needed = sum(size for rg, idx in wanted for _, size in needed_pages(pf.page_layout(rg, name), idx))
                 t_sel = _median_time(ours, reps)
                 t_full = _median_time(theirs, reps)
                 t_floor = decompress_floor_seconds(pf, wanted, name, reps)
