@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,11 +156,13 @@ class LocalSource(Source):
             got += len(chunk)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def close(self, _close: Callable[[int], None] = os.close) -> None:
-        # os.close is bound at definition time: __del__ may run at interpreter exit, after
-        # module globals have been cleared
+    # bound when the class is made: __del__ may run at interpreter exit, after module globals
+    # (``os`` among them) have been cleared
+    _close_fd = staticmethod(os.close)
+
+    def close(self) -> None:
         if self._fd >= 0:
-            _close(self._fd)
+            self._close_fd(self._fd)
             self._fd = -1
 
     def __del__(self) -> None:

@@ -363,7 +363,7 @@ def _simple_dtype(atype: pa.DataType, pt: int) -> np.dtype | None:
     )
     dt = None
     if not special:
-        dt = _storage_dtype(atype)
+        dt = _NUMPY_STORAGE.get(str(atype))
         if dt is None:
             dt = np.dtype(f"<i{atype.bit_width // 8}")
     _SIMPLE_BY_TYPE_ID[key] = dt
@@ -430,19 +430,6 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
         offsets, data = _spread_offsets(storage, valid, n)
         return _wrap_bytes(atype, offsets, data, validity, null_count, n)
     return _wrap(atype, _spread_fixed(storage, valid, n), validity, null_count, n)
-
-
-_STORAGE_BY_TYPE: dict[pa.DataType, np.dtype | None] = {}
-
-
-def _storage_dtype(atype: pa.DataType) -> np.dtype | None:
-    # keyed by the type itself: str(DataType) costs a microsecond per call
-    try:
-        return _STORAGE_BY_TYPE[atype]
-    except KeyError:
-        dt = _NUMPY_STORAGE.get(str(atype))
-        _STORAGE_BY_TYPE[atype] = dt
-        return dt
 
 
 #: a scalar type per row size, for moving 2-D rows whole (complex128: 16 bytes, copied bit for bit)

@@ -538,10 +538,8 @@ class _RowGroupScan:
         dense = n_sel > self.opts.dense_threshold * self.n
         arrays: dict[str, pa.Array] = {}
         for name in scan.output_columns:
-            cached = self.decoded.get(name)
-            if cached is not None:
-                sel0, arr = cached
-                arrays[name] = arr if sel0 == selection else arr.take(pa.array(sel0.positions_in(selection)))
+            if name in self.decoded:
+                arrays[name] = self._decoded(name, selection)
                 continue
             chunk = self._codes_for(name, selection)
             if chunk is not None:
