@@ -32,8 +32,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lazyscan.parquet import kernels as K
+from tests.support.data import PARQUET_TESTING
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "parquet-testing" / "data"
+DATA = PARQUET_TESTING
 SMALL = os.environ.get("LAZYSCAN_KERNEL_TESTS") == "small"
 JIT_DISABLED = os.environ.get("NUMBA_DISABLE_JIT") == "1"
 EXAMPLES = 15 if SMALL else 120

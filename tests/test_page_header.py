@@ -24,8 +24,9 @@ from lazyscan.parquet import ParquetFile, RowRanges
 from lazyscan.parquet import thrift as T
 from lazyscan.parquet.page_header import _generic, parse_page_header
 from lazyscan.parquet.thrift import CompactWriter, ThriftError
+from tests.support.data import PARQUET_TESTING, parquet_testing_files
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "parquet-testing" / "data"
+DATA = PARQUET_TESTING
 
 
 def both(buf: np.ndarray) -> tuple[object, object]:
@@ -80,7 +81,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_real_headers_parse_identically(written: list[Path]) -> None:
-    files = [*written, *sorted(DATA.glob("*.parquet"))]
+    files = [*written, *parquet_testing_files()]
     count = 0
     for path in files:
         try:

@@ -18,8 +18,9 @@ import pytest
 
 import lazyscan
 from lazyscan.errors import LazyScanError
+from tests.support.data import PARQUET_TESTING, parquet_testing_files
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "parquet-testing" / "data"
+DATA = PARQUET_TESTING
 
 
 def _key(row: dict) -> str:
@@ -84,7 +85,7 @@ def _literal(v: object, t: pa.DataType) -> str | None:
 
 def _cases() -> list[str]:
     names = []
-    for p in sorted(DATA.glob("*.parquet")):
+    for p in parquet_testing_files():
         try:
             pq.read_table(p)
         except Exception:

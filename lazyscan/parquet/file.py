@@ -882,7 +882,11 @@ class ParquetFile:
         if self._nested_types is None:
             import pyarrow.parquet as pq
 
-            self._nested_types = {f.name: f.type for f in pq.ParquetFile(self._pyarrow_file()).schema_arrow}
+            try:
+                schema = pq.ParquetFile(self._pyarrow_file()).schema_arrow
+            except (OSError, pa.ArrowException) as e:
+                raise CorruptFileError(f"nested columns' Arrow types cannot be derived: {e}", file=self.path) from None
+            self._nested_types = {f.name: f.type for f in schema}
         return self._nested_types
 
     def _pyarrow_file(self) -> Any:
