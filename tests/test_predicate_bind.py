@@ -38,7 +38,7 @@ from lazyscan.predicate.bound import (
     BoundLike,
     BoundNonNullConstant,
 )
-from lazyscan.predicate.testing import random_predicate, random_table
+from tests.support.random_data import random_predicate, random_table
 
 SCHEMA = pa.schema(
     [

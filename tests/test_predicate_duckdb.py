@@ -32,7 +32,7 @@ from lazyscan.predicate.expr import (
     Or,
     Ref,
 )
-from lazyscan.predicate.testing import random_predicate, random_table
+from tests.support.random_data import random_predicate, random_table
 
 
 def _duck_string(text: str) -> str:

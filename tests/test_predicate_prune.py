@@ -33,7 +33,7 @@ from lazyscan.predicate import (
     referenced_columns,
     split_conjuncts,
 )
-from lazyscan.predicate.testing import (
+from tests.support.random_data import (
     column_statistics,
     random_predicate,
     random_table,
@@ -322,7 +322,7 @@ def _bloom_key(value: Any) -> Any:
 
 
 def _perfect_bloom(chunk: pa.Table, false_positive: float, rng: np.random.Generator) -> Any:
-    from lazyscan.predicate.testing import _storage_values
+    from tests.support.random_data import _storage_values
 
     contents = {
         name: {_bloom_key(v) for v in _storage_values(chunk.column(name))}

@@ -22,8 +22,8 @@ import pytest
 from lazyscan.errors import PredicateError
 from lazyscan.predicate import bind, col, evaluate_kleene, parse_predicate
 from lazyscan.predicate.expr import Compare, Expr, In, to_sql
-from lazyscan.predicate.testing import TABLE_TYPES, random_predicate, random_table
 from tests.spark_support import get_spark
+from tests.support.random_data import TABLE_TYPES, random_predicate, random_table
 
 pytestmark = pytest.mark.spark
 

@@ -1,6 +1,6 @@
 """Generators for differential and property tests of predicates (seeded, NumPy only).
 
-Not used by the library itself; kept in the package so the scan layer's tests can reuse it.
+Used by the predicate, scan and Spark tests; not part of the installed package.
 
 Parts and their roles:
 
