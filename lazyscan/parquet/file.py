@@ -22,7 +22,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -160,6 +160,32 @@ class PageCache:
 
     def __len__(self) -> int:
         return len(self.bodies)
+
+
+class _SelectedRows(NamedTuple):
+    """A row selection as the decoders take it: the ranges to decode (close ranges merged by the
+    materialization threshold), their row indices, and the positions of the selected rows among
+    them (None when nothing was merged)."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    idx: np.ndarray
+    positions: np.ndarray | None
+
+
+class _ChunkPlan(NamedTuple):
+    """The pages of one column chunk a selective read decodes, and the byte ranges to fetch."""
+
+    desc: ColumnDescriptor
+    md: ColumnMetaData
+    layout: ChunkLayout
+    needed: list[int]
+    los: list[int]
+    his: list[int]
+    dictionary: Values | None
+    fetch_dictionary: bool
+    ranges: list[tuple[int, int]]
+    pages_skipped: int
 
 
 def clear_caches() -> None:
@@ -583,13 +609,9 @@ class ParquetFile:
                 raise UnsupportedFeatureError("byte matching needs a BYTE_ARRAY column")
             if selection is None or selection.row_count == num_rows:
                 return self._read_full(row_group, desc, md, num_rows, c, where, matcher, cache)
-            return self._read_selected(row_group, desc, md, num_rows, selection, c, where, matcher, cache)
-        except FileError as e:
-            raise e.at(file=self.path, **where) from None
-        except LazyScanError:
-            raise
-        except (ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
-            raise CorruptFileError(f"cannot decode column chunk: {type(e).__name__}: {e}", file=self.path, **where) from e
+            return self._read_selected(row_group, desc, md, selection, c, where, matcher, cache)
+        except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
+            raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
 
     def read_row_group(
         self, row_group: int, columns: Sequence[str] | None = None, rows: RowRanges | np.ndarray | None = None
@@ -810,38 +832,45 @@ class ParquetFile:
             return Assembled(0, None, values=_empty(desc))
         return assemble(desc, pages, dictionary)
 
-    def _read_selected(
-        self,
-        row_group: int,
-        desc: ColumnDescriptor,
-        md: ColumnMetaData,
-        num_rows: int,
-        selection: RowRanges,
-        c: ReadCounters,
-        where: dict[str, Any],
-        matcher: BytesMatcher | None = None,
-        cache: PageCache | None = None,
-    ) -> Assembled:
+    def _plan_selected(
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, rows: _SelectedRows, cache: PageCache | None
+    ) -> _ChunkPlan:
+        """Which pages of a chunk hold selected rows, and the byte ranges to fetch for them
+        (the dictionary page first, unless ``cache`` has it decoded already)."""
+        if md.codec != 0:
+            codecs.check_codec(md.codec)
         layout = self._layout(row_group, desc, md)
-        threshold = self.options.materialization_threshold
-        decode_set = selection.merge_close(threshold) if threshold > 0 else selection
-        idx = decode_set.to_indices()
         npages = len(layout.pages)
         plan = np.empty((3, npages), np.int64)
-        count = K.plan_pages(decode_set.starts, decode_set.ends, idx, layout.page_starts, layout.page_ends, plan[0], plan[1], plan[2])
+        count = K.plan_pages(rows.starts, rows.ends, rows.idx, layout.page_starts, layout.page_ends, plan[0], plan[1], plan[2])
         if count < 0:
             raise ValueError("inconsistent page plan")
         needed, los, his = plan[:, :count].tolist()
-        c.pages_skipped += npages - count
-        ranges = [(layout.pages[i].offset, layout.pages[i].size) for i in needed]
+        pages = layout.pages
+        ranges = [(pages[i].offset, pages[i].size) for i in needed]
         dictionary = None
         if layout.dictionary is not None and cache is not None:
             dictionary = cache.dictionaries.get(layout.dictionary[0])
         fetch_dictionary = layout.dictionary is not None and dictionary is None
         if fetch_dictionary:
+            assert layout.dictionary is not None
             ranges.insert(0, layout.dictionary)
-        views = self._fetch(ranges, c)
-        if fetch_dictionary:
+        return _ChunkPlan(desc, md, layout, needed, los, his, dictionary, fetch_dictionary, ranges, npages - count)
+
+    def _decode_selected(
+        self,
+        plan: _ChunkPlan,
+        views: Sequence[memoryview],
+        rows: _SelectedRows,
+        c: ReadCounters,
+        where: dict[str, Any],
+        matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
+    ) -> Assembled:
+        """Decode the selected rows of a chunk from the pages fetched for ``plan``."""
+        desc, md, layout = plan.desc, plan.md, plan.layout
+        dictionary = plan.dictionary
+        if plan.fetch_dictionary:
             assert layout.dictionary is not None
             dview = np.frombuffer(views[0], dtype=np.uint8)
             try:
@@ -852,7 +881,9 @@ class ParquetFile:
         dict_mask = _match_dictionary(matcher, dictionary)
         pages: list[PageValues] = []
         page_base = 1 if layout.dictionary is not None else 0
-        for k, i in enumerate(needed):
+        idx = rows.idx
+        los, his = plan.los, plan.his
+        for k, i in enumerate(plan.needed):
             info = layout.pages[i]
             buf = np.frombuffer(views[k], dtype=np.uint8)
             sel = None if his[k] - los[k] == info.num_rows else idx[los[k] : his[k]] - info.first_row
@@ -872,11 +903,102 @@ class ParquetFile:
             except FileError as e:
                 raise e.at(page=int(i) + page_base) from None
             pages.append(page)
-            c.pages_fetched += 1
+        c.pages_fetched += len(pages)
+        c.pages_skipped += plan.pages_skipped
         chunk = assemble(desc, pages, dictionary) if pages else Assembled(0, None, values=_empty(desc))
-        if threshold > 0 and decode_set is not selection:
-            chunk = chunk.take(decode_set.positions_in(selection))
+        if rows.positions is not None:
+            chunk = chunk.take(rows.positions)
         return chunk
+
+    def _selected_rows(self, selection: RowRanges) -> _SelectedRows:
+        threshold = self.options.materialization_threshold
+        decode_set = selection.merge_close(threshold) if threshold > 0 else selection
+        positions = decode_set.positions_in(selection) if decode_set is not selection else None
+        return _SelectedRows(decode_set.starts, decode_set.ends, decode_set.to_indices(), positions)
+
+    def _read_selected(
+        self,
+        row_group: int,
+        desc: ColumnDescriptor,
+        md: ColumnMetaData,
+        selection: RowRanges,
+        c: ReadCounters,
+        where: dict[str, Any],
+        matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
+    ) -> Assembled:
+        rows = self._selected_rows(selection)
+        plan = self._plan_selected(row_group, desc, md, rows, cache)
+        views = self._fetch(plan.ranges, c)
+        return self._decode_selected(plan, views, rows, c, where, matcher, cache)
+
+    def read_columns(
+        self,
+        row_group: int,
+        columns: Sequence[int | str],
+        rows: RowRanges | np.ndarray | Sequence[int] | None = None,
+        counters: ReadCounters | None = None,
+        cache: PageCache | None = None,
+    ) -> list[pa.Array]:
+        """Read several columns of one row group for one row selection, as :meth:`read_column`
+        would one by one, in one pass: the selection is converted once, the pages every column
+        needs (dictionary pages included) are fetched in one coalesced request list, then each
+        column is decoded from them."""
+        num_rows = self.metadata.row_groups[row_group].num_rows
+        selection = _as_ranges(rows, num_rows)
+        descs = [self.column(col) for col in columns]
+        if selection is None or selection.row_count == num_rows or selection.is_empty:
+            return [self.read_column(row_group, d.index, selection, counters, cache) for d in descs]
+        c = counters if counters is not None else self.counters
+        sel_rows = self._selected_rows(selection)
+        plans: list[_ChunkPlan | None] = []
+        ranges: list[tuple[int, int]] = []
+        for desc in descs:
+            if not desc.flat:
+                plans.append(None)
+                continue
+            _, _chunk, md = self.column_chunk(row_group, desc.index)
+            where = {"row_group": row_group, "column": desc.name}
+            try:
+                plan = self._plan_selected(row_group, desc, md, sel_rows, cache)
+                self._check_ranges(plan.ranges)
+            except (LazyScanError, ValueError) as e:
+                raise self._located(e, where) from None
+            plans.append(plan)
+            ranges += plan.ranges
+        try:
+            views = self._fetch(ranges, c) if ranges else []
+        except FileError as e:
+            raise e.at(file=self.path, row_group=row_group) from None
+        out: list[pa.Array] = []
+        pos = 0
+        for desc, plan in zip(descs, plans):
+            if plan is None:
+                out.append(self._read_nested(row_group, desc, selection))
+                continue
+            where = {"row_group": row_group, "column": desc.name}
+            n = len(plan.ranges)
+            try:
+                chunk = self._decode_selected(plan, views[pos : pos + n], sel_rows, c, where, cache=cache)
+            except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
+                raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
+            pos += n
+            out.append(self.to_arrow(row_group, desc, chunk, c))
+        return out
+
+    def _check_ranges(self, ranges: list[tuple[int, int]]) -> None:
+        size = self.source.size
+        for off, length in ranges:
+            if off < 0 or length < 0 or off + length > size:
+                raise CorruptFileError(f"byte range {off}+{length} lies outside the file")
+
+    def _located(self, e: Exception, where: dict[str, Any]) -> LazyScanError:
+        """``e`` as a lazyscan error that names the file and ``where``."""
+        if isinstance(e, FileError):
+            return e.at(file=self.path, **where)
+        if isinstance(e, LazyScanError):
+            return e
+        return CorruptFileError(f"cannot decode column chunk: {type(e).__name__}: {e}", file=self.path, **where)
 
     def _pyarrow_nested_types(self) -> dict[str, pa.DataType]:
         if self._nested_types is None:

@@ -537,6 +537,7 @@ class _RowGroupScan:
         n_sel = selection.row_count
         dense = n_sel > self.opts.dense_threshold * self.n
         arrays: dict[str, pa.Array] = {}
+        selective: list[str] = []
         for name in scan.output_columns:
             if name in self.decoded:
                 arrays[name] = self._decoded(name, selection)
@@ -546,15 +547,23 @@ class _RowGroupScan:
                 # the codes read for the predicate: no second read of the column
                 arrays[name] = self._as_output(name, self.pf.to_arrow(self.rg, self.ctx.leaf_of[name], chunk, self.counters))
                 continue
+            if name in self.ctx.partition_values or not self.ctx.has(name):
+                arrays[name] = self._constant_array(name, n_sel)
             # byte arrays never take the dense path: a selected read copies each kept value
             # once, a full read plus take copies it twice
-            if dense and n_sel < self.n and self.ctx.flat(name) and name not in self.ctx.partition_values and not self._byte_array(name):
+            elif dense and n_sel < self.n and self.ctx.flat(name) and not self._byte_array(name):
                 full = self._read(name, None)
                 arrays[name] = full.take(pa.array(selection.to_indices()))
             else:
-                before = self.counters.pages_skipped
-                arrays[name] = self._read(name, selection)
-                self.profile.add("pages_skipped_lazily", self.counters.pages_skipped - before)
+                selective.append(name)
+        if selective:
+            # every other payload column in one pass: one plan, one fetch for all their pages
+            before = self.counters.pages_skipped
+            leaves = [self.ctx.leaf_of[name].index for name in selective]
+            read = self.pf.read_columns(self.rg, leaves, selection, self.counters, cache=self.pages)
+            for name, arr in zip(selective, read):
+                arrays[name] = self._as_output(name, arr)
+            self.profile.add("pages_skipped_lazily", self.counters.pages_skipped - before)
         return pa.Table.from_batches([self._batch(scan.output_columns, arrays, n_sel)])
 
     def _byte_array(self, name: str) -> bool:
