@@ -50,6 +50,8 @@ def _read_all(path: str) -> None:
             pf.read_column(rg, c.index)
             if n > 2:
                 pf.read_column(rg, c.index, np.array([0, n // 2, n - 1]))
+        if n > 2:
+            pf.read_columns(rg, [c.index for c in pf.schema.columns], np.array([1, n - 2]))
 
 
 def test_missing_file() -> None:
@@ -103,6 +105,18 @@ def test_truncated_column_data_names_location(tmp_path: Path, good_file: Path) -
         pf.read_column(1, "s")
     msg = str(e.value)
     assert "garbage.parquet" in msg and "row group 1" in msg and "'s'" in msg
+
+
+def test_corrupt_page_in_one_pass_read_names_its_column(tmp_path: Path, good_file: Path) -> None:
+    data = bytearray(good_file.read_bytes())
+    pf = ParquetFile(str(good_file))
+    page = pf.page_layout(1, "d").pages[0]
+    data[page.offset : page.offset + 16] = b"\xff" * 16
+    path = _write(tmp_path, "bad_d.parquet", bytes(data))
+    with pytest.raises(CorruptFileError) as e:
+        ParquetFile(path).read_columns(1, ["i", "s", "d", "b"], np.array([0, 5]))
+    msg = str(e.value)
+    assert "bad_d.parquet" in msg and "row group 1" in msg and "'d'" in msg and "page" in msg
 
 
 def test_dictionary_index_out_of_range(tmp_path: Path) -> None:
