@@ -100,6 +100,60 @@ def decompress_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name
     return _median_time(lambda: [codecs.decompress(c, b, n) for c, b, n in bodies], reps)
 
 
+def _interleaved_medians(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, float]:
+    """Median time of each function, the functions run in turn within each repetition so a
+    slow phase of a shared machine does not land on one of them."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(reps):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def chunk_overhead(pf: Any, reps: int, seed: int = 0) -> dict[str, Any]:
+    """Cost of a selective read per column chunk beyond fetching and decompressing its pages.
+
+    One random row per row group, every flat column, read in one pass per row group
+    (``read_columns``) and column by column (``read_column``), interleaved. The reader's own
+    counters time its reads and its decompression; ``(wall - io - decompress) / chunks`` is what
+    remains per chunk: Python work plus the decode kernels (a few values each)."""
+    from lazyscan.parquet import ReadCounters
+
+    rng = np.random.default_rng(seed)
+    flat = [c.index for c in pf.schema.columns if c.flat]
+    rows = [np.array([int(rng.integers(0, rg.num_rows))]) for rg in pf.metadata.row_groups if rg.num_rows]
+    rgs = range(len(rows))
+    reads = {
+        "one_pass": lambda c: [pf.read_columns(rg, flat, rows[rg], counters=c) for rg in rgs],
+        "per_column": lambda c: [pf.read_column(rg, col, rows[rg], counters=c) for rg in rgs for col in flat],
+    }
+    for read in reads.values():
+        read(ReadCounters())
+    rest: dict[str, list[float]] = {k: [] for k in reads}
+    wall: dict[str, list[float]] = {k: [] for k in reads}
+    io: dict[str, list[float]] = {k: [] for k in reads}
+    for _ in range(reps):
+        for k, read in reads.items():
+            c = ReadCounters()
+            t0 = time.perf_counter()
+            read(c)
+            t = time.perf_counter() - t0
+            wall[k].append(t)
+            io[k].append(c.io_seconds + c.decompress_seconds)
+            rest[k].append(t - c.io_seconds - c.decompress_seconds)
+    chunks = len(rows) * len(flat)
+    out: dict[str, Any] = {"chunks": chunks}
+    for k in reads:
+        out[f"{k}_s"] = statistics.median(wall[k])
+        out[f"{k}_fetch_decompress_s"] = statistics.median(io[k])
+        out[f"{k}_us_per_chunk"] = statistics.median(rest[k]) / chunks * 1e6
+    return out
+
+
 def run(path: str, reps: int = 3, columns: list[str] | None = None, seed: int = 0) -> dict[str, Any]:
     """Benchmark one file; returns a JSON-able dict of per-column results."""
     from lazyscan.parquet import ParquetFile, ReadCounters
@@ -163,6 +217,8 @@ def run(path: str, reps: int = 3, columns: list[str] | None = None, seed: int = 
                 }
         col["selections"] = sels
         results["columns"][name] = col
+    if columns is None:
+        results["chunk_overhead"] = chunk_overhead(pf, max(reps, 5), seed)
     return results
 
 
@@ -210,6 +266,16 @@ def summarize(results: dict[str, Any]) -> list[str]:
             f"{s['uniform:10%']['speedup']:.2f}x | {worst} {s[worst]['speedup']:.2f}x | {'yes' if exact else 'no'} "
             f"| {_bound(s['uniform:0.001%'])} / {_bound(s['clustered:0.1%'])} |"
         )
+    over = results.get("chunk_overhead")
+    if over:
+        lines += [
+            "",
+            f"Selective read of one row per row group, every column ({over['chunks']} column chunks): beyond "
+            f"fetching and decompressing its pages, {over['one_pass_us_per_chunk']:.1f} µs per chunk read in one "
+            f"pass per row group ({over['one_pass_s'] * 1e3:.1f} ms in all, "
+            f"{over['one_pass_fetch_decompress_s'] * 1e3:.1f} ms of it fetching and decompressing), "
+            f"{over['per_column_us_per_chunk']:.1f} µs column by column ({over['per_column_s'] * 1e3:.1f} ms).",
+        ]
     cold = results.get("cold_start")
     if cold:
         lines += [
