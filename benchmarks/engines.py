@@ -6,7 +6,8 @@ Parts:
 - `Engine` and one subclass per engine; `Engine.run(query) -> (rows, seconds)` runs in-process
   and materializes the result (an Arrow table, a Polars frame, or Spark rows).
 - `make_engines(names)`: engines by name (`ENGINES`); Spark shares one `local[2]` session.
-- `measure(engine, query, reps)`: a warm-up run, then the median of `reps` runs.
+- `measure(engine, query, reps)`: a warm-up run, then the median of `reps` runs;
+  `measure_interleaved(engines, query, reps)` the same for several engines, run by run.
 - `run_queries(engines, queries, reps)`: every query on every engine, with progress and a
   row-count agreement check per query (mismatches are marked in the results).
 
@@ -742,30 +743,59 @@ def measure(
     When the warm-up shows that `reps` runs would exceed `budget_s`, fewer runs are made (at
     least one); `times` shows how many.
     """
-    m = Measurement(engine=engine.name, label=engine.label, status="ok")
-    try:
-        rows, m.warmup = engine.run(query)
-        runs = max(1, reps)
-        if budget_s is not None and m.warmup > 0 and m.warmup * runs > budget_s:
-            runs = max(1, min(runs, int(budget_s // m.warmup)))
-            m.notes.append(f"{runs} of {reps} repetitions (slow warm-up: {m.warmup:.1f} s)")
-        for _ in range(runs):
-            r, seconds = engine.run(query)
-            m.times.append(seconds)
-            if r != rows:
-                m.notes.append(f"row count changed between runs: {rows} then {r}")
-                rows = r
-        m.rows = rows
-        m.seconds = statistics.median(m.times)
-        m.profile = engine.last_profile
-        m.notes.extend(engine.notes + [n for n in engine.last_notes if n not in engine.notes])
-    except EngineUnavailable as e:
+    return measure_interleaved([engine], query, reps, budget_s)[0]
+
+
+def _failed(m: Measurement, e: Exception) -> None:
+    if isinstance(e, EngineUnavailable):
         m.status = f"unavailable: {e}"
-    except Exception as e:
-        first = (str(e).strip().splitlines() or [""])[0][:300]
-        m.status = f"error: {type(e).__name__}: {first}"
-        m.notes.append(traceback.format_exc(limit=3)[-1500:])
-    return m
+        return
+    first = (str(e).strip().splitlines() or [""])[0][:300]
+    m.status = f"error: {type(e).__name__}: {first}"
+    m.notes.append(traceback.format_exc(limit=3)[-1500:])
+
+
+def measure_interleaved(
+    engines: Sequence[Engine], query: Query, reps: int = 3, budget_s: float | None = MEASURE_BUDGET_S
+) -> list[Measurement]:
+    """:func:`measure` for several engines on one query, run by run: a warm-up of each, then
+    repetition 1 of every engine, repetition 2 of every engine, ... so a slow phase of a shared
+    machine spreads over all engines instead of landing on one."""
+    ms = [Measurement(engine=e.name, label=e.label, status="ok") for e in engines]
+    rows: list[int | None] = [None] * len(engines)
+    runs = [0] * len(engines)
+    for i, (e, m) in enumerate(zip(engines, ms)):
+        try:
+            rows[i], m.warmup = e.run(query)
+            runs[i] = max(1, reps)
+            if budget_s is not None and m.warmup > 0 and m.warmup * runs[i] > budget_s:
+                runs[i] = max(1, min(runs[i], int(budget_s // m.warmup)))
+                m.notes.append(f"{runs[i]} of {reps} repetitions (slow warm-up: {m.warmup:.1f} s)")
+        except Exception as err:
+            _failed(m, err)
+        e.settle()
+    for rep in range(max(runs, default=0)):
+        for i, (e, m) in enumerate(zip(engines, ms)):
+            if rep >= runs[i] or not m.ok:
+                continue
+            try:
+                r, seconds = e.run(query)
+            except Exception as err:
+                _failed(m, err)
+                continue
+            m.times.append(seconds)
+            if r != rows[i]:
+                m.notes.append(f"row count changed between runs: {rows[i]} then {r}")
+                rows[i] = r
+            e.settle()
+    for i, (e, m) in enumerate(zip(engines, ms)):
+        if not m.ok:
+            continue
+        m.rows = rows[i]
+        m.seconds = statistics.median(m.times)
+        m.profile = e.last_profile
+        m.notes.extend(e.notes + [n for n in e.last_notes if n not in e.notes])
+    return ms
 
 
 def check_agreement(result: QueryResult) -> None:
@@ -810,20 +840,18 @@ def run_queries(
     title: str = "queries",
     budget_s: float | None = MEASURE_BUDGET_S,
 ) -> list[QueryResult]:
-    """Every query on every engine (query by query), with progress and agreement checks."""
+    """Every query on every engine (query by query, engines interleaved run by run), with
+    progress and agreement checks."""
     results: list[QueryResult] = []
     with progress_or(progress) as prog:
         total = len(queries) * len(engines)
         task = prog.add_task(title, total=total)
         done = 0
         for q in queries:
-            ms = []
-            for e in engines:
-                done += 1
-                prog.update(task, description=f"{title} [{done}/{total}]: {q.name} · {e.label}")
-                ms.append(measure(e, q, reps, budget_s))
-                e.settle()
-                prog.advance(task)
+            done += len(engines)
+            prog.update(task, description=f"{title} [{done}/{total}]: {q.name} · engines interleaved run by run")
+            ms = measure_interleaved(engines, q, reps, budget_s)
+            prog.advance(task, len(engines))
             res = QueryResult(q, ms)
             check_agreement(res)
             console.print(f"  {title}: {summary_line(res)}", highlight=False)

@@ -333,6 +333,34 @@ def test_measure_cuts_repetitions_to_the_budget() -> None:
     assert len(measure(_Slow(), q, reps=5, budget_s=None).times) == 5
 
 
+class _Logged(Engine):
+    """Records the order of its runs in a shared log; the second engine fails on its 3rd run."""
+
+    def __init__(self, name: str, log: list[str], fail_at: int | None = None) -> None:
+        super().__init__()
+        self.name = self.label = name
+        self.log = log
+        self.fail_at = fail_at
+
+    def _run(self, query: Query) -> tuple[int, float]:
+        self.log.append(self.name)
+        if self.fail_at is not None and self.log.count(self.name) == self.fail_at:
+            raise RuntimeError("boom")
+        return 7, 0.01 * len(self.log)
+
+
+def test_engines_are_interleaved_run_by_run() -> None:
+    from benchmarks.engines import measure_interleaved
+
+    log: list[str] = []
+    a, b = _Logged("a", log), _Logged("b", log, fail_at=3)
+    ma, mb = measure_interleaved([a, b], Query("q", ("x.parquet",)), reps=3, budget_s=None)
+    # warm-ups first, then one run of each engine per repetition; b fails on its second timed run
+    assert log == ["a", "b", "a", "b", "a", "b", "a"]
+    assert ma.ok and ma.rows == 7 and len(ma.times) == 3 and ma.seconds == pytest.approx(0.05)
+    assert mb.status.startswith("error: RuntimeError: boom") and mb.seconds is None
+
+
 def test_key_range_is_centred_and_exact() -> None:
     from benchmarks.scenarios import key_range
 
