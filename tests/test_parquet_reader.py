@@ -432,3 +432,16 @@ def test_byte_arrays_concat_mixes_located_and_materialized_parts() -> None:
     got = [out.data[out.offsets[i] : out.offsets[i + 1]].tobytes() for i in range(len(out))]
     assert got == want
     assert out.offsets[0] == 0 and out.offsets[-1] == len(out.data)
+
+
+def test_page_statistics_are_cached_per_file_version(tmp_path: Path) -> None:
+    path = tmp_path / "ps.parquet"
+    pq.write_table(pa.table({"x": pa.array(range(5000), pa.int64())}), path, data_page_size=1024, write_page_index=True)
+    first = ParquetFile(str(path)).page_statistics(0, "x")
+    assert first is not None and len(first[0]) > 1
+    again = ParquetFile(str(path)).page_statistics(0, "x")
+    assert again is first  # decoded once per process
+    # the same path rewritten with other values: its footer differs, so the cache is not used
+    pq.write_table(pa.table({"x": pa.array(range(100, 5100), pa.int64())}), path, data_page_size=1024, write_page_index=True)
+    changed = ParquetFile(str(path)).page_statistics(0, "x")
+    assert changed is not None and changed[0][0].min == 100

@@ -141,6 +141,9 @@ class _Cache:
 
 _FOOTER_CACHE = _Cache(256)
 _LAYOUT_CACHE = _Cache(65536)
+#: per-page statistics decoded from ColumnIndexes, keyed like layouts
+_PAGE_STATS_CACHE = _Cache(16384)
+_NO_PAGE_STATS = object()
 
 
 class PageCache:
@@ -189,9 +192,10 @@ class _ChunkPlan(NamedTuple):
 
 
 def clear_caches() -> None:
-    """Forget cached footers and page layouts (tests and benchmarks use this)."""
+    """Forget cached footers, page layouts and page statistics (tests and benchmarks use this)."""
     _FOOTER_CACHE.clear()
     _LAYOUT_CACHE.clear()
+    _PAGE_STATS_CACHE.clear()
 
 
 class ParquetFile:
@@ -384,10 +388,15 @@ class ParquetFile:
 
     def page_statistics(self, row_group: int, column: int | str) -> tuple[list[ColumnStats], ChunkLayout] | None:
         """Per-page statistics from the ColumnIndex with the page layout, or None."""
+        desc = self.column(column)
+        key = (self._footer_key, row_group, desc.index)
+        cached = _PAGE_STATS_CACHE.get(key)
+        if cached is not None:
+            return cached if cached is not _NO_PAGE_STATS else None  # type: ignore[no-any-return]
         ci = self.column_index(row_group, column)
         if ci is None:
+            _PAGE_STATS_CACHE.put(key, _NO_PAGE_STATS)
             return None
-        desc = self.column(column)
         layout = self.page_layout(row_group, column)
         if len(layout.pages) != len(ci.null_pages):
             raise self._error(
@@ -397,7 +406,9 @@ class ParquetFile:
                 column=desc.name,
             )
         stats = decode_column_index(desc, ci, [p.num_rows for p in layout.pages], self._type_defined_order(desc))
-        return stats, layout
+        result = (stats, layout)
+        _PAGE_STATS_CACHE.put(key, result)
+        return result
 
     def bloom_filter(self, row_group: int, column: int | str) -> BloomFilter | None:
         """The chunk's split-block Bloom filter, or None when absent."""
