@@ -12,7 +12,7 @@ Option names are case-insensitive and may be written camelCase or snake_case
   ``fs.endpoint_override``), ``where`` (a filter in Spark SQL syntax evaluated inside the scan
   in addition to the filters Spark pushes; it may contain ``OR``, which Spark never pushes),
   ``pushFilters`` (``auto``, ``true``, ``false``: whether filters Spark pushes are used, see
-  :mod:`lazyscan.spark.source`);
+  :mod:`lazyscan.spark.source`; the default comes from ``register(spark, push_filters=...)``);
 - scan options: every field of :class:`lazyscan.scan.ScanOptions` (``batch_size``,
   ``materialization_threshold``, ``late_materialization``, ``adaptive_order``, the ``prune_*``
   switches, ``enabled=false`` for a plain read, ...); ``threads`` defaults to 1 in Spark tasks,
@@ -124,6 +124,8 @@ class SessionDefaults:
     min_partition_num: int = 1
     max_partition_num: int | None = None
     time_zone: str = "UTC"
+    #: default of the ``pushFilters`` option (``register(spark, push_filters=...)``)
+    push_filters: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -258,13 +260,14 @@ class SourceSettings:
             footer_threads=_parse_int("footerThreads", values.get("footerThreads", 16)),
             profile_dir=values.get("profileDir") or None,
             where=values.get("where") or None,
-            push_filters=_push_mode(values.get("pushFilters", "auto")),
+            push_filters=push_mode(values.get("pushFilters", d.push_filters)),
             filesystem=FilesystemSpec(kind, tuple(sorted(fs_options.items()))),
             scan_options=tuple(sorted(scan_kwargs.items())),
         )
 
 
-def _push_mode(value: Any) -> str:
+def push_mode(value: Any) -> str:
+    """Normalize a ``pushFilters`` value: ``auto``, ``true`` or ``false``."""
     text = str(value).strip().lower()
     if text == "auto":
         return text

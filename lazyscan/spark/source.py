@@ -13,12 +13,23 @@ Parts and their roles:
   yields Arrow record batches in the exact Arrow schema Spark expects.
 - :class:`Listing` — the files, the scan's Arrow schema and the Spark schema, picklable.
 
-Usage::
+Usage — on Spark 4.1-4.3, hand the filter to the scan, and name only the needed columns::
 
     import lazyscan.spark
     lazyscan.spark.register(spark)
-    df = spark.read.format("lazyscan").load("/data/lineitem")
-    df.where("l_comment = 'carefully regular'").collect()
+
+    # lazyscan or Spark's own reader, whichever a sample says is faster; needed columns only
+    df = lazyscan.spark.read(spark, "/data/lineitem", ["l_orderkey"], "l_comment = 'carefully'")
+
+    # the data source alone: the filter in the ``where`` option (any file column, also one
+    # left out of the schema), the output columns in the schema
+    df = (spark.read.format("lazyscan").schema("l_orderkey bigint")
+          .option("where", "l_comment = 'carefully'").load("/data/lineitem"))
+
+``spark.read.format("lazyscan").load(path).where(...)`` also works, but on Spark 4.1-4.3 that
+filter is evaluated by Spark after lazyscan has read and shipped every row of every column of
+the schema (often slower than ``spark.read.parquet``); lazyscan logs a warning on the driver
+naming the filter and these routes, once per DataFrame.
 
 Spark 4.1-4.3 give a Python data source no column pruning: the reader produces every column of
 its schema. Give ``.schema("a INT, b STRING")`` with only the needed columns (or use
@@ -32,13 +43,19 @@ filters after one with them, would read with another scan's filters. So with
 ``pushLimit`` (the release that scoped read plans to scans); otherwise every filter stays in
 Spark, and a filter for lazyscan goes in the ``where`` option, which belongs to the DataFrame and
 is therefore right for every scan of it (:func:`lazyscan.spark.read` does this).
-``pushFilters=true`` forces pushdown: safe when each DataFrame loaded with it is scanned once per
-query and not reused with other filters.
+``pushFilters=true`` (per read, or for the session with ``register(spark, push_filters=True)``)
+forces pushdown: safe when each DataFrame loaded with it is scanned once per query and not
+reused with other filters; ``pushFilters=false`` keeps every filter in Spark without a warning.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import logging
+import math
+import re
+import uuid
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -46,7 +63,25 @@ from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
+)
 from pyspark.sql.types import StructField, StructType
 
 from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
@@ -223,12 +258,118 @@ def pushdown_enabled(mode: str) -> bool:
     return mode == "true"
 
 
+#: data sources (by ``source_id``) whose unused filters this process has warned about
+_WARNED: set[str] = set()
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_COMPARE_OPS: dict[type, str] = {
+    EqualTo: "=",
+    EqualNullSafe: "<=>",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+}
+
+
+def _sql_name(attribute: tuple[str, ...]) -> str:
+    return ".".join(a if _IDENTIFIER.match(a) else "`" + a.replace("`", "``") + "`" for a in attribute)
+
+
+def _sql_value(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, str):
+        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(v, (bytes, bytearray)):
+        return "X'" + bytes(v).hex().upper() + "'"
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is None:
+            return f"TIMESTAMP_NTZ '{v.isoformat(sep=' ')}'"
+        return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
+    if isinstance(v, dt.date):
+        return f"DATE '{v.isoformat()}'"
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"CAST('{v}' AS DOUBLE)"
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    return repr(v)
+
+
+def describe_filter(f: Filter) -> str:
+    """One filter Spark pushed, as Spark SQL text (usable in the ``where`` option)."""
+    if isinstance(f, Not):
+        return f"NOT ({describe_filter(f.child)})"
+    attribute = getattr(f, "attribute", None)
+    if not isinstance(attribute, tuple):
+        return repr(f)
+    name = _sql_name(attribute)
+    value: Any = getattr(f, "value", None)
+    op = _COMPARE_OPS.get(type(f))
+    if op is not None:
+        return f"{name} {op} {_sql_value(value)}"
+    if isinstance(f, In):
+        return f"{name} IN ({', '.join(_sql_value(v) for v in value)})"
+    if isinstance(f, IsNull):
+        return f"{name} IS NULL"
+    if isinstance(f, IsNotNull):
+        return f"{name} IS NOT NULL"
+    pattern = {StringStartsWith: "{}%", StringEndsWith: "%{}", StringContains: "%{}%"}.get(type(f))
+    if pattern is not None:
+        escaped = str(value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return f"{name} LIKE {_sql_value(pattern.format(escaped))}"
+    return repr(f)
+
+
+def describe_filters(filters: Sequence[Filter]) -> str:
+    """Spark's pushed filters (a conjunction) as one Spark SQL predicate.
+
+    ``c IS NOT NULL``, which Spark infers from a comparison on ``c``, is left out when another
+    filter already rejects NULLs of ``c``.
+    """
+
+    def rejects_nulls(f: Filter) -> bool:  # NULL in the column makes the filter NULL
+        inner = f.child if isinstance(f, Not) else f
+        return not isinstance(inner, (IsNotNull, IsNull, EqualNullSafe))
+
+    null_rejected = {
+        getattr(f.child if isinstance(f, Not) else f, "attribute", None)
+        for f in filters
+        if rejects_nulls(f)
+    }
+    kept = [f for f in filters if not (isinstance(f, IsNotNull) and f.attribute in null_rejected)]
+    return " AND ".join(describe_filter(f) for f in kept)
+
+
+def unused_filters_message(source: str, filters: str) -> str:
+    """The warning for filters Spark offered that lazyscan leaves to Spark."""
+    import pyspark
+
+    return (
+        f"lazyscan: the filter {filters} on {source} is evaluated by Spark after lazyscan has "
+        f"read every row of the DataFrame's columns: Spark {pyspark.__version__} shares one read "
+        "plan between the scans of a DataFrame, so lazyscan does not use the filters Spark "
+        "pushes. To evaluate it inside the scan, give it as the where option "
+        f"(spark.read.format('lazyscan').option('where', {filters!r}).load(path)) or use "
+        f"lazyscan.spark.read(spark, path, columns, where={filters!r}), which also reads only the "
+        "needed columns. lazyscan.spark.register(spark, push_filters=True) uses pushed filters "
+        "in the whole session (safe when each DataFrame is scanned once per query)."
+    )
+
+
 def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     """The listing for a user-given schema: files, partitions, and the first file's footer only.
 
     The first file gives the spelling of column names (Spark matches them case-insensitively)
     and their Arrow types, which the scan's pruning tiers compare statistics in; columns not in
     that file take the Arrow type of their Spark type. Batches are cast to the user's types.
+
+    The scan schema also holds the file's other columns, which are never output: a ``where``
+    option may filter on them (``.schema("l_orderkey bigint").option("where", "l_comment =
+    'x'")`` reads ``l_comment`` to filter and outputs ``l_orderkey``). A column the ``where``
+    option names that the first file lacks is looked up in the other files' footers.
     """
     from pyspark.sql.pandas.types import to_arrow_type
 
@@ -248,7 +389,33 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
             atype = to_arrow_type(f.dataType, timezone=ARROW_TIME_ZONE, prefers_large_types=False)
             fields_arrow.append(pa.field(name, atype))
         fields_spark.append(StructField(name, f.dataType, True))
-    return Listing(tuple(files), pschema, pa.schema(fields_arrow), StructType(fields_spark), settings.time_zone)
+    taken = {f.name for f in fields_arrow} | set(pschema.names)
+    hidden = [f.with_nullable(True) for f in first if f.name not in taken]
+    known = [*taken, *(f.name for f in hidden)]
+    missing = _where_columns_missing(settings.where, known)
+    if missing and len(files) > 1:
+        with ThreadPoolExecutor(max(1, min(settings.footer_threads, len(files) - 1))) as pool:
+            others = list(pool.map(lambda i: _read_footer(i.path, fs, settings.binary_as_string)[1], files[1:]))
+        merged = _merge_arrow(others)
+        for name in missing:
+            found = _resolve(name, merged.names)
+            if found is not None and found not in known:
+                hidden.append(merged.field(found))
+                known.append(found)
+    arrow = pa.schema(fields_arrow + hidden)
+    return Listing(tuple(files), pschema, arrow, StructType(fields_spark), settings.time_zone)
+
+
+def _where_columns_missing(where: str | None, names: Sequence[str]) -> list[str]:
+    """Columns the ``where`` option names that are not in ``names`` (case-insensitively)."""
+    if not where:
+        return []
+    try:
+        expr = parse_predicate(where)
+    except PredicateError:
+        return []  # reported with the column list when the reader binds it
+    low = {n.lower() for n in names}
+    return sorted(c for c in referenced_columns(expr) if c.lower() not in low)
 
 
 def _resolve(name: str, candidates: Sequence[str]) -> str | None:
@@ -267,12 +434,15 @@ class LazyScanReader(DataSourceReader):
         listing: Listing,
         schema: StructType,
         accumulator: Any = None,
+        source_id: str = "",
     ) -> None:
         self.settings = settings
         self.listing = listing
         self.schema = schema
         self.accumulator = accumulator
         self.scan_id = new_scan_id()
+        #: the data source instance this reader belongs to (one per loaded DataFrame)
+        self.source_id = source_id or self.scan_id
         self.predicates: list[Expr] = []
         file_names = [n for n in listing.file_arrow_schema.names if n not in listing.partition_names]
         outputs = []
@@ -312,15 +482,23 @@ class LazyScanReader(DataSourceReader):
         return FilterColumn(target, spark_type, scan_schema.field(target).type)
 
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
-        """Accept every filter lazyscan evaluates exactly; return the others to Spark."""
-        if not pushdown_enabled(self.settings.push_filters):
-            log.info(
-                "lazyscan %s: %d filters stay in Spark (pushFilters=%s; this Spark shares one "
-                "read plan between scans of a DataFrame)",
-                self.scan_id,
-                len(filters),
-                self.settings.push_filters,
-            )
+        """Accept every filter lazyscan evaluates exactly; return the others to Spark.
+
+        When pushed filters are not used (``pushFilters=auto`` on Spark 4.1-4.3), all of them
+        go back to Spark; the first time a DataFrame's filters are refused this way, a warning
+        names them and the routes that evaluate them inside the scan.
+        """
+        mode = self.settings.push_filters
+        if not pushdown_enabled(mode):
+            if filters and mode == "auto":
+                self._warn_unused(filters)
+            else:
+                log.info(
+                    "lazyscan %s: %d filters stay in Spark (pushFilters=%s)",
+                    self.scan_id,
+                    len(filters),
+                    mode,
+                )
             return list(filters)
         kept: list[Filter] = []
         scan_schema = self.listing.scan_schema
@@ -344,6 +522,14 @@ class LazyScanReader(DataSourceReader):
             " AND ".join(str(p) for p in self.predicates) or "-",
         )
         return kept
+
+    def _warn_unused(self, filters: Sequence[Filter]) -> None:
+        text = describe_filters(filters)
+        if self.source_id in _WARNED:
+            log.info("lazyscan %s: filters stay in Spark: %s", self.scan_id, text)
+            return
+        _WARNED.add(self.source_id)
+        log.warning(unused_filters_message(", ".join(self.settings.paths), text))
 
     @property
     def where(self) -> Expr | None:
@@ -431,9 +617,10 @@ class LazyScanDataSource(DataSource):
     Register it with :func:`lazyscan.spark.register` (which also enables Python filter pushdown
     and snapshots the session's split settings), then::
 
+        # only a and b, filtered inside the scan (c need not be in the schema)
+        spark.read.format("lazyscan").schema("a INT, b STRING").option("where", "c = 5").load(path)
         spark.read.format("lazyscan").load(path)                    # file, folder, glob, s3://...
         spark.read.format("lazyscan").option("batch_size", 8192).load(path)
-        spark.read.format("lazyscan").schema("a INT, b STRING").load(path)   # only a and b
         spark.sql("CREATE TEMPORARY VIEW t USING lazyscan OPTIONS (path '/data/t')")
     """
 
@@ -448,6 +635,8 @@ class LazyScanDataSource(DataSource):
         super().__init__(options)
         self.settings = SourceSettings.from_options(options, self.session_defaults)
         self._listing: Listing | None = None
+        #: identifies this instance (one per loaded DataFrame) in every pickled copy
+        self.source_id = uuid.uuid4().hex
 
     def schema(self) -> StructType:
         """Spark schema of the files (merged), hive partition columns appended."""
@@ -459,4 +648,6 @@ class LazyScanDataSource(DataSource):
         """A reader producing ``schema`` (the inferred schema or a user schema)."""
         if self._listing is None:
             self._listing = listing_for_schema(self.settings, schema)
-        return LazyScanReader(self.settings, self._listing, schema, self.profile_accumulator)
+        return LazyScanReader(
+            self.settings, self._listing, schema, self.profile_accumulator, self.source_id
+        )
