@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import lazyscan
 import lazyscan.spark
 from lazyscan.spark.source import scan_scoped_read_plans
 from tests.spark_support import assert_same_rows, get_spark, typed_table
@@ -237,6 +238,93 @@ def test_pushdown_default_follows_spark():
     assert lazyscan.spark.source.pushdown_enabled("auto") == scan_scoped_read_plans()
 
 
+def test_session_push_filters_on_safe_patterns(spark, typed_dir):
+    """register(spark, push_filters=True): one filtered scan per DataFrame per query."""
+    sp = spark.read.parquet(str(typed_dir))
+    try:
+        lazyscan.spark.register(spark, push_filters=True)
+        for where in ("i32 = 3", "s = 'abc'", "f64 > 1 and i8 < 0"):
+            df = lazy(spark, typed_dir).where(where)  # a fresh DataFrame for each query
+            assert not _filtered_in_spark(df), where  # every filter pushed
+            lazyscan.spark.last_profile()
+            assert_same_rows(df.collect(), sp.where(where).collect(), where)
+            p = lazyscan.spark.last_profile()
+            assert p["rows_returned"] < p["rows_total"] == 1500
+        # two DataFrames, each filtered once, in one query
+        a = lazy(spark, typed_dir).where("i8 < -40").select("rid")
+        b = lazy(spark, typed_dir).where("i8 > 40").select("rid")
+        expected = sp.where("i8 < -40").select("rid").union(sp.where("i8 > 40").select("rid"))
+        assert sorted(a.union(b).collect()) == sorted(expected.collect())
+        left = lazy(spark, typed_dir).where("i16 > 0").select("rid", "i32")
+        right = lazy(spark, typed_dir).where("s like 'a%'").select("rid", "s")
+        sp_join = sp.where("i16 > 0").select("rid", "i32").join(sp.where("s like 'a%'").select("rid", "s"), "rid")
+        assert_same_rows(left.join(right, "rid").collect(), sp_join.collect(), "join")
+        # the read's own option overrides the session default
+        kept = lazy(spark, typed_dir, pushFilters="false").where("i32 = 3")
+        assert _filtered_in_spark(kept)
+        assert_same_rows(kept.collect(), sp.where("i32 = 3").collect(), "pushFilters=false")
+    finally:
+        lazyscan.spark.register(spark)
+    assert _filtered_in_spark(lazy(spark, typed_dir).where("i32 = 3")) != scan_scoped_read_plans()
+
+
+def _worker_warnings(spark, marker: str) -> list[str]:
+    logs = spark.tvf.python_worker_logs().where("logger = 'lazyscan.spark' and level = 'WARNING'")
+    return [r.msg for r in logs.collect() if marker in r.msg]
+
+
+@pytest.mark.skipif(scan_scoped_read_plans(), reason="this Spark keeps read plans per scan")
+def test_unused_filters_warn_once_on_the_driver(spark, tmp_path):
+    """The warning is logged where Spark runs pushFilters: a Python worker on the driver, whose
+    log records Spark collects (python_worker_logs) or prints on the driver's stderr."""
+    path = tmp_path / "warn.parquet"
+    pq.write_table(pa.table({"a": pa.array(range(100), pa.int64()), "s": [f"v{i}" for i in range(100)]}), path)
+    key = "spark.sql.pyspark.worker.logging.enabled"
+    spark.conf.set(key, "true")
+    try:
+        assert lazy(spark, path).count() == 100  # no filter: nothing to say
+        assert len(lazy(spark, path).collect()) == 100
+        assert lazy(spark, path, pushFilters="false").where("a = 3").count() == 1  # chosen: quiet
+        assert _worker_warnings(spark, str(path)) == []
+        df = lazy(spark, path)
+        assert df.where("a = 5").collect()[0].s == "v5"
+        assert df.where("s = 'v7'").count() == 1  # the same DataFrame again: no second warning
+        (message,) = _worker_warnings(spark, str(path))
+        assert "a = 5" in message and "where" in message and "lazyscan.spark.read" in message
+        lazy(spark, path).where("a > 90").count()  # another DataFrame: its own warning
+        assert len(_worker_warnings(spark, str(path))) == 2
+    finally:
+        spark.conf.unset(key)
+
+
+def test_where_option_on_columns_outside_the_schema(spark, typed_dir):
+    """The seed's Q-B with the data source alone: output one column, filter on others."""
+    sp = spark.read.parquet(str(typed_dir))
+    for where in ("s = 'abc'", "i32 = 5 or s like '%b%'", "I8 > 100"):
+        df = spark.read.format("lazyscan").schema("rid bigint").option("where", where).load(str(typed_dir))
+        assert df.columns == ["rid"]
+        assert_same_rows(df.collect(), sp.where(where).select("rid").collect(), where)
+    # only rid and s are read: the same pages as lazyscan's own scan of those columns
+    lazyscan.spark.last_profile()
+    df = spark.read.format("lazyscan").schema("rid bigint").option("where", "s = 'abc'").load(str(typed_dir))
+    df.collect()
+    p = lazyscan.spark.last_profile()
+    own = lazyscan.scan(str(typed_dir), columns=["rid"], where="s = 'abc'")
+    own.to_table()
+    every = lazyscan.scan(str(typed_dir), where="s = 'abc'")
+    every.to_table()
+    for counter in ("pages_total", "pages_read", "bytes_decompressed"):
+        assert p[counter] == own.profile[counter] < every.profile[counter], counter
+
+
+def test_where_option_on_a_column_only_in_later_files(spark, tmp_path):
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"id": pa.array([3, 4], pa.int64()), "tag": ["x", "y"]}), tmp_path / "b.parquet")
+    df = spark.read.format("lazyscan").schema("id bigint").option("where", "tag = 'y'").load(str(tmp_path))
+    expected = spark.read.option("mergeSchema", "true").parquet(str(tmp_path)).where("tag = 'y'").select("id")
+    assert_same_rows(df.collect(), expected.collect(), "tag only in b.parquet")
+
+
 # ---- errors -----------------------------------------------------------------------------------------
 
 
@@ -321,23 +409,50 @@ def _reader_of(df) -> str:
     return "lazyscan" if "BatchScan lazyscan" in plan else "spark"
 
 
+#: lazyscan's fixed costs waived: the small test files show the decision on selectivity alone
+FREE_FIXED = lazyscan.spark.CostModel(lazyscan_read_s=0.0, lazyscan_task_s=0.0)
+
+
+def _filtered_in_spark(df) -> bool:
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    return re.search(r"(^|\s)Filter ", plan) is not None
+
+
 def test_read_picks_lazyscan_when_selective(spark, choice_dir, caplog):
     caplog.set_level("INFO", logger="lazyscan.spark")
     where = "remark = 'remark number 12345 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'"
-    df = lazyscan.spark.read(spark, str(choice_dir), columns=["id", "price"], where=where)
+    df = lazyscan.spark.read(spark, str(choice_dir), columns=["price", "id"], where=where, costs=FREE_FIXED)
     assert _reader_of(df) == "lazyscan"
-    assert df.columns == ["id", "price"]
+    assert not _filtered_in_spark(df)  # the where option filters; Spark does not filter again
+    assert df.columns == ["price", "id"]
     assert [r.id for r in df.collect()] == [12345]
-    assert any("selective" in r.getMessage() for r in caplog.records)
+    chosen = [r.getMessage() for r in caplog.records if "lazyscan.spark.read" in r.getMessage()]
+    assert chosen and "lazyscan ~" in chosen[-1] and "row groups" in chosen[-1]
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_read_small_input_goes_to_spark(spark, choice_dir):
+    where = "remark = 'remark number 12345 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'"
+    est = lazyscan.spark.estimate(spark, str(choice_dir), ["id"], where)
+    assert not est.use_lazyscan and "fixed cost" in est.reason, est
+    assert est.spark_seconds is not None and est.workload is not None and est.workload.row_groups == 6
+    assert _reader_of(lazyscan.spark.read(spark, str(choice_dir), ["id"], where)) == "spark"
 
 
 def test_read_picks_spark_when_not_selective(spark, choice_dir):
-    est = lazyscan.spark.estimate(spark, str(choice_dir), ["id"], "cat >= 1")
+    est = lazyscan.spark.estimate(spark, str(choice_dir), ["id"], "cat >= 1", costs=FREE_FIXED)
     assert not est.use_lazyscan and est.selectivity is not None and est.selectivity > 0.5, est
-    df = lazyscan.spark.read(spark, str(choice_dir), ["id"], "cat >= 1")
+    df = lazyscan.spark.read(spark, str(choice_dir), ["id"], "cat >= 1", costs=FREE_FIXED)
     assert _reader_of(df) == "spark"
     assert df.count() == spark.read.parquet(str(choice_dir)).where("cat >= 1").count()
     assert _reader_of(lazyscan.spark.read(spark, str(choice_dir), ["id"])) == "spark"
+
+
+def test_read_statistics_prune_for_both_readers(spark, choice_dir):
+    est = lazyscan.spark.estimate(spark, str(choice_dir), None, "id between 100 and 200", costs=FREE_FIXED)
+    w = est.workload
+    assert w is not None and (w.row_groups, w.row_groups_left, w.rows_left) == (6, 1, 10_000)
+    assert est.row_groups_sampled == 1 and est.selectivity == pytest.approx(101 / 10_000)
 
 
 def test_read_with_or_filter_and_forced_reader(spark, choice_dir):

@@ -1,13 +1,16 @@
 """Unit tests of lazyscan.spark that need no Spark session: filter conversion, task planning,
-options, Spark type mapping, batch shaping and the profile accumulator."""
+options, Spark type mapping, batch shaping, the profile accumulator, the warning about filters
+left to Spark, and the cost model of ``lazyscan.spark.read``."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import math
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.datasource import (
     EqualNullSafe,
@@ -44,10 +47,19 @@ from lazyscan.errors import OptionError, UnsupportedFeatureError
 from lazyscan.predicate import bind, evaluate_kleene
 from lazyscan.scan.dataset import FileInfo
 from lazyscan.scan.profile import Profile
+from lazyscan.spark.choose import (
+    CostModel,
+    Workload,
+    decide,
+    lazyscan_fixed_seconds,
+    lazyscan_seconds,
+    spark_seconds,
+)
 from lazyscan.spark.filters import FilterColumn, convert_filter, convert_filters
-from lazyscan.spark.options import SessionDefaults, SourceSettings, parse_size
+from lazyscan.spark.options import SessionDefaults, SourceSettings, parse_size, push_mode
 from lazyscan.spark.planning import SplitPolicy, plan_tasks, split_files
 from lazyscan.spark.profiles import ProfileAccumulatorParam, task_entry
+from lazyscan.spark.source import LazyScanReader, describe_filters, pushdown_enabled
 from lazyscan.spark.types import (
     BatchShaper,
     OutputColumn,
@@ -427,3 +439,184 @@ def test_profile_accumulator_merges_by_scan():
     assert acc["s1"]["tasks"] == 2
     assert Profile.from_dict(acc["s1"]["profile"])["rows_total"] == 20
     assert acc["s2"]["tasks"] == 1
+
+
+# ---- options: session default of pushFilters ------------------------------------------------------
+
+
+def test_push_filters_session_default_and_option_override():
+    on = SessionDefaults(push_filters="true")
+    assert SourceSettings.from_options({"path": "/a"}, on).push_filters == "true"
+    assert SourceSettings.from_options({"path": "/a", "pushFilters": "false"}, on).push_filters == "false"
+    assert SourceSettings.from_options({"path": "/a", "push_filters": "auto"}, on).push_filters == "auto"
+    assert SourceSettings.from_options({"path": "/a"}).push_filters == "auto"
+    assert push_mode(True) == "true" and push_mode("AUTO") == "auto" and push_mode("off") == "false"
+
+
+# ---- the unused-filter warning --------------------------------------------------------------------
+
+
+def test_describe_filters_as_sql():
+    filters = [
+        IsNotNull(("s",)),
+        EqualTo(("s",), "it's"),
+        IsNotNull(("i",)),
+        Not(EqualNullSafe(("i",), 3)),
+        In(("d",), [decimal.Decimal("1.50"), None]),
+        StringStartsWith(("s",), "50%"),
+        GreaterThan(("ts",), dt.datetime(2020, 1, 1, tzinfo=UTC)),
+        LessThan(("day",), dt.date(2021, 2, 3)),
+        IsNull(("odd name",)),
+    ]
+    text = describe_filters(filters)
+    assert text == (
+        "s = 'it\\'s' AND i IS NOT NULL AND NOT (i <=> 3) AND d IN (1.50, NULL) AND s LIKE '50\\\\%%' "
+        "AND ts > TIMESTAMP '2020-01-01 00:00:00+00:00' AND day < DATE '2021-02-03' AND `odd name` IS NULL"
+    )
+    assert describe_filters([]) == ""
+
+
+@pytest.fixture
+def small_file(tmp_path):
+    path = tmp_path / "small.parquet"
+    pq.write_table(pa.table({"a": pa.array(range(10), pa.int64()), "s": [f"v{i}" for i in range(10)]}), path)
+    return path
+
+
+def _reader(path, schema=None, **options):
+    from lazyscan.spark.source import LazyScanDataSource
+
+    source = LazyScanDataSource({"path": str(path), **options})
+    return source.reader(schema or source.schema())
+
+
+def _warnings(caplog):
+    return [r for r in caplog.records if r.name == "lazyscan.spark" and r.levelname == "WARNING"]
+
+
+def test_unused_filters_warn_once_per_data_source(small_file, caplog):
+    caplog.set_level("INFO", logger="lazyscan.spark")
+    reader = _reader(small_file)
+    if pushdown_enabled("auto"):
+        pytest.skip("this Spark keeps read plans per scan: pushed filters are used")
+    filters = [IsNotNull(("a",)), EqualTo(("a",), 5)]
+    assert reader.pushFilters(filters) == filters
+    warned = _warnings(caplog)
+    assert len(warned) == 1
+    message = warned[0].getMessage()
+    assert "a = 5" in message and "IS NOT NULL" not in message
+    assert str(small_file) in message
+    assert "option('where'" in message and "lazyscan.spark.read(" in message and "push_filters=True" in message
+    # the same DataFrame planned again (Spark unpickles a copy of the source: same source_id)
+    again = LazyScanReader(reader.settings, reader.listing, reader.schema, None, reader.source_id)
+    again.pushFilters([EqualTo(("a",), 6)])
+    assert len(_warnings(caplog)) == 1
+    # another DataFrame warns once too
+    _reader(small_file).pushFilters(filters)
+    assert len(_warnings(caplog)) == 2
+
+
+def test_no_warning_without_filters_or_when_chosen(small_file, caplog):
+    caplog.set_level("INFO", logger="lazyscan.spark")
+    assert _reader(small_file).pushFilters([]) == []
+    assert _reader(small_file, pushFilters="false").pushFilters([EqualTo(("a",), 5)]) == [EqualTo(("a",), 5)]
+    pushed = _reader(small_file, pushFilters="true")
+    assert pushed.pushFilters([EqualTo(("a",), 5)]) == []
+    assert pushed.where is not None
+    assert _warnings(caplog) == []
+
+
+def test_where_option_binds_columns_outside_the_user_schema(small_file):
+    reader = _reader(small_file, StructType([StructField("A", LongType())]), where="s = 'v3'")
+    assert reader.scan_columns == ["a"]
+    assert [f.name for f in reader.listing.scan_schema] == ["a", "s"]
+    assert reader.listing.spark_schema.fieldNames() == ["a"]
+    (batch,) = [b for b in reader.read(reader.partitions()[0])]
+    assert batch.to_pydict() == {"A": [3]}
+    with pytest.raises(OptionError, match="nope"):
+        _reader(small_file, StructType([StructField("a", LongType())]), where="nope = 1")
+
+
+# ---- lazyscan.spark.read: the cost model ---------------------------------------------------------
+
+#: round numbers, not the calibrated defaults: the tests check the decision logic
+COSTS = CostModel(
+    lazyscan_read_s=0.1,
+    lazyscan_task_s=0.1,
+    lazyscan_output_bytes_per_s=100e6,
+    spark_read_s=0.05,
+    spark_task_s=0.01,
+    spark_footer_bytes_per_s=100e6,
+    spark_value_s=10e-9,
+    spark_bytes_per_s=1e9,
+)
+
+
+def workload(**changes) -> Workload:
+    base = Workload(
+        cores=2,
+        row_groups=50,
+        row_groups_left=50,
+        rows_left=5_000_000,
+        values_left=100_000_000,
+        bytes_left=400_000_000,
+        spark_tasks=2,
+        footer_bytes=0,
+        lazyscan_tasks=2,
+        sampled_row_groups=4,
+        sample_seconds=0.02,
+        selectivity=0.0001,
+        output_bytes_per_row=100,
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def test_cost_model_arithmetic():
+    w = workload(footer_bytes=1_000_000, spark_tasks=4)
+    # 0.05 + 2 waves x (0.01 + 0.01) + (100M values x 10 ns + 400 MB / 1 GB/s) / 2 cores
+    assert spark_seconds(w, COSTS) == pytest.approx(0.05 + 0.04 + (1.0 + 0.4) / 2)
+    assert lazyscan_fixed_seconds(w, COSTS) == pytest.approx(0.2)
+    # tasks with nothing to scan stream nothing: the read's own cost only
+    assert lazyscan_fixed_seconds(workload(row_groups_left=0), COSTS) == pytest.approx(0.1)
+    # fixed + 50 row groups x 5 ms / 2 tasks + 500 rows x 100 bytes / (100 MB/s x 2)
+    assert lazyscan_seconds(w, COSTS) == pytest.approx(0.2 + 0.125 + 0.00025)
+    # one row group left: one core works, on both sides
+    one = workload(row_groups_left=1, values_left=400_000, bytes_left=4_000_000)
+    assert lazyscan_seconds(one, COSTS) == pytest.approx(0.2 + 0.005 + 0.0001 * 5_000_000 * 100 / 100e6)
+    assert spark_seconds(one, COSTS) == pytest.approx(0.05 + 0.01 + 0.004 + 0.004)
+
+
+def test_selective_scan_of_a_large_input_picks_lazyscan():
+    use, reason, t_lazy, t_spark = decide(workload(), COSTS)
+    assert use and t_lazy < t_spark
+    assert reason.startswith("lazyscan ~0.33 s") and "vs Spark's reader ~0.76 s" in reason
+    assert "50 row groups x 5.0 ms sampled on 4" in reason and "0.010% of rows survive" in reason
+
+
+def test_fixed_cost_decides_small_inputs():
+    # a key range that statistics narrow to one row group: the scan is cheap, Spark's reader too
+    small = workload(row_groups_left=1, rows_left=100_000, values_left=1_600_000, bytes_left=7_000_000)
+    use, reason, t_lazy, t_spark = decide(small, COSTS)
+    assert not use and t_spark < lazyscan_fixed_seconds(small, COSTS) < t_lazy
+    assert reason.startswith("Spark's reader ~")
+    # the same range in a file of 500 row groups: Spark's 20 tasks each parse a 3 MB footer
+    big = dataclasses.replace(small, row_groups=500, spark_tasks=20, footer_bytes=3_000_000)
+    use, _, t_lazy, t_spark = decide(big, COSTS)
+    assert use and t_lazy < t_spark
+
+
+def test_slow_sample_or_many_survivors_pick_spark():
+    assert not decide(workload(sample_seconds=0.5), COSTS)[0]
+    use, reason, _, _ = decide(workload(selectivity=0.3), COSTS, max_selectivity=0.2)
+    assert not use and "above 20% of rows survive" in reason
+    # the Arrow output of many surviving rows counts
+    wide = workload(selectivity=0.15, output_bytes_per_row=400)
+    assert lazyscan_seconds(wide, COSTS) > spark_seconds(wide, COSTS)
+    assert not decide(wide, COSTS)[0]
+
+
+def test_overhead_is_a_margin_for_lazyscan():
+    w = workload()
+    _, _, t_lazy, t_spark = decide(w, COSTS)
+    assert decide(w, COSTS, overhead=0.99 * t_spark / t_lazy)[0]
+    assert not decide(w, COSTS, overhead=1.01 * t_spark / t_lazy)[0]
