@@ -247,6 +247,14 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
     ratios = scenario.get("derived", {}).get("spark_ratio")
     if ratios:
         lines += ["", spark_ratio_markdown(scenario, ratios), ""]
+    auto = scenario.get("derived", {}).get("auto_vs_faster")
+    if auto:
+        lines += [
+            "| query | Spark lazyscan.read auto / faster of Spark parquet and Spark lazyscan |",
+            "|---|---:|",
+            *[f"| {q} | {r:.2f} |" for q, r in auto.items()],
+            "",
+        ]
     profiles = profile_markdown(scenario)
     if profiles:
         lines += ["", profiles, ""]
@@ -531,8 +539,11 @@ def spark_headline(spark: dict[str, Any]) -> str:
     """Spark `local[2]`: each query through Spark's reader and the lazyscan source, with ratios."""
     engines = _engines_in(spark)
     ratios = spark["derived"]["spark_ratio"]
+    auto = spark["derived"].get("auto_vs_faster")
     header = ["Spark local[2]", "rows", *[f"{label} (s)" for _, label in engines]]
     header += [f"Spark parquet / {label}" for e, label in engines if e != "spark-parquet"]
+    if auto:
+        header.append("auto / faster")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
     for q in spark.get("queries", []):
         ms = {m["engine"]: m for m in q["measurements"]}
@@ -542,6 +553,9 @@ def spark_headline(spark: dict[str, Any]) -> str:
         cells += [_cell(ms.get(e)) for e, _ in engines]
         r = ratios.get(q["query"]["name"], {})
         cells += [f"{r[e]:.2f}x" if e in r else "n/a" for e, _ in engines if e != "spark-parquet"]
+        if auto:
+            a = auto.get(q["query"]["name"])
+            cells.append("n/a" if a is None else f"{a:.2f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -44,6 +44,7 @@ from benchmarks.report import (
 from benchmarks.scenarios import (
     QUICK,
     RunContext,
+    auto_vs_faster,
     run_scenario,
     seed_queries,
     spark_queries,
@@ -390,7 +391,15 @@ def test_spark_ratios_and_headline_table() -> None:
     results = [result("Q-A", 6.0, 1.5), result("range", 0.3, 0.6)]
     ratios = spark_ratios(results)
     assert ratios == {"Q-A": {"spark-lazyscan": 4.0}, "range": {"spark-lazyscan": 0.5}}
+    assert auto_vs_faster(results) == {}  # auto failed: no ratio
     scenario = ScenarioResult("spark", "t", "d", queries=results, derived={"spark_ratio": ratios}).to_dict()
     table = spark_headline(scenario)
     assert "| Q-A | 7 |" in table and "4.00x" in table and "0.50x" in table
     assert table.count("\n") == 3  # header, rule, two queries
+    assert "auto / faster" not in table
+    auto = Measurement("spark-lazyscan-auto", "Spark lazyscan.read auto", "ok", 7, 0.33)
+    results[1].measurements[2] = auto
+    assert auto_vs_faster(results) == {"range": pytest.approx(1.1)}
+    derived = {"spark_ratio": spark_ratios(results), "auto_vs_faster": auto_vs_faster(results)}
+    table = spark_headline(ScenarioResult("spark", "t", "d", queries=results, derived=derived).to_dict())
+    assert "auto / faster |" in table and "| 1.10 |" in table and table.count("n/a") == 2
