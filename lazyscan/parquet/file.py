@@ -650,10 +650,7 @@ class ParquetFile:
     # ---- internals ------------------------------------------------------------------------
 
     def _fetch(self, ranges: list[tuple[int, int]], c: ReadCounters) -> list[memoryview]:
-        size = self.source.size
-        for off, length in ranges:
-            if off < 0 or length < 0 or off + length > size:
-                raise CorruptFileError(f"byte range {off}+{length} lies outside the file")
+        self._check_ranges(ranges)
         t0 = time.perf_counter()
         opts = self.options.read or self._default_read
         out, nbytes, requests = self.source.read_ranges_counted(ranges, opts)
