@@ -100,20 +100,6 @@ def decompress_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name
     return _median_time(lambda: [codecs.decompress(c, b, n) for c, b, n in bodies], reps)
 
 
-def _interleaved_medians(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, float]:
-    """Median time of each function, the functions run in turn within each repetition so a
-    slow phase of a shared machine does not land on one of them."""
-    for fn in fns.values():
-        fn()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(reps):
-        for k, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
-
-
 def chunk_overhead(pf: Any, reps: int, seed: int = 0) -> dict[str, Any]:
     """Cost of a selective read per column chunk beyond fetching and decompressing its pages.
 
