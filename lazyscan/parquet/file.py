@@ -441,10 +441,7 @@ class ParquetFile:
     # ---- page layout ----------------------------------------------------------------------
 
     def _chunk_range(self, md: ColumnMetaData) -> tuple[int, int]:
-        start = md.data_page_offset
-        d = md.dictionary_page_offset
-        if d is not None and 4 <= d < start:
-            start = d
+        start = md.chunk_start
         total = md.total_compressed_size
         if _old_parquet_mr(self.metadata.created_by):
             # PARQUET-816: old parquet-mr left the dictionary page out of the chunk size

@@ -323,6 +323,14 @@ class ColumnMetaData:
     bloom_filter_length: int | None
     key_value_metadata: dict[str, str | None]
 
+    @property
+    def chunk_start(self) -> int:
+        """File offset of the chunk's first page: the dictionary page when it comes first (an
+        offset below 4, inside the magic number, is a writer's placeholder and ignored)."""
+        d = self.dictionary_page_offset
+        start = self.data_page_offset
+        return d if d is not None and 4 <= d < start else start
+
 
 def column_metadata_from_thrift(f: dict[int, Any]) -> ColumnMetaData:
     if 1 not in f or 9 not in f:

@@ -207,10 +207,7 @@ def _row_groups_of_split(pf: ParquetFile, split: FileSplit) -> list[int]:
             md = ch.meta_data
             if md is None:
                 continue
-            s = md.data_page_offset
-            if md.dictionary_page_offset is not None and 4 <= md.dictionary_page_offset < s:
-                s = md.dictionary_page_offset
-            starts.append(s)
+            starts.append(md.chunk_start)
             size += md.total_compressed_size
         if not starts:
             if split.start == 0:

@@ -262,9 +262,7 @@ def _file_facts(
                 cmd = chunk.meta_data
                 if cmd is None:
                     continue
-                s = cmd.data_page_offset
-                if cmd.dictionary_page_offset is not None and 4 <= cmd.dictionary_page_offset < s:
-                    s = cmd.dictionary_page_offset
+                s = cmd.chunk_start
                 starts.append(s)
                 size += cmd.total_compressed_size
                 data_end = max(data_end, s + cmd.total_compressed_size)
