@@ -155,6 +155,13 @@ def _mb(n: float) -> str:
     return f"{n / 1e6:,.1f} MB" if n < 10e9 else f"{n / 1e9:,.1f} GB"
 
 
+def _spark_text(w: Workload, t_spark: float) -> str:
+    return (
+        f"Spark's reader ~{t_spark:.2f} s ({w.spark_tasks} tasks, {_mb(w.bytes_left)} of needed "
+        f"columns in {w.row_groups_left} of {w.row_groups} row groups left by statistics)"
+    )
+
+
 def decide(
     w: Workload,
     c: CostModel,
@@ -165,10 +172,7 @@ def decide(
     """``(use lazyscan, reason, lazyscan seconds, Spark seconds)`` for a sampled workload."""
     t_spark = spark_seconds(w, c)
     t_lazy = lazyscan_seconds(w, c)
-    spark_text = (
-        f"Spark's reader ~{t_spark:.2f} s ({w.spark_tasks} tasks, {_mb(w.bytes_left)} of needed "
-        f"columns in {w.row_groups_left} of {w.row_groups} row groups left by statistics)"
-    )
+    spark_text = _spark_text(w, t_spark)
     per_group = w.sample_seconds / w.sampled_row_groups if w.sampled_row_groups else 0.0
     lazy_text = (
         f"lazyscan ~{t_lazy:.2f} s ({w.lazyscan_tasks} tasks, fixed "
@@ -560,9 +564,8 @@ class _Plan:
         if floor * overhead >= t_spark:
             return Estimate(
                 False,
-                f"Spark's reader ~{t_spark:.2f} s ({w.spark_tasks} tasks, {_mb(w.bytes_left)} of needed "
-                f"columns in {w.row_groups_left} of {w.row_groups} row groups left by statistics) "
-                f"is below lazyscan's fixed cost ~{floor:.2f} s ({w.lazyscan_tasks} tasks)",
+                f"{_spark_text(w, t_spark)} is below lazyscan's fixed cost ~{floor:.2f} s "
+                f"({w.lazyscan_tasks} tasks)",
                 spark_seconds=t_spark,
                 seconds=time.perf_counter() - started,
                 workload=w,
