@@ -13,6 +13,7 @@ LZO is unsupported.
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 import cramjam
 import numpy as np
@@ -53,55 +54,81 @@ def decompress(
                 f"uncompressed page has {len(data)} bytes, header says {uncompressed_size}"
             )
         return np.frombuffer(data, dtype=np.uint8)
-    fn = _DECOMPRESSORS.get(codec)
-    if fn is None:
+    _check_size(codec, len(data), uncompressed_size, max_page_size)
+    out = buffers.empty(uncompressed_size, np.uint8)
+    _decompress_checked(codec, data, out)
+    return out
+
+
+def decompress_into(
+    codec: int, data: memoryview | bytes | np.ndarray, out: np.ndarray, max_page_size: int = DEFAULT_MAX_PAGE_SIZE
+) -> None:
+    """Decompress ``data`` into ``out`` (``uint8``), which it must fill exactly."""
+    if codec == Codec.UNCOMPRESSED:
+        if len(data) != len(out):
+            raise CorruptFileError(f"uncompressed page has {len(data)} bytes, header says {len(out)}")
+        out[:] = np.frombuffer(data, dtype=np.uint8)
+        return
+    _check_size(codec, len(data), len(out), max_page_size)
+    _decompress_checked(codec, data, out)
+
+
+def raw_decompressor(codec: int) -> tuple[Any, int] | None:
+    """For codecs whose decompressor fills an output buffer in one call: that function
+    (``fn(data, out) -> bytes written``) and the largest ratio of decompressed to compressed
+    size it can produce (0: no bound). None for the others, which :func:`decompress_into` reads."""
+    fn = _RAW.get(codec)
+    return None if fn is None else (fn, _MAX_RATIO.get(codec, 0))
+
+
+def _check_size(codec: int, compressed: int, uncompressed: int, max_page_size: int) -> None:
+    if codec not in _DECOMPRESSORS:
         raise UnsupportedFeatureError(f"compression codec {codec_name(codec)} is not supported")
-    if uncompressed_size > max_page_size:
+    if uncompressed > max_page_size:
         raise CorruptFileError(
-            f"page declares {uncompressed_size} uncompressed bytes, more than the limit {max_page_size}"
+            f"page declares {uncompressed} uncompressed bytes, more than the limit {max_page_size}"
         )
     ratio = _MAX_RATIO.get(codec)
-    if ratio is not None and uncompressed_size > ratio * len(data) + 1024:
+    if ratio is not None and uncompressed > ratio * compressed + 1024:
         raise CorruptFileError(
-            f"page declares {uncompressed_size} bytes from {len(data)} {codec_name(codec)} bytes, "
+            f"page declares {uncompressed} bytes from {compressed} {codec_name(codec)} bytes, "
             "an impossible ratio"
         )
-    out = buffers.empty(uncompressed_size, np.uint8)
-    if uncompressed_size == 0:
-        return out
+
+
+def _decompress_checked(codec: int, data: memoryview | bytes | np.ndarray, out: np.ndarray) -> None:
+    if len(out) == 0:
+        return
     try:
-        n = fn(data, out)
+        n = _DECOMPRESSORS[codec](data, out)  # type: ignore[index]
     except CorruptFileError:
         raise
     except Exception as e:
         raise CorruptFileError(f"{codec_name(codec)} data cannot be decompressed: {e}") from None
-    if n != uncompressed_size:
-        raise CorruptFileError(
-            f"{codec_name(codec)} page decompressed to {n} bytes, header says {uncompressed_size}"
-        )
-    return out
+    if n != len(out):
+        raise CorruptFileError(f"{codec_name(codec)} page decompressed to {n} bytes, header says {len(out)}")
 
 
 # cramjam reads numpy arrays and memoryviews in place (no copy of the compressed page)
 
 
-def _snappy(data: memoryview | bytes, out: np.ndarray) -> int:
+def _snappy(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
     return int(cramjam.snappy.decompress_raw_into(data, out))
 
 
-def _zstd(data: memoryview | bytes, out: np.ndarray) -> int:
+def _zstd(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
     return int(cramjam.zstd.decompress_into(data, out))
 
 
-def _brotli(data: memoryview | bytes, out: np.ndarray) -> int:
+def _brotli(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
     return int(cramjam.brotli.decompress_into(data, out))
 
 
-def _lz4_raw(data: memoryview | bytes, out: np.ndarray) -> int:
+def _lz4_raw(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
     return int(cramjam.lz4.decompress_block_into(data, out))
 
 
-def _gzip(data: memoryview | bytes, out: np.ndarray) -> int:
+def _gzip(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
     # zlib with a bounded max_length; a gzip stream may hold several members back to back.
     buf = bytes(data)
     total = 0
@@ -124,7 +151,7 @@ def _gzip(data: memoryview | bytes, out: np.ndarray) -> int:
     return total
 
 
-def _lz4_hadoop(data: memoryview | bytes, out: np.ndarray) -> int:
+def _lz4_hadoop(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
     """Hadoop's framing: blocks of [4-byte BE size][4-byte BE compressed size][lz4 block]."""
     raw = bytes(data)
     try:
@@ -175,6 +202,12 @@ def _lz4_hadoop_frames(raw: bytes, out: np.ndarray) -> int:
                 raise ValueError("empty hadoop lz4 block")
     return total
 
+
+_RAW: dict[int, Any] = {
+    Codec.SNAPPY: cramjam.snappy.decompress_raw_into,
+    Codec.ZSTD: cramjam.zstd.decompress_into,
+    Codec.LZ4_RAW: cramjam.lz4.decompress_block_into,
+}
 
 _DECOMPRESSORS = {
     Codec.SNAPPY: _snappy,

@@ -29,7 +29,8 @@ import pyarrow as pa
 
 from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
 from lazyscan.io import ReadOptions, Source, open_source
-from lazyscan.parquet import codecs
+from lazyscan.io.source import ShortReadError
+from lazyscan.parquet import codecs, fused
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled, assemble, to_arrow
@@ -102,14 +103,18 @@ class ChunkLayout:
     #: first row and end row of each page, as arrays (derived from ``pages``)
     page_starts: np.ndarray = field(init=False, repr=False, compare=False)
     page_ends: np.ndarray = field(init=False, repr=False, compare=False)
+    #: file offset and size (header included) of each page, as arrays
+    page_offsets: np.ndarray = field(init=False, repr=False, compare=False)
+    page_sizes: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        starts = np.array([p.first_row for p in self.pages], dtype=np.int64)
-        ends = starts + np.array([p.num_rows for p in self.pages], dtype=np.int64)
-        starts.flags.writeable = False
-        ends.flags.writeable = False
-        object.__setattr__(self, "page_starts", starts)
-        object.__setattr__(self, "page_ends", ends)
+        table = np.array([(p.first_row, p.num_rows, p.offset, p.size) for p in self.pages], dtype=np.int64).reshape(-1, 4)
+        starts = np.ascontiguousarray(table[:, 0])
+        ends = starts + table[:, 1]
+        arrays = {"page_starts": starts, "page_ends": ends, "page_offsets": np.ascontiguousarray(table[:, 2]), "page_sizes": np.ascontiguousarray(table[:, 3])}
+        for name, array in arrays.items():
+            array.flags.writeable = False
+            object.__setattr__(self, name, array)
 
 
 class _Cache:
@@ -217,6 +222,7 @@ class ParquetFile:
         self._footer_key: tuple[Any, ...] = ()
         self.metadata, self.schema = self._read_footer()
         self._nested_types: dict[str, pa.DataType] | None = None
+        self._shapes: dict[int, fused.Shape | None] = {}
 
     # ---- footer -------------------------------------------------------------------------
 
@@ -567,6 +573,12 @@ class ParquetFile:
         if not desc.flat:
             num_rows = self.metadata.row_groups[row_group].num_rows
             return self._read_nested(row_group, desc, _as_ranges(rows, num_rows))
+        if rows is not None and self._fused_shape(desc) is not None:
+            num_rows = self.metadata.row_groups[row_group].num_rows
+            selection = _as_ranges(rows, num_rows)
+            if selection is not None and 0 < selection.row_count < num_rows:
+                return self.read_columns(row_group, [desc.index], selection, counters, cache)[0]
+            rows = selection
         chunk = self.read_assembled(row_group, column, rows, counters, cache=cache)
         return self.to_arrow(row_group, desc, chunk, counters)
 
@@ -955,41 +967,107 @@ class ParquetFile:
         if selection is None or selection.row_count == num_rows or selection.is_empty:
             return [self.read_column(row_group, d.index, selection, counters, cache) for d in descs]
         c = counters if counters is not None else self.counters
-        sel_rows = self._selected_rows(selection)
-        plans: list[_ChunkPlan | None] = []
-        ranges: list[tuple[int, int]] = []
+        sel_rows: _SelectedRows | None = None
+        # the fused path decodes exactly the selected rows: its plans skip the merging
+        exact_rows = _SelectedRows(selection.starts, selection.ends, selection.to_indices(), None)
+        plans: list[_ChunkPlan | fused.ChunkPlan | None] = []
+        shapes: list[fused.Shape | None] = []
+        mds: list[ColumnMetaData | None] = []
+        ranges: list[Any] = []
         for desc in descs:
             if not desc.flat:
                 plans.append(None)
+                shapes.append(None)
+                mds.append(None)
                 continue
             _, _chunk, md = self.column_chunk(row_group, desc.index)
-            where = {"row_group": row_group, "column": desc.name}
+            mds.append(md)
+            shape = self._fused_shape(desc)
+            plan: _ChunkPlan | fused.ChunkPlan
             try:
-                plan = self._plan_selected(row_group, desc, md, sel_rows, cache)
-                self._check_ranges(plan.ranges)
+                if md.codec != 0:
+                    codecs.check_codec(md.codec)
+                layout = self._layout(row_group, desc, md)
+                if shape is not None and cache is not None and self._cached_pages(cache, layout):
+                    shape = None  # a predicate decoded some of it already: reuse that
+                if shape is not None:
+                    plan = fused.plan(layout, exact_rows.starts, exact_rows.ends, exact_rows.idx)
+                    chunk_ranges = plan.ranges()
+                else:
+                    if sel_rows is None:
+                        sel_rows = self._selected_rows(selection)
+                    plan = self._plan_selected(row_group, desc, md, sel_rows, cache)
+                    chunk_ranges = plan.ranges
+                self._check_ranges(chunk_ranges)
             except (LazyScanError, ValueError) as e:
-                raise self._located(e, where) from None
+                raise self._located(e, {"row_group": row_group, "column": desc.name}) from None
             plans.append(plan)
-            ranges += plan.ranges
+            shapes.append(shape)
+            ranges += chunk_ranges
         try:
-            views = self._fetch(ranges, c) if ranges else []
+            buf, at_list = self._fetch_into(ranges, c) if ranges else (np.empty(0, np.uint8), [])
         except FileError as e:
             raise e.at(file=self.path, row_group=row_group) from None
+        at = np.array(at_list, np.int64)
         out: list[pa.Array] = []
         pos = 0
-        for desc, plan in zip(descs, plans):
-            if plan is None:
+        max_page = self.options.max_page_size
+        for desc, plan, shape, md in zip(descs, plans, shapes, mds):
+            if plan is None or md is None:
                 out.append(self._read_nested(row_group, desc, selection))
                 continue
-            where = {"row_group": row_group, "column": desc.name}
+            if isinstance(plan, fused.ChunkPlan):
+                assert shape is not None
+                n = plan.n_ranges
+                arr = fused.read_selected(plan, buf, at[pos : pos + n], exact_rows.idx, shape, desc.max_definition_level, md.codec, c, max_page)
+                if arr is not None:
+                    out.append(arr)
+                    pos += n
+                    continue
+                # the general path reads it, or says precisely what is wrong
+                plan = self._plan_selected(row_group, desc, md, exact_rows, None)
+                rows_of_plan = exact_rows
+            else:
+                assert sel_rows is not None
+                rows_of_plan = sel_rows
             n = len(plan.ranges)
+            views = [buf[a : a + length] for a, (_, length) in zip(at_list[pos : pos + n], plan.ranges)]
+            where = {"row_group": row_group, "column": desc.name}
             try:
-                chunk = self._decode_selected(plan, views[pos : pos + n], sel_rows, c, where, cache=cache)
+                chunk = self._decode_selected(plan, views, rows_of_plan, c, where, cache=cache)
             except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
                 raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
             pos += n
             out.append(self.to_arrow(row_group, desc, chunk, c))
         return out
+
+    @staticmethod
+    def _cached_pages(cache: PageCache, layout: ChunkLayout) -> bool:
+        """Whether ``cache`` holds the chunk's dictionary or some of its page bodies."""
+        if layout.dictionary is not None and layout.dictionary[0] in cache.dictionaries:
+            return True
+        return bool(cache.bodies) and any(p.offset in cache.bodies for p in layout.pages)
+
+    def _fused_shape(self, desc: ColumnDescriptor) -> fused.Shape | None:
+        try:
+            return self._shapes[desc.index]
+        except KeyError:
+            shape = self._shapes[desc.index] = fused.shape_of(desc)
+            return shape
+
+    def _fetch_into(self, ranges: list[tuple[int, int]], c: ReadCounters) -> tuple[np.ndarray, list[int]]:
+        """:meth:`_fetch` into one array: (the array, where each range starts in it)."""
+        self._check_ranges(ranges)
+        t0 = time.perf_counter()
+        opts = self.options.read or self._default_read
+        try:
+            buf, at, nbytes, requests = self.source.read_ranges_into(ranges, opts)
+        except ShortReadError:
+            raise CorruptFileError("file ends inside a page") from None
+        c.io_seconds += time.perf_counter() - t0
+        c.bytes_fetched += nbytes
+        c.requests += requests
+        return buf, at
 
     def _check_ranges(self, ranges: list[tuple[int, int]]) -> None:
         size = self.source.size

@@ -1,0 +1,594 @@
+"""Selected rows of a column chunk decoded with two kernel calls.
+
+A selective read of a payload column touches few pages per chunk: its dictionary page and the
+data pages that hold selected rows. The general path (``ParquetFile._decode_selected``) parses,
+decompresses and decodes them page by page, with Python between the steps: tens of microseconds
+per chunk beyond decompression, holding the GIL. This path covers the common flat shapes —
+required or optional (definition level at most 1) INT32, INT64, FLOAT and DOUBLE columns (also as
+decimal128) and BYTE_ARRAY columns as strings or binary; PLAIN or dictionary encoded; data pages
+v1 and v2 — with one kernel that parses every page header, one decompressor call per page into
+one buffer, and one kernel that decodes the selected values straight into Arrow's layout.
+
+Anything else it meets (another encoding, a dictionary decoded earlier, an inconsistent header
+or value) makes :func:`read_selected` return None: the caller reads the chunk with the general
+path, which either reads it or raises the located error, so both paths fail the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numba
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import LazyScanError
+from lazyscan.parquet import buffers, codecs
+from lazyscan.parquet import kernels as K
+from lazyscan.parquet import page_header as H
+from lazyscan.parquet.convert import _is_bytes_type, _simple_dtype
+from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.metadata import PhysicalType
+from lazyscan.parquet.schema import ColumnDescriptor
+
+if TYPE_CHECKING:
+    from lazyscan.parquet.file import ChunkLayout
+
+_jit = numba.njit(nogil=True, cache=True)
+
+#: how the decode kernel writes a value: copy its bytes, or widen an integer to decimal128
+COPY, TO_DECIMAL128 = 0, 1
+
+_INT32_MAX = 2**31 - 1
+
+# columns of the page table the decode kernels read
+_KIND, _BODY, _BODY_END, _NUM, _ENC, _REP_LEN, _DEF_LEN, _FIRST, _LO, _HI = range(10)
+_PAGE_FIELDS = 10
+
+
+class Shape(NamedTuple):
+    """How a column's values are decoded on this path."""
+
+    width: int  # bytes per PLAIN value; 0 for byte arrays
+    out_width: int  # bytes per value in the Arrow array; 0 for byte arrays
+    mode: int  # COPY or TO_DECIMAL128
+    arrow_type: pa.DataType
+
+
+def shape_of(desc: ColumnDescriptor) -> Shape | None:
+    """The column's :class:`Shape`, or None when this path does not read it."""
+    if not desc.flat or desc.max_repetition_level != 0 or desc.max_definition_level > 1:
+        return None
+    atype = desc.arrow_type
+    pt = desc.physical_type
+    if pt == PhysicalType.BYTE_ARRAY:
+        return Shape(0, 0, COPY, atype) if _is_bytes_type(atype) else None
+    width = {PhysicalType.INT32: 4, PhysicalType.INT64: 8, PhysicalType.FLOAT: 4, PhysicalType.DOUBLE: 8}.get(pt)
+    if width is None:
+        return None
+    if pa.types.is_decimal128(atype) and pt in (PhysicalType.INT32, PhysicalType.INT64):
+        return Shape(width, 16, TO_DECIMAL128, atype)
+    simple = _simple_dtype(atype, pt)
+    if simple is None or simple.itemsize != width:
+        return None
+    floating = pt in (PhysicalType.FLOAT, PhysicalType.DOUBLE)
+    if (simple.kind == "f") != floating:
+        return None
+    return Shape(width, width, COPY, atype)
+
+
+#: columns of a chunk plan row: the byte range to fetch, and for data pages the rows they hold
+#: and the slice of the selection inside them
+_P_OFFSET, _P_SIZE, _P_FIRST, _P_ROWS, _P_LO, _P_HI = range(6)
+_PLAN_FIELDS = 6
+
+
+@_jit
+def plan_chunk(sel_starts, sel_ends, idx, page_starts, page_ends, page_offsets, page_sizes, dict_offset, dict_size, out):
+    """The byte ranges a selective read of a chunk fetches, in ``out`` rows: the dictionary page
+    first (when ``dict_size`` >= 0), then every data page holding a selected row; returns the
+    number of rows, or an error code."""
+    npages = page_starts.shape[0]
+    if page_offsets.shape[0] < npages or page_sizes.shape[0] < npages or out.shape[0] < npages + 1:
+        return K.ERR_BAD_ARGUMENT
+    pages = np.empty(npages, np.int64)
+    lo = np.empty(npages, np.int64)
+    hi = np.empty(npages, np.int64)
+    count = K.plan_pages(sel_starts, sel_ends, idx, page_starts, page_ends, pages, lo, hi)
+    if count < 0:
+        return count
+    n = 0
+    if dict_size >= 0:
+        out[0, _P_OFFSET] = dict_offset
+        out[0, _P_SIZE] = dict_size
+        out[0, _P_FIRST] = 0
+        out[0, _P_ROWS] = 0
+        out[0, _P_LO] = 0
+        out[0, _P_HI] = 0
+        n = 1
+    for j in range(count):
+        p = pages[j]
+        out[n, _P_OFFSET] = page_offsets[p]
+        out[n, _P_SIZE] = page_sizes[p]
+        out[n, _P_FIRST] = page_starts[p]
+        out[n, _P_ROWS] = page_ends[p] - page_starts[p]
+        out[n, _P_LO] = lo[j]
+        out[n, _P_HI] = hi[j]
+        n += 1
+    return n
+
+
+# columns of a decompression job: source range in the fetched buffer, target range in the
+# buffer of bodies, and whether to decompress (else copy)
+_J_SRC, _J_SRC_LEN, _J_DST, _J_DST_LEN, _J_DECOMPRESS = range(5)
+_JOB_FIELDS = 5
+# slots of the summary the preparation returns
+_I_DICT_OFF, _I_DICT_END, _I_DICT_COUNT, _I_JOBS = range(4)
+
+
+@_jit
+def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info):
+    """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
+    ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
+    ``info``; return the size of the buffer of bodies, or -1 when this path does not read it."""
+    header = np.empty(H._SLOTS, np.int64)
+    total = np.int64(0)
+    nj = 0
+    info[_I_DICT_OFF] = 0
+    info[_I_DICT_END] = 0
+    info[_I_DICT_COUNT] = -1
+    k = 0
+    for i in range(n):
+        start = at[i]
+        length = plan[i, _P_SIZE]
+        if start < 0 or length < 0 or start + length > buf.shape[0]:
+            return -1
+        hs = H._parse(buf, start, start + length, header)
+        if hs < 0:
+            return -1
+        kind = header[H._TYPE]
+        usize = header[H._USIZE]
+        csize = header[H._CSIZE]
+        if usize < 0 or csize < 0 or hs + csize > length:
+            return -1
+        b = start + hs
+        if i == 0 and has_dict:
+            if kind != 2 or header[H._DICT] != 1 or header[H._DICT_NUM] < 0:
+                return -1
+            enc = header[H._DICT_ENC]
+            if enc != 0 and enc != 2 and enc != H._MISSING:
+                return -1
+            count = header[H._DICT_NUM]
+            if count * width > usize:
+                return -1
+            info[_I_DICT_OFF] = total
+            info[_I_DICT_END] = total + usize
+            info[_I_DICT_COUNT] = count
+        else:
+            rows = plan[i, _P_ROWS]
+            rep = np.int64(0)
+            dfl = np.int64(0)
+            if kind == 0:
+                if header[H._V1] != 1 or header[H._V1_NUM] != rows:
+                    return -1
+                enc = header[H._V1_ENC]
+                lenc = header[H._V1_DEF]
+                if max_def > 0 and lenc != 3 and lenc != H._MISSING:
+                    return -1
+                page_kind = 1
+            elif kind == 3:
+                if header[H._V2] != 1 or header[H._V2_NUM] != rows or header[H._V2_ROWS] != rows:
+                    return -1
+                enc = header[H._V2_ENC]
+                rep = header[H._V2_REP_LEN]
+                dfl = header[H._V2_DEF_LEN]
+                if rep < 0 or dfl < 0 or rep + dfl > csize or rep + dfl > usize:
+                    return -1
+                page_kind = 2
+            else:
+                return -1
+            if enc != 0 and enc != 2 and enc != 8:
+                return -1
+            if enc != 0 and info[_I_DICT_COUNT] < 0:
+                return -1
+            pages[k, _KIND] = page_kind
+            pages[k, _BODY] = total
+            pages[k, _BODY_END] = total + usize
+            pages[k, _NUM] = rows
+            pages[k, _ENC] = enc
+            pages[k, _REP_LEN] = rep
+            pages[k, _DEF_LEN] = dfl
+            pages[k, _FIRST] = plan[i, _P_FIRST]
+            pages[k, _LO] = plan[i, _P_LO]
+            pages[k, _HI] = plan[i, _P_HI]
+            k += 1
+            if page_kind == 2:
+                # v2: levels are stored uncompressed ahead of the values
+                levels = rep + dfl
+                jobs[nj, _J_SRC] = b
+                jobs[nj, _J_SRC_LEN] = levels
+                jobs[nj, _J_DST] = total
+                jobs[nj, _J_DST_LEN] = levels
+                jobs[nj, _J_DECOMPRESS] = 0
+                nj += 1
+                compressed = header[H._V2_COMPRESSED] != 0 and codec != 0
+                jobs[nj, _J_SRC] = b + levels
+                jobs[nj, _J_SRC_LEN] = csize - levels
+                jobs[nj, _J_DST] = total + levels
+                jobs[nj, _J_DST_LEN] = usize - levels
+                jobs[nj, _J_DECOMPRESS] = 1 if compressed else 0
+                nj += 1
+                total += usize
+                continue
+        jobs[nj, _J_SRC] = b
+        jobs[nj, _J_SRC_LEN] = csize
+        jobs[nj, _J_DST] = total
+        jobs[nj, _J_DST_LEN] = usize
+        jobs[nj, _J_DECOMPRESS] = 1 if codec != 0 else 0
+        nj += 1
+        total += usize
+    info[_I_JOBS] = nj
+    return total
+
+
+@_jit
+def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, first, valid, k0, positions, levels):
+    """Definition levels of a page up to its last selected row: marks ``valid[k0 + j]`` for the
+    selected rows ``sel`` (absolute, minus ``first``) and writes the positions of the non-null
+    ones among the page's values to ``positions``. Returns (count, start of the values) or an
+    error code as count."""
+    m = sel.shape[0]
+    if max_def == 0:
+        for j in range(m):
+            positions[j] = sel[j] - first
+            valid[k0 + j] = 1
+        return m, b0
+    if kind == 1:
+        if b1 - b0 < 4:
+            return K.ERR_TRUNCATED, 0
+        length = np.int64(K._load_u32(dec, b0))
+        lpos = b0 + 4
+        if length > b1 - lpos:
+            return K.ERR_TRUNCATED, 0
+        lend = lpos + length
+        vpos = lend
+    else:
+        lpos = b0 + rep_len
+        lend = lpos + def_len
+        vpos = lend
+        if lend > b1:
+            return K.ERR_TRUNCATED, 0
+    last = sel[m - 1] - first
+    got = K.rle_bp_decode_codes(dec, lpos, lend, 1, last + 1, levels, np.int64(1) << 32)
+    if got < 0:
+        return got, 0
+    count = 0
+    nonnull = 0
+    j = 0
+    for r in range(last + 1):
+        v = levels[r] == 1
+        if j < m and sel[j] - first == r:
+            if v:
+                positions[count] = nonnull
+                count += 1
+                valid[k0 + j] = 1
+            else:
+                valid[k0 + j] = 0
+            j += 1
+        if v:
+            nonnull += 1
+    return count, vpos
+
+
+@_jit
+def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid):
+    """Decode the selected rows of fixed-width pages into ``out`` (``out_width`` bytes per row,
+    zeros for nulls) and ``valid`` (1 per non-null row). ``pages`` rows hold the page table;
+    the dictionary, if any, is ``dict_count`` PLAIN values at ``dec[dict_off:]``. Returns the
+    number of nulls, or an error code."""
+    n_out = idx.shape[0]
+    out_width = out.shape[0] // max(n_out, 1)
+    most = 0
+    for p in range(pages.shape[0]):
+        most = max(most, pages[p, _HI] - pages[p, _LO])
+        if pages[p, _NUM] < 0 or pages[p, _NUM] > 1 << 31:
+            return K.ERR_BAD_ARGUMENT
+    positions = np.empty(most, np.int64)
+    codes = np.empty(most, np.int32)
+    nulls = 0
+    for p in range(pages.shape[0]):
+        lo = pages[p, _LO]
+        hi = pages[p, _HI]
+        if hi <= lo:
+            continue
+        first = pages[p, _FIRST]
+        num = pages[p, _NUM]
+        b0 = pages[p, _BODY]
+        b1 = pages[p, _BODY_END]
+        if b0 < 0 or b1 > dec.shape[0] or b0 > b1 or lo < 0 or hi > n_out:
+            return K.ERR_BAD_ARGUMENT
+        sel = idx[lo:hi]
+        if sel[0] < first or sel[hi - lo - 1] - first >= num:
+            return K.ERR_BAD_ARGUMENT
+        levels = np.empty(sel[hi - lo - 1] - first + 1 if max_def > 0 else 0, np.int32)
+        count, vpos = _levels_and_positions(
+            dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels
+        )
+        if count < 0:
+            return count
+        enc = pages[p, _ENC]
+        base = np.int64(0)
+        if count > 0:
+            if enc == 0:
+                if vpos + (positions[count - 1] + 1) * width > b1:
+                    return K.ERR_TRUNCATED
+                base = vpos
+            else:
+                if dict_count < 0 or vpos >= b1:
+                    return K.ERR_BAD_ARGUMENT
+                bw = np.int64(dec[vpos])
+                got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, positions[count - 1] + 1, positions[:count], codes)
+                if got < 0:
+                    return got
+                for j in range(count):
+                    if codes[j] < 0 or codes[j] >= dict_count:
+                        return K.ERR_BAD_INDEX
+                    positions[j] = codes[j]
+                base = dict_off
+        j = 0
+        for k in range(lo, hi):
+            o = k * out_width
+            if valid[k] == 0:
+                for b in range(out_width):
+                    out[o + b] = 0
+                nulls += 1
+                continue
+            s = base + positions[j] * width
+            j += 1
+            if mode == COPY:
+                for b in range(width):
+                    out[o + b] = dec[s + b]
+            else:
+                top = dec[s + width - 1]
+                fill = 255 if top >= 128 else 0
+                for b in range(width):
+                    out[o + b] = dec[s + b]
+                for b in range(width, out_width):
+                    out[o + b] = fill
+    return nulls
+
+
+@_jit
+def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, starts, lengths, valid):
+    """Find the selected byte-array values of the pages: ``starts``/``lengths`` (0 for nulls)
+    and ``valid`` per selected row; returns their total size or an error code."""
+    n_out = idx.shape[0]
+    most = 0
+    for p in range(pages.shape[0]):
+        most = max(most, pages[p, _HI] - pages[p, _LO])
+        if pages[p, _NUM] < 0 or pages[p, _NUM] > 1 << 31:
+            return K.ERR_BAD_ARGUMENT
+    positions = np.empty(most, np.int64)
+    codes = np.empty(most, np.int32)
+    # dictionary entries are located lazily, up to the largest code asked for
+    d_starts = np.empty(max(dict_count, 0), np.int64)
+    d_lengths = np.empty(max(dict_count, 0), np.int64)
+    located = 0
+    dpos = dict_off
+    total = np.int64(0)
+    for p in range(pages.shape[0]):
+        lo = pages[p, _LO]
+        hi = pages[p, _HI]
+        if hi <= lo:
+            continue
+        first = pages[p, _FIRST]
+        num = pages[p, _NUM]
+        b0 = pages[p, _BODY]
+        b1 = pages[p, _BODY_END]
+        if b0 < 0 or b1 > dec.shape[0] or b0 > b1 or lo < 0 or hi > n_out:
+            return K.ERR_BAD_ARGUMENT
+        sel = idx[lo:hi]
+        if sel[0] < first or sel[hi - lo - 1] - first >= num:
+            return K.ERR_BAD_ARGUMENT
+        levels = np.empty(sel[hi - lo - 1] - first + 1 if max_def > 0 else 0, np.int32)
+        count, vpos = _levels_and_positions(
+            dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels
+        )
+        if count < 0:
+            return count
+        enc = pages[p, _ENC]
+        j = 0
+        if enc == 0:
+            # walk the length prefixes up to the last needed value
+            pos = vpos
+            v = 0
+            for k in range(lo, hi):
+                if valid[k] == 0:
+                    starts[k] = 0
+                    lengths[k] = 0
+                    continue
+                want = positions[j]
+                j += 1
+                while True:
+                    if b1 - pos < 4:
+                        return K.ERR_TRUNCATED
+                    length = np.int64(K._load_u32(dec, pos))
+                    if length > b1 - pos - 4:
+                        return K.ERR_TRUNCATED
+                    if v == want:
+                        starts[k] = pos + 4
+                        lengths[k] = length
+                        total += length
+                        pos += 4 + length
+                        v += 1
+                        break
+                    pos += 4 + length
+                    v += 1
+            continue
+        if count > 0:
+            if dict_count < 0 or vpos >= b1:
+                return K.ERR_BAD_ARGUMENT
+            bw = np.int64(dec[vpos])
+            got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, positions[count - 1] + 1, positions[:count], codes)
+            if got < 0:
+                return got
+        for k in range(lo, hi):
+            if valid[k] == 0:
+                starts[k] = 0
+                lengths[k] = 0
+                continue
+            c = np.int64(codes[j])
+            j += 1
+            if c < 0 or c >= dict_count:
+                return K.ERR_BAD_INDEX
+            while located <= c:
+                if dict_end - dpos < 4:
+                    return K.ERR_TRUNCATED
+                length = np.int64(K._load_u32(dec, dpos))
+                if length > dict_end - dpos - 4:
+                    return K.ERR_TRUNCATED
+                d_starts[located] = dpos + 4
+                d_lengths[located] = length
+                dpos += 4 + length
+                located += 1
+            starts[k] = d_starts[c]
+            lengths[k] = d_lengths[c]
+            total += d_lengths[c]
+    return total
+
+
+class _Unreadable(Exception):
+    """This path does not read the chunk; the general path will."""
+
+
+class ChunkPlan(NamedTuple):
+    """What a selective read of one chunk fetches (rows of :func:`plan_chunk`)."""
+
+    rows: np.ndarray
+    n_ranges: int
+    has_dictionary: bool
+    pages_skipped: int
+
+    def ranges(self) -> list[list[int]]:
+        return self.rows[: self.n_ranges, :2].tolist()  # type: ignore[no-any-return]
+
+
+def plan(layout: ChunkLayout, sel_starts: np.ndarray, sel_ends: np.ndarray, idx: np.ndarray) -> ChunkPlan:
+    """The pages of a chunk a read of the rows ``idx`` needs (``ValueError`` if inconsistent)."""
+    npages = len(layout.page_starts)
+    rows = np.empty((npages + 1, _PLAN_FIELDS), np.int64)
+    d_off, d_size = layout.dictionary if layout.dictionary is not None else (0, -1)
+    n = plan_chunk(sel_starts, sel_ends, idx, layout.page_starts, layout.page_ends, layout.page_offsets, layout.page_sizes, d_off, d_size, rows)
+    if n < 0:
+        raise ValueError("inconsistent page plan")
+    has_dict = d_size >= 0
+    return ChunkPlan(rows, n, has_dict, npages - (n - has_dict))
+
+
+def read_selected(
+    chunk: ChunkPlan,
+    buf: np.ndarray,
+    at: np.ndarray,
+    idx: np.ndarray,
+    shape: Shape,
+    max_def: int,
+    codec: int,
+    c: ReadCounters,
+    max_page_size: int,
+) -> pa.Array | None:
+    """The Arrow array of the rows ``idx`` (sorted, within the row group) of one chunk whose
+    pages ``chunk`` fetched into ``buf`` (range ``i`` starts at ``at[i]``); None when the general
+    path must read it."""
+    try:
+        return _read(chunk, buf, at, idx, shape, max_def, codec, c, max_page_size)
+    except (_Unreadable, LazyScanError):
+        return None
+
+
+def _read(
+    chunk: ChunkPlan, buf: np.ndarray, at: np.ndarray, idx: np.ndarray, shape: Shape, max_def: int, codec: int,
+    c: ReadCounters, max_page_size: int,
+) -> pa.Array:
+    n = chunk.n_ranges
+    pages = np.empty((n, _PAGE_FIELDS), np.int64)
+    jobs = np.empty((2 * n, _JOB_FIELDS), np.int64)
+    info = np.empty(4, np.int64)
+    total = prepare_chunk(buf, at, chunk.rows, n, chunk.has_dictionary, max_def, shape.width, codec, pages, jobs, info)
+    if total < 0:
+        raise _Unreadable
+    dec = _scratch(total)
+    clock = time.perf_counter
+    t0 = clock()
+    decompressed = 0
+    raw = codecs.raw_decompressor(codec)
+    for src, src_len, dst, dst_len, decompress in jobs[: info[_I_JOBS]].tolist():
+        if decompress:
+            if raw is not None and dst_len <= max_page_size and (raw[1] == 0 or dst_len <= raw[1] * src_len + 1024):
+                # the checks of codecs.decompress_into, without its calls: any failure
+                # sends the chunk to the general path, which reports it
+                try:
+                    if raw[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
+                        raise _Unreadable
+                except Exception:
+                    raise _Unreadable from None
+            else:
+                codecs.decompress_into(codec, buf[src : src + src_len], dec[dst : dst + dst_len], max_page_size)
+            decompressed += dst_len
+        elif src_len == dst_len:
+            dec[dst : dst + dst_len] = buf[src : src + src_len]
+        else:
+            raise _Unreadable
+    t1 = clock()
+    c.decompress_seconds += t1 - t0
+    c.bytes_decompressed += decompressed
+    npages = n - chunk.has_dictionary
+    pages = pages[:npages]
+    d_off, d_end, d_count = int(info[_I_DICT_OFF]), int(info[_I_DICT_END]), int(info[_I_DICT_COUNT])
+    rows = len(idx)
+    valid = np.empty(rows, np.uint8)
+    if shape.width:
+        out = buffers.empty(rows * shape.out_width, np.uint8)
+        nulls = gather_fixed(dec, pages, idx, max_def, d_off, d_count, shape.width, shape.mode, out, valid)
+        if nulls < 0:
+            raise _Unreadable
+        arr = pa.Array.from_buffers(shape.arrow_type, rows, [_validity(valid, nulls), pa.py_buffer(out)], nulls)
+    else:
+        starts = np.empty(rows, np.int64)
+        lengths = np.empty(rows, np.int64)
+        size = locate_bytes(dec, pages, idx, max_def, d_off, d_end, d_count, starts, lengths, valid)
+        if size < 0 or size > _INT32_MAX:
+            raise _Unreadable
+        offsets = np.empty(rows + 1, np.int32)
+        offsets[0] = 0
+        data = buffers.empty(int(size), np.uint8)
+        if K.gather_bytes_at(dec, starts, lengths, offsets, data, 0, 0) != size:
+            raise _Unreadable
+        nulls = rows - int(np.count_nonzero(valid)) if max_def else 0
+        arr = pa.Array.from_buffers(
+            shape.arrow_type, rows, [_validity(valid, nulls), pa.py_buffer(offsets), pa.py_buffer(data)], nulls
+        )
+    c.decode_seconds += clock() - t1
+    c.values_decoded += rows
+    c.pages_fetched += npages
+    c.pages_skipped += chunk.pages_skipped
+    return arr
+
+
+_local = threading.local()
+
+
+def _scratch(size: int) -> np.ndarray:
+    """A per-thread buffer for decompressed pages, reused from chunk to chunk: a fresh one per
+    chunk pays for allocation and page faults, and the arrays built from it are copies."""
+    buf = getattr(_local, "buf", None)
+    if buf is None or len(buf) < size:
+        buf = _local.buf = np.empty(max(size, 1 << 20, 0 if buf is None else 2 * len(buf)), np.uint8)
+    return buf[:size]  # type: ignore[no-any-return]
+
+
+def _validity(valid: np.ndarray, nulls: int) -> Any:
+    if nulls == 0:
+        return None
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))

@@ -1,0 +1,209 @@
+"""The fused selective read (lazyscan.parquet.fused): the shapes it takes, results equal to
+pyarrow's, and its hand-over to the general path on anything else, corrupt pages included."""
+
+from __future__ import annotations
+
+import decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lazyscan.errors import CorruptFileError
+from lazyscan.parquet import ParquetFile, ReadCounters, fused
+from lazyscan.parquet import kernels as K
+from tests.support.compare import assert_same_array
+
+N = 5000
+
+
+def _table(null_frac: float, seed: int = 0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+
+    def mask() -> np.ndarray | None:
+        return rng.random(N) < null_frac if null_frac else None
+
+    words = np.array(["", "a", "pinto beans", "é日本語", "x" * 60, "carefully regular"])
+    return pa.table(
+        {
+            "i32": pa.array(rng.integers(-(2**31), 2**31 - 1, N, dtype=np.int32), mask=mask()),
+            "i64": pa.array(rng.integers(-(2**62), 2**62, N), mask=mask()),
+            "few": pa.array(rng.integers(0, 9, N).astype(np.int64), mask=mask()),
+            "f32": pa.array(rng.normal(size=N).astype(np.float32), mask=mask()),
+            "f64": pa.array(np.where(rng.random(N) < 0.05, np.nan, rng.normal(size=N)), mask=mask()),
+            "date": pa.array(rng.integers(0, 20000, N).astype(np.int32), type=pa.int32(), mask=mask()).cast(pa.date32()),
+            "ts": pa.array(rng.integers(0, 2**50, N), type=pa.int64(), mask=mask()).cast(pa.timestamp("us")),
+            "dec9": pa.array([decimal.Decimal(int(v)).scaleb(-2) for v in rng.integers(-(10**8), 10**8, N)], type=pa.decimal128(9, 2), mask=mask()),
+            "dec18": pa.array([decimal.Decimal(int(v)).scaleb(-3) for v in rng.integers(-(10**17), 10**17, N)], type=pa.decimal128(18, 3), mask=mask()),
+            "s": pa.array([f"{words[i]}{j}" for i, j in zip(rng.integers(0, len(words), N), rng.integers(0, 40, N))], mask=mask()),
+            "b": pa.array([bytes(rng.integers(0, 256, int(k), dtype=np.uint8)) for k in rng.integers(0, 12, N)], mask=mask()),
+        }
+    )
+
+
+FUSED_COLUMNS = ["i32", "i64", "few", "f32", "f64", "date", "ts", "dec9", "dec18", "s", "b"]
+
+
+def _write(path: Path, table: pa.Table, **kw: Any) -> Path:
+    pq.write_table(
+        table, path, data_page_size=2048, row_group_size=N // 2, write_page_index=True, store_decimal_as_integer=True, **kw
+    )
+    return path
+
+
+def _selections(n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    return [
+        np.array([0]),
+        np.array([n - 1]),
+        np.sort(rng.choice(n, 7, replace=False)),
+        np.sort(rng.choice(n, n // 10, replace=False)),
+        np.arange(n // 3, n // 3 + 200),
+        np.arange(0, n - 1),
+    ]
+
+
+@pytest.fixture
+def no_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail when the fused path hands a chunk over, or a column skips it."""
+    original = fused.read_selected
+
+    def read_selected(*args: Any, **kwargs: Any) -> pa.Array:
+        arr = original(*args, **kwargs)
+        assert arr is not None, "the fused path handed a chunk to the general path"
+        return arr
+
+    def general(*_: Any, **__: Any) -> None:
+        raise AssertionError("the general path read a chunk the fused path should read")
+
+    monkeypatch.setattr(fused, "read_selected", read_selected)
+    monkeypatch.setattr(ParquetFile, "_decode_selected", general)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("page_version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False])
+@pytest.mark.parametrize("null_frac", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("compression", ["snappy", "zstd", "none"])
+def test_fused_read_equals_pyarrow(
+    tmp_path: Path, no_general_path: None, version: str, page_version: str, dictionary: bool, null_frac: float, compression: str
+) -> None:
+    table = _table(null_frac)
+    path = _write(
+        tmp_path / "f.parquet", table, version="2.6" if version == "2.0" else "1.0",
+        data_page_version=page_version, use_dictionary=dictionary, compression=compression,
+    )
+    pf = ParquetFile(path)
+    ref = pq.ParquetFile(path)
+    rng = np.random.default_rng(1)
+    for rg in range(pf.num_row_groups):
+        n = pf.metadata.row_groups[rg].num_rows
+        whole = ref.read_row_group(rg, columns=FUSED_COLUMNS)
+        for rows in _selections(n, rng):
+            got = pf.read_columns(rg, FUSED_COLUMNS, rows)
+            for name, arr in zip(FUSED_COLUMNS, got):
+                expected = whole.column(name).combine_chunks().take(pa.array(rows))
+                assert_same_array(arr, expected.cast(arr.type) if expected.type != arr.type else expected)
+
+
+def test_fused_and_general_paths_count_the_same_pages(tmp_path: Path) -> None:
+    path = _write(tmp_path / "f.parquet", _table(0.2))
+    pf = ParquetFile(path)
+    rows = np.array([3, 900, 2000])
+    for name in FUSED_COLUMNS:
+        ours, general = ReadCounters(), ReadCounters()
+        fast = pf.read_column(0, name, rows, counters=ours)
+        slow = pf.to_arrow(0, pf.column(name), pf.read_assembled(0, name, rows, counters=general), general)
+        assert_same_array(fast, slow)
+        assert (ours.pages_fetched, ours.pages_skipped, ours.bytes_fetched) == (
+            general.pages_fetched, general.pages_skipped, general.bytes_fetched,
+        ), name
+
+
+@pytest.mark.parametrize(
+    "column, array",
+    [
+        ("bool", pa.array([True, False, None] * 1000)),
+        ("int8", pa.array(np.arange(3000) % 100, type=pa.int8())),
+        ("fixed", pa.array([bytes([i % 256] * 4) for i in range(3000)], type=pa.binary(4))),
+        ("dec38", pa.array([decimal.Decimal(i) for i in range(3000)], type=pa.decimal128(38, 0))),
+    ],
+)
+def test_shapes_outside_the_fused_path_read_through_the_general_path(tmp_path: Path, column: str, array: pa.Array) -> None:
+    path = tmp_path / "g.parquet"
+    pq.write_table(pa.table({column: array}), path, data_page_size=1024)
+    pf = ParquetFile(path)
+    assert fused.shape_of(pf.column(column)) is None
+    rows = np.array([1, 1500, 2999])
+    assert_same_array(pf.read_columns(0, [column], rows)[0], pq.read_table(path).column(column).combine_chunks().take(pa.array(rows)))
+
+
+@pytest.mark.parametrize("encoding", ["DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT"])
+def test_other_encodings_hand_the_chunk_to_the_general_path(tmp_path: Path, encoding: str) -> None:
+    values = np.arange(4000, dtype=np.int64) * 7 - 3
+    path = tmp_path / "e.parquet"
+    pq.write_table(pa.table({"v": values}), path, use_dictionary=False, column_encoding={"v": encoding}, data_page_size=1024)
+    pf = ParquetFile(path)
+    assert fused.shape_of(pf.column("v")) is not None
+    rows = np.array([0, 1234, 3999])
+    assert pf.read_columns(0, ["v"], rows)[0].to_pylist() == values[rows].tolist()
+
+
+def _dictionary_file(tmp_path: Path) -> tuple[Path, ParquetFile]:
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"k": np.arange(6000) % 50}), path, data_page_size=1024, write_page_index=True)
+    return path, ParquetFile(path)
+
+
+def test_corrupt_page_fails_with_the_general_paths_located_error(tmp_path: Path) -> None:
+    path, pf = _dictionary_file(tmp_path)
+    layout = pf.page_layout(0, "k")
+    page = layout.pages[2]
+    data = bytearray(path.read_bytes())
+    # garbage over the page body (its header stays intact)
+    header_end = page.offset + 20
+    data[header_end : page.offset + page.size] = b"\xff" * (page.offset + page.size - header_end)
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(bytes(data))
+    rows = np.array([page.first_row + 1])
+    with pytest.raises(CorruptFileError) as err:
+        ParquetFile(bad).read_columns(0, ["k"], rows)
+    message = str(err.value)
+    assert "row group 0" in message and "'k'" in message and "page" in message
+
+
+def test_prepare_rejects_a_truncated_header() -> None:
+    plan_rows = np.array([[0, 3, 0, 10, 0, 1]], np.int64)
+    buf = np.array([0x15, 0x00, 0x15], np.uint8)  # a PageHeader cut after two fields
+    pages = np.empty((1, fused._PAGE_FIELDS), np.int64)
+    jobs = np.empty((2, fused._JOB_FIELDS), np.int64)
+    info = np.empty(4, np.int64)
+    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info) == -1
+
+
+def test_gather_widens_negative_integers_to_decimal128() -> None:
+    values = np.array([-1, 5, -(2**40)], np.int64)
+    dec = values.view(np.uint8).copy()
+    pages = np.zeros((1, fused._PAGE_FIELDS), np.int64)
+    pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI]] = [1, 0, 24, 3, 0, 0, 0, 3]
+    out = np.empty(48, np.uint8)
+    valid = np.empty(3, np.uint8)
+    idx = np.arange(3, dtype=np.int64)
+    assert fused.gather_fixed(dec, pages, idx, 0, 0, -1, 8, fused.TO_DECIMAL128, out, valid) == 0
+    words = out.view(np.int64).reshape(3, 2)
+    assert words[:, 0].tolist() == values.tolist()
+    assert words[:, 1].tolist() == [-1, 0, -1]
+
+
+def test_gather_rejects_a_code_outside_the_dictionary() -> None:
+    # one bit-packed group of eight 4-bit codes, all 15, against a dictionary of 3 values
+    body = np.array([4, 0x03, 0xFF, 0xFF, 0xFF, 0xFF], np.uint8)
+    dictionary = np.arange(3, dtype=np.int64).view(np.uint8)
+    dec = np.concatenate([dictionary, body])
+    pages = np.zeros((1, fused._PAGE_FIELDS), np.int64)
+    pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI]] = [1, 24, 30, 8, 8, 0, 0, 1]
+    out = np.empty(8, np.uint8)
+    valid = np.empty(1, np.uint8)
+    assert fused.gather_fixed(dec, pages, np.array([2], np.int64), 0, 0, 3, 8, fused.COPY, out, valid) == K.ERR_BAD_INDEX
