@@ -188,7 +188,7 @@ def test_gather_widens_negative_integers_to_decimal128() -> None:
     dec = values.view(np.uint8).copy()
     pages = np.zeros((1, fused._PAGE_FIELDS), np.int64)
     pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI]] = [1, 0, 24, 3, 0, 0, 0, 3]
-    out = np.empty(48, np.uint8)
+    out = np.empty(6, np.uint64)
     valid = np.empty(3, np.uint8)
     idx = np.arange(3, dtype=np.int64)
     assert fused.gather_fixed(dec, pages, idx, 0, 0, -1, 8, fused.TO_DECIMAL128, out, valid) == 0
@@ -204,6 +204,6 @@ def test_gather_rejects_a_code_outside_the_dictionary() -> None:
     dec = np.concatenate([dictionary, body])
     pages = np.zeros((1, fused._PAGE_FIELDS), np.int64)
     pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI]] = [1, 24, 30, 8, 8, 0, 0, 1]
-    out = np.empty(8, np.uint8)
+    out = np.empty(1, np.uint64)
     valid = np.empty(1, np.uint8)
     assert fused.gather_fixed(dec, pages, np.array([2], np.int64), 0, 0, 3, 8, fused.COPY, out, valid) == K.ERR_BAD_INDEX

@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from lazyscan.parquet.file import ChunkLayout
 
 _jit = numba.njit(nogil=True, cache=True)
+_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: a page's selected values are decoded by unpacking all codes up to the last one when at least
+#: one in this many is selected
+_DENSE = 3
 
 #: how the decode kernel writes a value: copy its bytes, or widen an integer to decimal128
 COPY, TO_DECIMAL128 = 0, 1
@@ -55,6 +59,11 @@ class Shape(NamedTuple):
     out_width: int  # bytes per value in the Arrow array; 0 for byte arrays
     mode: int  # COPY or TO_DECIMAL128
     arrow_type: pa.DataType
+
+    @property
+    def word(self) -> np.dtype:
+        """The unsigned integer type the decode kernel writes."""
+        return np.dtype(np.uint32 if self.out_width == 4 else np.uint64)
 
 
 def shape_of(desc: ColumnDescriptor) -> Shape | None:
@@ -233,6 +242,19 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
     return total
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _load_u32(buf, b):
+    """Little-endian uint32 at ``buf[b:b + 4]`` (caller checked bounds); unsigned indices let
+    LLVM merge the byte loads into one."""
+    u = np.uint64(b)
+    return (
+        np.uint32(buf[u])
+        | (np.uint32(buf[u + np.uint64(1)]) << np.uint32(8))
+        | (np.uint32(buf[u + np.uint64(2)]) << np.uint32(16))
+        | (np.uint32(buf[u + np.uint64(3)]) << np.uint32(24))
+    )
+
+
 @_jit
 def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, first, valid, k0, positions, levels):
     """Definition levels of a page up to its last selected row: marks ``valid[k0 + j]`` for the
@@ -284,12 +306,13 @@ def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, fir
 
 @_jit
 def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid):
-    """Decode the selected rows of fixed-width pages into ``out`` (``out_width`` bytes per row,
-    zeros for nulls) and ``valid`` (1 per non-null row). ``pages`` rows hold the page table;
+    """Decode the selected rows of fixed-width pages (``width`` 4 or 8) into ``out`` (uint32 or
+    uint64 per row when copying, two uint64 words per row for decimal128; zeros for nulls) and ``valid`` (1 per non-null row). ``pages`` rows hold the page table;
     the dictionary, if any, is ``dict_count`` PLAIN values at ``dec[dict_off:]``. Returns the
     number of nulls, or an error code."""
     n_out = idx.shape[0]
-    out_width = out.shape[0] // max(n_out, 1)
+    if out.shape[0] < n_out * (1 if mode == COPY else 2) or valid.shape[0] < n_out:
+        return K.ERR_BAD_ARGUMENT
     most = 0
     for p in range(pages.shape[0]):
         most = max(most, pages[p, _HI] - pages[p, _LO])
@@ -329,34 +352,48 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
                 if dict_count < 0 or vpos >= b1:
                     return K.ERR_BAD_ARGUMENT
                 bw = np.int64(dec[vpos])
-                got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, positions[count - 1] + 1, positions[:count], codes)
-                if got < 0:
-                    return got
-                for j in range(count):
-                    if codes[j] < 0 or codes[j] >= dict_count:
-                        return K.ERR_BAD_INDEX
-                    positions[j] = codes[j]
+                span = positions[count - 1] + 1
+                if count * _DENSE >= span:
+                    # dense: unpacking every code up to the last is faster than seeking each
+                    every = np.empty(span, np.int32)
+                    got = K.rle_bp_decode_codes(dec, vpos + 1, b1, bw, span, every, dict_count)
+                    if got < 0:
+                        return got
+                    for j in range(count):
+                        positions[j] = every[positions[j]]
+                else:
+                    got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, span, positions[:count], codes)
+                    if got < 0:
+                        return got
+                    for j in range(count):
+                        if codes[j] < 0 or codes[j] >= dict_count:
+                            return K.ERR_BAD_INDEX
+                        positions[j] = codes[j]
                 base = dict_off
         j = 0
         for k in range(lo, hi):
-            o = k * out_width
             if valid[k] == 0:
-                for b in range(out_width):
-                    out[o + b] = 0
+                if mode == COPY:
+                    out[k] = 0
+                else:
+                    out[2 * k] = 0
+                    out[2 * k + 1] = 0
                 nulls += 1
                 continue
             s = base + positions[j] * width
             j += 1
             if mode == COPY:
-                for b in range(width):
-                    out[o + b] = dec[s + b]
+                if width == 8:
+                    out[k] = K._load_u64(dec, s)
+                else:
+                    out[k] = _load_u32(dec, s)
             else:
-                top = dec[s + width - 1]
-                fill = 255 if top >= 128 else 0
-                for b in range(width):
-                    out[o + b] = dec[s + b]
-                for b in range(width, out_width):
-                    out[o + b] = fill
+                if width == 8:
+                    v = np.int64(K._load_u64(dec, s))
+                else:
+                    v = np.int64(np.int32(_load_u32(dec, s)))
+                out[2 * k] = np.uint64(v)
+                out[2 * k + 1] = _ALL_ONES if v < 0 else np.uint64(0)
     return nulls
 
 
@@ -549,7 +586,7 @@ def _read(
     rows = len(idx)
     valid = np.empty(rows, np.uint8)
     if shape.width:
-        out = buffers.empty(rows * shape.out_width, np.uint8)
+        out = buffers.empty(rows * shape.out_width // shape.word.itemsize, shape.word)
         nulls = gather_fixed(dec, pages, idx, max_def, d_off, d_count, shape.width, shape.mode, out, valid)
         if nulls < 0:
             raise _Unreadable
