@@ -79,6 +79,7 @@ def no_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("the general path read a chunk the fused path should read")
 
     monkeypatch.setattr(fused, "read_selected", read_selected)
+    monkeypatch.setattr(fused, "MAX_DENSITY", 1.0)
     monkeypatch.setattr(ParquetFile, "_decode_selected", general)
 
 
@@ -106,6 +107,29 @@ def test_fused_read_equals_pyarrow(
             for name, arr in zip(FUSED_COLUMNS, got):
                 expected = whole.column(name).combine_chunks().take(pa.array(rows))
                 assert_same_array(arr, expected.cast(arr.type) if expected.type != arr.type else expected)
+
+
+def test_dense_selections_take_the_general_path(tmp_path: Path) -> None:
+    path = _write(tmp_path / "f.parquet", _table(0.0))
+    pf = ParquetFile(path)
+    n = pf.metadata.row_groups[0].num_rows
+    dense = np.arange(0, n, 2)
+    calls: list[int] = []
+    original = fused.read_selected
+
+    def counting(*args: Any, **kwargs: Any) -> pa.Array:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    fused.read_selected = counting  # type: ignore[assignment]
+    try:
+        got = pf.read_column(0, "i64", dense)
+        assert not calls
+        pf.read_column(0, "i64", np.array([7]))
+        assert calls
+    finally:
+        fused.read_selected = original  # type: ignore[assignment]
+    assert got.to_pylist() == pq.read_table(path).column("i64").combine_chunks().take(pa.array(dense)).to_pylist()
 
 
 def test_fused_and_general_paths_count_the_same_pages(tmp_path: Path) -> None:

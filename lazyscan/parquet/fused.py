@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 _jit = numba.njit(nogil=True, cache=True)
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: the fused path reads selections of at most this fraction of a row group's rows; denser ones
+#: decode faster through the general path's run decoding (reader benchmark, 10 % selections)
+MAX_DENSITY = 0.02
+
 #: a page's selected values are decoded by unpacking all codes up to the last one when at least
 #: one in this many is selected
 _DENSE = 3
