@@ -109,7 +109,7 @@ def test_fused_read_equals_pyarrow(
                 assert_same_array(arr, expected.cast(arr.type) if expected.type != arr.type else expected)
 
 
-def test_dense_selections_take_the_general_path(tmp_path: Path) -> None:
+def test_dense_selections_take_the_general_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _write(tmp_path / "f.parquet", _table(0.0))
     pf = ParquetFile(path)
     n = pf.metadata.row_groups[0].num_rows
@@ -121,14 +121,11 @@ def test_dense_selections_take_the_general_path(tmp_path: Path) -> None:
         calls.append(1)
         return original(*args, **kwargs)
 
-    fused.read_selected = counting  # type: ignore[assignment]
-    try:
-        got = pf.read_column(0, "i64", dense)
-        assert not calls
-        pf.read_column(0, "i64", np.array([7]))
-        assert calls
-    finally:
-        fused.read_selected = original  # type: ignore[assignment]
+    monkeypatch.setattr(fused, "read_selected", counting)
+    got = pf.read_column(0, "i64", dense)
+    assert not calls
+    pf.read_column(0, "i64", np.array([7]))
+    assert calls
     assert got.to_pylist() == pq.read_table(path).column("i64").combine_chunks().take(pa.array(dense)).to_pylist()
 
 

@@ -81,6 +81,12 @@ def raw_decompressor(codec: int) -> tuple[Any, int] | None:
     return None if fn is None else (fn, _MAX_RATIO.get(codec, 0))
 
 
+def within_ratio(ratio: int | None, compressed: int, uncompressed: int) -> bool:
+    """Whether ``compressed`` bytes can decompress to ``uncompressed`` under the codec's largest
+    ratio (None or 0: unbounded), with slack for headers of tiny pages."""
+    return not ratio or uncompressed <= ratio * compressed + 1024
+
+
 def _check_size(codec: int, compressed: int, uncompressed: int, max_page_size: int) -> None:
     if codec not in _DECOMPRESSORS:
         raise UnsupportedFeatureError(f"compression codec {codec_name(codec)} is not supported")
@@ -88,8 +94,7 @@ def _check_size(codec: int, compressed: int, uncompressed: int, max_page_size: i
         raise CorruptFileError(
             f"page declares {uncompressed} uncompressed bytes, more than the limit {max_page_size}"
         )
-    ratio = _MAX_RATIO.get(codec)
-    if ratio is not None and uncompressed > ratio * compressed + 1024:
+    if not within_ratio(_MAX_RATIO.get(codec), compressed, uncompressed):
         raise CorruptFileError(
             f"page declares {uncompressed} bytes from {compressed} {codec_name(codec)} bytes, "
             "an impossible ratio"

@@ -576,7 +576,7 @@ class ParquetFile:
         if rows is not None and self._fused_shape(desc) is not None:
             num_rows = self.metadata.row_groups[row_group].num_rows
             selection = _as_ranges(rows, num_rows)
-            if selection is not None and 0 < selection.row_count <= fused.MAX_DENSITY * num_rows:
+            if selection is not None and selection.row_count > 0 and fused.takes(selection.row_count, num_rows):
                 return self.read_columns(row_group, [desc.index], selection, counters, cache)[0]
             rows = selection
         chunk = self.read_assembled(row_group, column, rows, counters, cache=cache)
@@ -967,7 +967,7 @@ class ParquetFile:
         if selection is None or selection.row_count == num_rows or selection.is_empty:
             return [self.read_column(row_group, d.index, selection, counters, cache) for d in descs]
         c = counters if counters is not None else self.counters
-        sparse = selection.row_count <= fused.MAX_DENSITY * num_rows
+        sparse = fused.takes(selection.row_count, num_rows)
         sel_rows: _SelectedRows | None = None
         # the fused path decodes exactly the selected rows: its plans skip the merging
         exact_rows = _SelectedRows(selection.starts, selection.ends, selection.to_indices(), None)

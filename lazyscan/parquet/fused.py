@@ -42,6 +42,11 @@ _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: decode faster through the general path's run decoding (reader benchmark, 10 % selections)
 MAX_DENSITY = 0.02
 
+
+def takes(rows: int, num_rows: int) -> bool:
+    """Whether a selection of ``rows`` of a row group of ``num_rows`` is read on this path."""
+    return rows <= MAX_DENSITY * num_rows
+
 #: a page's selected values are decoded by unpacking all codes up to the last one when at least
 #: one in this many is selected
 _DENSE = 3
@@ -246,19 +251,6 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
     return total
 
 
-@numba.njit(nogil=True, cache=True, inline="always")
-def _load_u32(buf, b):
-    """Little-endian uint32 at ``buf[b:b + 4]`` (caller checked bounds); unsigned indices let
-    LLVM merge the byte loads into one."""
-    u = np.uint64(b)
-    return (
-        np.uint32(buf[u])
-        | (np.uint32(buf[u + np.uint64(1)]) << np.uint32(8))
-        | (np.uint32(buf[u + np.uint64(2)]) << np.uint32(16))
-        | (np.uint32(buf[u + np.uint64(3)]) << np.uint32(24))
-    )
-
-
 @_jit
 def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, first, valid, k0, positions, levels):
     """Definition levels of a page up to its last selected row: marks ``valid[k0 + j]`` for the
@@ -309,73 +301,102 @@ def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, fir
 
 
 @_jit
-def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid):
-    """Decode the selected rows of fixed-width pages (``width`` 4 or 8) into ``out`` (uint32 or
-    uint64 per row when copying, two uint64 words per row for decimal128; zeros for nulls) and ``valid`` (1 per non-null row). ``pages`` rows hold the page table;
-    the dictionary, if any, is ``dict_count`` PLAIN values at ``dec[dict_off:]``. Returns the
-    number of nulls, or an error code."""
-    n_out = idx.shape[0]
-    if out.shape[0] < n_out * (1 if mode == COPY else 2) or valid.shape[0] < n_out:
-        return K.ERR_BAD_ARGUMENT
+def _most_selected(pages):
+    """The most selected rows of one page (scratch size), or an error code."""
     most = 0
     for p in range(pages.shape[0]):
         most = max(most, pages[p, _HI] - pages[p, _LO])
         if pages[p, _NUM] < 0 or pages[p, _NUM] > 1 << 31:
             return K.ERR_BAD_ARGUMENT
+    return most
+
+
+@_jit
+def _page_positions(dec, pages, p, idx, max_def, valid, positions):
+    """Check page ``p`` of the table, mark ``valid`` for its selected rows and write the
+    positions of the non-null ones among its values; returns (count, start of the values, end
+    of the body), or an error code as count."""
+    lo = pages[p, _LO]
+    hi = pages[p, _HI]
+    if hi <= lo:
+        return 0, 0, 0
+    first = pages[p, _FIRST]
+    b0 = pages[p, _BODY]
+    b1 = pages[p, _BODY_END]
+    if b0 < 0 or b1 > dec.shape[0] or b0 > b1 or lo < 0 or hi > idx.shape[0]:
+        return K.ERR_BAD_ARGUMENT, 0, 0
+    sel = idx[lo:hi]
+    last = sel[hi - lo - 1] - first
+    if sel[0] < first or last >= pages[p, _NUM]:
+        return K.ERR_BAD_ARGUMENT, 0, 0
+    levels = np.empty(last + 1 if max_def > 0 else 0, np.int32)
+    count, vpos = _levels_and_positions(
+        dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels
+    )
+    return count, vpos, b1
+
+
+@_jit
+def _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes):
+    """Replace ``positions[:count]`` (sorted value positions in a dictionary-encoded page whose
+    values start at ``vpos``) by their codes, each checked against ``dict_count``; 0 or an
+    error code."""
+    if dict_count < 0 or vpos >= b1:
+        return K.ERR_BAD_ARGUMENT
+    bw = np.int64(dec[vpos])
+    span = positions[count - 1] + 1
+    if count * _DENSE >= span:
+        # dense: unpacking every code up to the last is faster than seeking each
+        every = np.empty(span, np.int32)
+        got = K.rle_bp_decode_codes(dec, vpos + 1, b1, bw, span, every, dict_count)
+        if got < 0:
+            return got
+        for j in range(count):
+            positions[j] = every[positions[j]]
+        return 0
+    got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, span, positions[:count], codes)
+    if got < 0:
+        return got
+    for j in range(count):
+        if codes[j] < 0 or codes[j] >= dict_count:
+            return K.ERR_BAD_INDEX
+        positions[j] = codes[j]
+    return 0
+
+
+@_jit
+def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid):
+    """Decode the selected rows of fixed-width pages (``width`` 4 or 8) into ``out`` (uint32 or
+    uint64 per row when copying, two uint64 words per row for decimal128; zeros for nulls) and
+    ``valid`` (1 per non-null row). ``pages`` rows hold the page table; the dictionary, if any,
+    is ``dict_count`` PLAIN values at ``dec[dict_off:]``. Returns the number of nulls, or an
+    error code."""
+    n_out = idx.shape[0]
+    if out.shape[0] < n_out * (1 if mode == COPY else 2) or valid.shape[0] < n_out:
+        return K.ERR_BAD_ARGUMENT
+    most = _most_selected(pages)
+    if most < 0:
+        return most
     positions = np.empty(most, np.int64)
     codes = np.empty(most, np.int32)
     nulls = 0
     for p in range(pages.shape[0]):
-        lo = pages[p, _LO]
-        hi = pages[p, _HI]
-        if hi <= lo:
-            continue
-        first = pages[p, _FIRST]
-        num = pages[p, _NUM]
-        b0 = pages[p, _BODY]
-        b1 = pages[p, _BODY_END]
-        if b0 < 0 or b1 > dec.shape[0] or b0 > b1 or lo < 0 or hi > n_out:
-            return K.ERR_BAD_ARGUMENT
-        sel = idx[lo:hi]
-        if sel[0] < first or sel[hi - lo - 1] - first >= num:
-            return K.ERR_BAD_ARGUMENT
-        levels = np.empty(sel[hi - lo - 1] - first + 1 if max_def > 0 else 0, np.int32)
-        count, vpos = _levels_and_positions(
-            dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels
-        )
+        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions)
         if count < 0:
             return count
-        enc = pages[p, _ENC]
         base = np.int64(0)
         if count > 0:
-            if enc == 0:
+            if pages[p, _ENC] == 0:
                 if vpos + (positions[count - 1] + 1) * width > b1:
                     return K.ERR_TRUNCATED
                 base = vpos
             else:
-                if dict_count < 0 or vpos >= b1:
-                    return K.ERR_BAD_ARGUMENT
-                bw = np.int64(dec[vpos])
-                span = positions[count - 1] + 1
-                if count * _DENSE >= span:
-                    # dense: unpacking every code up to the last is faster than seeking each
-                    every = np.empty(span, np.int32)
-                    got = K.rle_bp_decode_codes(dec, vpos + 1, b1, bw, span, every, dict_count)
-                    if got < 0:
-                        return got
-                    for j in range(count):
-                        positions[j] = every[positions[j]]
-                else:
-                    got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, span, positions[:count], codes)
-                    if got < 0:
-                        return got
-                    for j in range(count):
-                        if codes[j] < 0 or codes[j] >= dict_count:
-                            return K.ERR_BAD_INDEX
-                        positions[j] = codes[j]
+                err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes)
+                if err < 0:
+                    return err
                 base = dict_off
         j = 0
-        for k in range(lo, hi):
+        for k in range(pages[p, _LO], pages[p, _HI]):
             if valid[k] == 0:
                 if mode == COPY:
                     out[k] = 0
@@ -390,12 +411,12 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
                 if width == 8:
                     out[k] = K._load_u64(dec, s)
                 else:
-                    out[k] = _load_u32(dec, s)
+                    out[k] = K._load_u32(dec, s)
             else:
                 if width == 8:
                     v = np.int64(K._load_u64(dec, s))
                 else:
-                    v = np.int64(np.int32(_load_u32(dec, s)))
+                    v = np.int64(np.int32(np.uint32(K._load_u32(dec, s))))
                 out[2 * k] = np.uint64(v)
                 out[2 * k + 1] = _ALL_ONES if v < 0 else np.uint64(0)
     return nulls
@@ -405,12 +426,9 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
 def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, starts, lengths, valid):
     """Find the selected byte-array values of the pages: ``starts``/``lengths`` (0 for nulls)
     and ``valid`` per selected row; returns their total size or an error code."""
-    n_out = idx.shape[0]
-    most = 0
-    for p in range(pages.shape[0]):
-        most = max(most, pages[p, _HI] - pages[p, _LO])
-        if pages[p, _NUM] < 0 or pages[p, _NUM] > 1 << 31:
-            return K.ERR_BAD_ARGUMENT
+    most = _most_selected(pages)
+    if most < 0:
+        return most
     positions = np.empty(most, np.int64)
     codes = np.empty(most, np.int32)
     # dictionary entries are located lazily, up to the largest code asked for
@@ -420,28 +438,13 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
     dpos = dict_off
     total = np.int64(0)
     for p in range(pages.shape[0]):
-        lo = pages[p, _LO]
-        hi = pages[p, _HI]
-        if hi <= lo:
-            continue
-        first = pages[p, _FIRST]
-        num = pages[p, _NUM]
-        b0 = pages[p, _BODY]
-        b1 = pages[p, _BODY_END]
-        if b0 < 0 or b1 > dec.shape[0] or b0 > b1 or lo < 0 or hi > n_out:
-            return K.ERR_BAD_ARGUMENT
-        sel = idx[lo:hi]
-        if sel[0] < first or sel[hi - lo - 1] - first >= num:
-            return K.ERR_BAD_ARGUMENT
-        levels = np.empty(sel[hi - lo - 1] - first + 1 if max_def > 0 else 0, np.int32)
-        count, vpos = _levels_and_positions(
-            dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels
-        )
+        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions)
         if count < 0:
             return count
-        enc = pages[p, _ENC]
+        lo = pages[p, _LO]
+        hi = pages[p, _HI]
         j = 0
-        if enc == 0:
+        if pages[p, _ENC] == 0:
             # walk the length prefixes up to the last needed value
             pos = vpos
             v = 0
@@ -469,21 +472,16 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                     v += 1
             continue
         if count > 0:
-            if dict_count < 0 or vpos >= b1:
-                return K.ERR_BAD_ARGUMENT
-            bw = np.int64(dec[vpos])
-            got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, positions[count - 1] + 1, positions[:count], codes)
-            if got < 0:
-                return got
+            err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes)
+            if err < 0:
+                return err
         for k in range(lo, hi):
             if valid[k] == 0:
                 starts[k] = 0
                 lengths[k] = 0
                 continue
-            c = np.int64(codes[j])
+            c = positions[j]
             j += 1
-            if c < 0 or c >= dict_count:
-                return K.ERR_BAD_INDEX
             while located <= c:
                 if dict_end - dpos < 4:
                     return K.ERR_TRUNCATED
@@ -566,7 +564,7 @@ def _read(
     raw = codecs.raw_decompressor(codec)
     for src, src_len, dst, dst_len, decompress in jobs[: info[_I_JOBS]].tolist():
         if decompress:
-            if raw is not None and dst_len <= max_page_size and (raw[1] == 0 or dst_len <= raw[1] * src_len + 1024):
+            if raw is not None and dst_len <= max_page_size and codecs.within_ratio(raw[1], src_len, dst_len):
                 # the checks of codecs.decompress_into, without its calls: any failure
                 # sends the chunk to the general path, which reports it
                 try:

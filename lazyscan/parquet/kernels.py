@@ -136,12 +136,14 @@ def _load_u64(buf, b):
 
 @_jit_inline
 def _load_u32(buf, b):
-    """Little-endian uint32 at ``buf[b:b + 4]`` as uint64 (caller checked bounds)."""
+    """Little-endian uint32 at ``buf[b:b + 4]`` as uint64 (caller checked bounds; unsigned
+    indices, as in :func:`_load_u64`)."""
+    u = np.uint64(b)
     return (
-        np.uint64(buf[b])
-        | (np.uint64(buf[b + 1]) << np.uint64(8))
-        | (np.uint64(buf[b + 2]) << np.uint64(16))
-        | (np.uint64(buf[b + 3]) << np.uint64(24))
+        np.uint64(buf[u])
+        | (np.uint64(buf[u + np.uint64(1)]) << np.uint64(8))
+        | (np.uint64(buf[u + np.uint64(2)]) << np.uint64(16))
+        | (np.uint64(buf[u + np.uint64(3)]) << np.uint64(24))
     )
 
 
