@@ -68,17 +68,17 @@ def _selections(n: int, rng: np.random.Generator) -> list[np.ndarray]:
 @pytest.fixture
 def no_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail when the fused path hands a chunk over, or a column skips it."""
-    original = fused.read_selected
+    original = fused.read_group
 
-    def read_selected(*args: Any, **kwargs: Any) -> pa.Array:
-        arr = original(*args, **kwargs)
-        assert arr is not None, "the fused path handed a chunk to the general path"
-        return arr
+    def read_group(*args: Any, **kwargs: Any) -> list[pa.Array | None]:
+        arrays = original(*args, **kwargs)
+        assert all(a is not None for a in arrays), "the fused path handed a chunk to the general path"
+        return arrays
 
     def general(*_: Any, **__: Any) -> None:
         raise AssertionError("the general path read a chunk the fused path should read")
 
-    monkeypatch.setattr(fused, "read_selected", read_selected)
+    monkeypatch.setattr(fused, "read_group", read_group)
     monkeypatch.setattr(fused, "MAX_DENSITY", 1.0)
     monkeypatch.setattr(ParquetFile, "_decode_selected", general)
 
@@ -115,13 +115,13 @@ def test_dense_selections_take_the_general_path(tmp_path: Path, monkeypatch: pyt
     n = pf.metadata.row_groups[0].num_rows
     dense = np.arange(0, n, 2)
     calls: list[int] = []
-    original = fused.read_selected
+    original = fused.read_group
 
-    def counting(*args: Any, **kwargs: Any) -> pa.Array:
+    def counting(*args: Any, **kwargs: Any) -> list[pa.Array | None]:
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(fused, "read_selected", counting)
+    monkeypatch.setattr(fused, "read_group", counting)
     got = pf.read_column(0, "i64", dense)
     assert not calls
     pf.read_column(0, "i64", np.array([7]))
@@ -170,6 +170,62 @@ def test_other_encodings_hand_the_chunk_to_the_general_path(tmp_path: Path, enco
     assert fused.shape_of(pf.column("v")) is not None
     rows = np.array([0, 1234, 3999])
     assert pf.read_columns(0, ["v"], rows)[0].to_pylist() == values[rows].tolist()
+
+
+def test_one_read_mixes_fused_columns_and_columns_the_general_path_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = _table(0.2).append_column("delta", pa.array(np.arange(N, dtype=np.int64) * 3 - 7))
+    table = table.append_column("flag", pa.array([i % 3 == 0 for i in range(N)]))
+    path = _write(tmp_path / "m.parquet", table, column_encoding={"delta": "DELTA_BINARY_PACKED"}, use_dictionary=FUSED_COLUMNS)
+    pf = ParquetFile(path)
+    names = ["delta", *FUSED_COLUMNS[:5], "flag", *FUSED_COLUMNS[5:]]
+    ref = pq.read_table(path)
+    rows = np.array([2, 17, 1500, N // 2 - 1])
+    groups: list[list[pa.Array | None]] = []
+    original = fused.read_group
+
+    def recording(*args: Any, **kwargs: Any) -> list[pa.Array | None]:
+        groups.append(original(*args, **kwargs))
+        return groups[-1]
+
+    monkeypatch.setattr(fused, "read_group", recording)
+    got = pf.read_columns(0, names, rows)
+    # "delta" is a fused shape in an encoding this path hands over; "flag" is not a fused shape
+    assert len(groups) == 1 and len(groups[0]) == len(names) - 1
+    assert sum(a is None for a in groups[0]) == 1
+    for name, arr in zip(names, got):
+        assert_same_array(arr, ref.column(name).combine_chunks().take(pa.array(rows)))
+
+
+def test_corrupt_member_of_a_multi_column_read_names_its_column(tmp_path: Path) -> None:
+    table = pa.table({"a": np.arange(6000) % 50, "k": np.arange(6000) % 40, "z": np.arange(6000) % 30})
+    path = tmp_path / "three.parquet"
+    pq.write_table(table, path, data_page_size=1024, write_page_index=True)
+    pf = ParquetFile(path)
+    page = pf.page_layout(0, "k").pages[2]
+    data = bytearray(path.read_bytes())
+    data[page.offset + 20 : page.offset + page.size] = b"\xff" * (page.size - 20)
+    bad = tmp_path / "bad3.parquet"
+    bad.write_bytes(bytes(data))
+    rows = np.array([page.first_row + 1])
+    with pytest.raises(CorruptFileError) as err:
+        ParquetFile(bad).read_columns(0, ["a", "k", "z"], rows)
+    assert "'k'" in str(err.value) and "row group 0" in str(err.value)
+    # the other columns of the row group still read
+    assert ParquetFile(bad).read_columns(0, ["a", "z"], rows)[1].to_pylist() == [int(rows[0]) % 30]
+
+
+def test_plan_rejects_a_page_beyond_the_end_of_the_file(tmp_path: Path) -> None:
+    _, pf = _dictionary_file(tmp_path)
+    g = pf._fused_group(0, [pf.column("k")])
+    assert g is not None
+    last = pf.page_layout(0, "k").pages[-1]
+    idx = np.array([last.first_row], np.int64)
+    ok = np.zeros(1, np.int64)
+    whole = fused.plan(g, idx, idx + 1, idx, ok, pf.source.size)
+    assert whole.ranges()[-1] == [last.offset, last.size]
+    with pytest.raises(fused.PlanError) as err:
+        fused.plan(g, idx, idx + 1, idx, ok, last.offset + last.size - 1)
+    assert err.value.reason == fused.PLAN_OUTSIDE_FILE and err.value.member == 0
 
 
 def _dictionary_file(tmp_path: Path) -> tuple[Path, ParquetFile]:

@@ -146,6 +146,8 @@ class _Cache:
 
 _FOOTER_CACHE = _Cache(256)
 _LAYOUT_CACHE = _Cache(65536)
+#: fused-read groups a file keeps (one per row group and list of columns read)
+_MAX_GROUPS = 4096
 #: per-page statistics decoded from ColumnIndexes, keyed like layouts
 _PAGE_STATS_CACHE = _Cache(16384)
 _NO_PAGE_STATS = object()
@@ -223,6 +225,7 @@ class ParquetFile:
         self.metadata, self.schema = self._read_footer()
         self._nested_types: dict[str, pa.DataType] | None = None
         self._shapes: dict[int, fused.Shape | None] = {}
+        self._groups: dict[tuple[int, tuple[int, ...]], fused.Group | None] = {}
 
     # ---- footer -------------------------------------------------------------------------
 
@@ -967,80 +970,116 @@ class ParquetFile:
         if selection is None or selection.row_count == num_rows or selection.is_empty:
             return [self.read_column(row_group, d.index, selection, counters, cache) for d in descs]
         c = counters if counters is not None else self.counters
-        sparse = fused.takes(selection.row_count, num_rows)
-        sel_rows: _SelectedRows | None = None
         # the fused path decodes exactly the selected rows: its plans skip the merging
         exact_rows = _SelectedRows(selection.starts, selection.ends, selection.to_indices(), None)
-        plans: list[_ChunkPlan | fused.ChunkPlan | None] = []
-        shapes: list[fused.Shape | None] = []
-        mds: list[ColumnMetaData | None] = []
+        group: fused.Group | None = None
+        gplan: fused.GroupPlan | None = None
         ranges: list[Any] = []
-        for desc in descs:
-            if not desc.flat:
-                plans.append(None)
-                shapes.append(None)
-                mds.append(None)
+        fused_at: dict[int, int] = {}  # position in ``columns`` -> member of the group
+        if fused.takes(selection.row_count, num_rows):
+            group = self._fused_group(row_group, descs)
+        if group is not None:
+            status = np.zeros(len(group.members), np.int64)  # fused.OK
+            if cache is not None and (cache.dictionaries or cache.bodies):
+                for k, layout in enumerate(group.layouts):
+                    if self._cached_pages(cache, layout):
+                        status[k] = fused.GENERAL  # a predicate decoded some of it already: reuse that
+            try:
+                gplan = fused.plan(group, exact_rows.starts, exact_rows.ends, exact_rows.idx, status, self.source.size)
+            except fused.PlanError as e:
+                desc = descs[group.members[e.member]]
+                err: Exception = e if e.reason == fused.PLAN_INCONSISTENT else CorruptFileError(str(e))
+                raise self._located(err, {"row_group": row_group, "column": desc.name}) from None
+            ranges = gplan.ranges()
+            fused_at = {pos: k for k, (pos, st) in enumerate(zip(group.members, status.tolist())) if st == fused.OK}
+        sel_rows: _SelectedRows | None = None
+        plans: list[_ChunkPlan | None] = [None] * len(descs)
+        for pos, desc in enumerate(descs):
+            if not desc.flat or pos in fused_at:
                 continue
             _, _chunk, md = self.column_chunk(row_group, desc.index)
-            mds.append(md)
-            shape = self._fused_shape(desc) if sparse else None
-            plan: _ChunkPlan | fused.ChunkPlan
             try:
-                if md.codec != 0:
-                    codecs.check_codec(md.codec)
-                layout = self._layout(row_group, desc, md)
-                if shape is not None and cache is not None and self._cached_pages(cache, layout):
-                    shape = None  # a predicate decoded some of it already: reuse that
-                if shape is not None:
-                    plan = fused.plan(layout, exact_rows.starts, exact_rows.ends, exact_rows.idx)
-                    chunk_ranges = plan.ranges()
-                else:
-                    if sel_rows is None:
-                        sel_rows = self._selected_rows(selection)
-                    plan = self._plan_selected(row_group, desc, md, sel_rows, cache)
-                    chunk_ranges = plan.ranges
-                self._check_ranges(chunk_ranges)
+                if sel_rows is None:
+                    sel_rows = self._selected_rows(selection)
+                plan = plans[pos] = self._plan_selected(row_group, desc, md, sel_rows, cache)
+                self._check_ranges(plan.ranges)
             except (LazyScanError, ValueError) as e:
                 raise self._located(e, {"row_group": row_group, "column": desc.name}) from None
-            plans.append(plan)
-            shapes.append(shape)
-            ranges += chunk_ranges
+            ranges += plan.ranges
         try:
             buf, at_list = self._fetch_into(ranges, c) if ranges else (np.empty(0, np.uint8), [])
         except FileError as e:
             raise e.at(file=self.path, row_group=row_group) from None
-        at = np.array(at_list, np.int64)
-        out: list[pa.Array] = []
-        pos = 0
-        max_page = self.options.max_page_size
-        for desc, plan, shape, md in zip(descs, plans, shapes, mds):
-            if plan is None or md is None:
-                out.append(self._read_nested(row_group, desc, selection))
+        out: list[pa.Array | None] = [None] * len(descs)
+        n_fused = 0
+        if group is not None and gplan is not None and fused_at:
+            n_fused = gplan.n_ranges
+            at = np.array(at_list[:n_fused], np.int64)
+            arrays = fused.read_group(group, gplan, buf, at, exact_rows.idx, c, self.options.max_page_size)
+            for pos, k in fused_at.items():
+                arr = arrays[k]
+                if arr is None:
+                    # the general path reads it, or says precisely what is wrong
+                    md = group.mds[k]
+                    plan = self._plan_selected(row_group, descs[pos], md, exact_rows, None)
+                    first = int(gplan.col_rows[k, 0])
+                    arr = self._read_planned(row_group, plan, buf, at_list[first:], exact_rows, c, cache)
+                out[pos] = arr
+        at_general = at_list[n_fused:]
+        for pos, desc in enumerate(descs):
+            if pos in fused_at:
                 continue
-            if isinstance(plan, fused.ChunkPlan):
-                assert shape is not None
-                n = plan.n_ranges
-                arr = fused.read_selected(plan, buf, at[pos : pos + n], exact_rows.idx, shape, desc.max_definition_level, md.codec, c, max_page)
-                if arr is not None:
-                    out.append(arr)
-                    pos += n
-                    continue
-                # the general path reads it, or says precisely what is wrong
-                plan = self._plan_selected(row_group, desc, md, exact_rows, None)
-                rows_of_plan = exact_rows
-            else:
-                assert sel_rows is not None
-                rows_of_plan = sel_rows
-            n = len(plan.ranges)
-            views = [buf[a : a + length] for a, (_, length) in zip(at_list[pos : pos + n], plan.ranges)]
-            where = {"row_group": row_group, "column": desc.name}
+            plan = plans[pos]
+            if plan is None:
+                out[pos] = self._read_nested(row_group, desc, selection)
+                continue
+            assert sel_rows is not None
+            out[pos] = self._read_planned(row_group, plan, buf, at_general, sel_rows, c, cache)
+            at_general = at_general[len(plan.ranges) :]
+        return out  # type: ignore[return-value]
+
+    def _read_planned(
+        self, row_group: int, plan: _ChunkPlan, buf: np.ndarray, at: list[int], rows: _SelectedRows, c: ReadCounters,
+        cache: PageCache | None,
+    ) -> pa.Array:
+        """Decode a chunk whose planned ranges were fetched into ``buf`` (the ``i``-th at ``at[i]``)."""
+        views = [buf[a : a + length] for a, (_, length) in zip(at, plan.ranges)]
+        where = {"row_group": row_group, "column": plan.desc.name}
+        try:
+            chunk = self._decode_selected(plan, views, rows, c, where, cache=cache)
+        except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
+            raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
+        return self.to_arrow(row_group, plan.desc, chunk, c)
+
+    def _fused_group(self, row_group: int, descs: list[ColumnDescriptor]) -> fused.Group | None:
+        """The columns of ``descs`` the fused path reads in this row group (cached)."""
+        key = (row_group, tuple(d.index for d in descs))
+        cached = self._groups.get(key, False)
+        if cached is not False:
+            return cached  # type: ignore[return-value]
+        members, shapes, layouts, max_defs, codec_ids, mds = [], [], [], [], [], []
+        for pos, desc in enumerate(descs):
+            shape = self._fused_shape(desc)
+            if shape is None:
+                continue
+            _, _chunk, md = self.column_chunk(row_group, desc.index)
             try:
-                chunk = self._decode_selected(plan, views, rows_of_plan, c, where, cache=cache)
-            except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
-                raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
-            pos += n
-            out.append(self.to_arrow(row_group, desc, chunk, c))
-        return out
+                if md.codec != 0:
+                    codecs.check_codec(md.codec)
+                layout = self._layout(row_group, desc, md)
+            except (LazyScanError, ValueError) as e:
+                raise self._located(e, {"row_group": row_group, "column": desc.name}) from None
+            members.append(pos)
+            shapes.append(shape)
+            layouts.append(layout)
+            max_defs.append(desc.max_definition_level)
+            codec_ids.append(md.codec)
+            mds.append(md)
+        g = fused.group(members, shapes, layouts, max_defs, codec_ids, mds) if members else None
+        if len(self._groups) >= _MAX_GROUPS:
+            self._groups.clear()
+        self._groups[key] = g
+        return g
 
     @staticmethod
     def _cached_pages(cache: PageCache, layout: ChunkLayout) -> bool:
@@ -1057,8 +1096,8 @@ class ParquetFile:
             return shape
 
     def _fetch_into(self, ranges: list[tuple[int, int]], c: ReadCounters) -> tuple[np.ndarray, list[int]]:
-        """:meth:`_fetch` into one array: (the array, where each range starts in it)."""
-        self._check_ranges(ranges)
+        """:meth:`_fetch` into one array: (the array, where each range starts in it). The
+        callers have checked that every range lies inside the file."""
         t0 = time.perf_counter()
         opts = self.options.read or self._default_read
         try:

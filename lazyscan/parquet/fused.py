@@ -24,7 +24,6 @@ import numba
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import LazyScanError
 from lazyscan.parquet import buffers, codecs
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
@@ -498,121 +497,326 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
     return total
 
 
-class _Unreadable(Exception):
-    """This path does not read the chunk; the general path will."""
+class Group(NamedTuple):
+    """The columns of one row group a selective read decodes on this path, with their page
+    tables laid end to end so that one kernel call serves them all."""
+
+    members: tuple[int, ...]  # positions in the caller's list of columns
+    shapes: tuple[Shape, ...]
+    layouts: tuple[ChunkLayout, ...]
+    page_starts: np.ndarray
+    page_ends: np.ndarray
+    page_offsets: np.ndarray
+    page_sizes: np.ndarray
+    col_pages: np.ndarray  # member c's pages are [col_pages[c], col_pages[c + 1])
+    dict_offset: np.ndarray
+    dict_size: np.ndarray  # -1: no dictionary page
+    max_def: np.ndarray
+    width: np.ndarray
+    mode: np.ndarray
+    codec: np.ndarray
+    wide: np.ndarray  # 1: the member's values are uint64 words (decimal128: two per row)
+    slot: np.ndarray  # the member's first row-sized slot in its output array
+    slots32: int
+    slots64: int
+    slots_bytes: int
+    mds: tuple[Any, ...]  # the members' column metadata, for the general path
+    raw: tuple[Any, ...]  # the members' raw decompressors (codecs.raw_decompressor)
+    npages: tuple[int, ...]
 
 
-class ChunkPlan(NamedTuple):
-    """What a selective read of one chunk fetches (rows of :func:`plan_chunk`)."""
+def group(
+    members: list[int], shapes: list[Shape], layouts: list[ChunkLayout], max_defs: list[int], codec_ids: list[int],
+    mds: list[Any],
+) -> Group:
+    """The :class:`Group` of the chunks ``layouts`` (one per member)."""
+    col_pages = np.zeros(len(members) + 1, np.int64)
+    np.cumsum([len(lay.page_starts) for lay in layouts], out=col_pages[1:])
+    wide, slot = [], []
+    counts = [0, 0, 0]
+    for shape in shapes:
+        kind = 2 if shape.width == 0 else int(shape.out_width != 4)
+        wide.append(kind == 1)
+        slot.append(counts[kind])
+        counts[kind] += 2 if shape.mode == TO_DECIMAL128 else 1
+
+    def cat(name: str) -> np.ndarray:
+        parts = [getattr(lay, name) for lay in layouts]
+        return np.concatenate(parts) if parts else np.empty(0, np.int64)
+
+    dicts = [lay.dictionary if lay.dictionary is not None else (0, -1) for lay in layouts]
+    i64 = np.int64
+    return Group(
+        tuple(members), tuple(shapes), tuple(layouts),
+        cat("page_starts"), cat("page_ends"), cat("page_offsets"), cat("page_sizes"), col_pages,
+        np.array([d[0] for d in dicts], i64), np.array([d[1] for d in dicts], i64),
+        np.array(max_defs, i64), np.array([s.width for s in shapes], i64), np.array([s.mode for s in shapes], i64),
+        np.array(codec_ids, i64), np.array(wide, np.uint8), np.array(slot, i64), counts[0], counts[1], counts[2], tuple(mds),
+        tuple(codecs.raw_decompressor(k) for k in codec_ids), tuple(len(lay.page_starts) for lay in layouts),
+    )
+
+
+#: a member's status in the group kernels: read here, left to the general path
+OK, GENERAL = 0, 1
+_OK, _GENERAL = OK, GENERAL
+
+#: why planning a member failed: its pages do not add up, or a page lies outside the file
+PLAN_INCONSISTENT, PLAN_OUTSIDE_FILE = -1, -2
+
+
+@_jit
+def plan_group(sel_starts, sel_ends, idx, page_starts, page_ends, page_offsets, page_sizes, col_pages, dict_offset, dict_size, status, file_size, out, col_rows):
+    """:func:`plan_chunk` for every member whose ``status`` is ``_OK``, rows end to end in ``out``; member ``c``'s
+    are ``col_rows[c, 0]`` and the ``col_rows[c, 1]`` after it. Returns the number of rows, or
+    ``-1 - c`` when member ``c`` fails (``col_rows[c, 1]`` then says why)."""
+    n = 0
+    for c in range(col_pages.shape[0] - 1):
+        col_rows[c, 0] = n
+        col_rows[c, 1] = 0
+        if status[c] != _OK:
+            continue
+        a = col_pages[c]
+        b = col_pages[c + 1]
+        got = plan_chunk(
+            sel_starts, sel_ends, idx, page_starts[a:b], page_ends[a:b], page_offsets[a:b], page_sizes[a:b],
+            dict_offset[c], dict_size[c], out[n:],
+        )
+        if got < 0:
+            col_rows[c, 1] = PLAN_INCONSISTENT
+            return -1 - c
+        for r in range(n, n + got):
+            if out[r, _P_OFFSET] < 0 or out[r, _P_SIZE] < 0 or out[r, _P_OFFSET] + out[r, _P_SIZE] > file_size:
+                col_rows[c, 1] = PLAN_OUTSIDE_FILE
+                return -1 - c
+        col_rows[c, 1] = got
+        n += got
+    return n
+
+
+class GroupPlan(NamedTuple):
+    """What a selective read of a :class:`Group` fetches (rows of :func:`plan_group`)."""
 
     rows: np.ndarray
+    col_rows: np.ndarray
     n_ranges: int
-    has_dictionary: bool
-    pages_skipped: int
+    status: np.ndarray  # per member: _OK (read here) or _GENERAL
 
     def ranges(self) -> list[list[int]]:
         return self.rows[: self.n_ranges, :2].tolist()  # type: ignore[no-any-return]
 
 
-def plan(layout: ChunkLayout, sel_starts: np.ndarray, sel_ends: np.ndarray, idx: np.ndarray) -> ChunkPlan:
-    """The pages of a chunk a read of the rows ``idx`` needs (``ValueError`` if inconsistent)."""
-    npages = len(layout.page_starts)
-    rows = np.empty((npages + 1, _PLAN_FIELDS), np.int64)
-    d_off, d_size = layout.dictionary if layout.dictionary is not None else (0, -1)
-    n = plan_chunk(sel_starts, sel_ends, idx, layout.page_starts, layout.page_ends, layout.page_offsets, layout.page_sizes, d_off, d_size, rows)
+class PlanError(ValueError):
+    """Planning member ``member`` of a group failed."""
+
+    def __init__(self, member: int, reason: int) -> None:
+        super().__init__("inconsistent page plan" if reason == PLAN_INCONSISTENT else "a page lies outside the file")
+        self.member = member
+        self.reason = reason
+
+
+def plan(g: Group, sel_starts: np.ndarray, sel_ends: np.ndarray, idx: np.ndarray, status: np.ndarray, file_size: int) -> GroupPlan:
+    """The pages of every member whose ``status`` is ``_OK`` a read of the rows ``idx`` needs
+    (:class:`PlanError` if a member's are inconsistent)."""
+    m = len(g.members)
+    rows = np.empty((len(g.page_starts) + m, _PLAN_FIELDS), np.int64)
+    col_rows = np.empty((m, 2), np.int64)
+    n = plan_group(
+        sel_starts, sel_ends, idx, g.page_starts, g.page_ends, g.page_offsets, g.page_sizes, g.col_pages,
+        g.dict_offset, g.dict_size, status, file_size, rows, col_rows,
+    )
     if n < 0:
-        raise ValueError("inconsistent page plan")
-    has_dict = d_size >= 0
-    return ChunkPlan(rows, n, has_dict, npages - (n - has_dict))
+        member = -1 - n
+        raise PlanError(member, int(col_rows[member, 1]))
+    return GroupPlan(rows, col_rows, n, status)
 
 
-def read_selected(
-    chunk: ChunkPlan,
-    buf: np.ndarray,
-    at: np.ndarray,
-    idx: np.ndarray,
-    shape: Shape,
-    max_def: int,
-    codec: int,
-    c: ReadCounters,
-    max_page_size: int,
-) -> pa.Array | None:
-    """The Arrow array of the rows ``idx`` (sorted, within the row group) of one chunk whose
-    pages ``chunk`` fetched into ``buf`` (range ``i`` starts at ``at[i]``); None when the general
-    path must read it."""
-    try:
-        return _read(chunk, buf, at, idx, shape, max_def, codec, c, max_page_size)
-    except (_Unreadable, LazyScanError):
-        return None
+#: the column of a decompression job naming its member
+_J_MEMBER = _JOB_FIELDS
 
 
-def _read(
-    chunk: ChunkPlan, buf: np.ndarray, at: np.ndarray, idx: np.ndarray, shape: Shape, max_def: int, codec: int,
-    c: ReadCounters, max_page_size: int,
-) -> pa.Array:
-    n = chunk.n_ranges
+@_jit
+def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info):
+    """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
+    jobs and bodies end to end (a member whose headers this path does not read turns
+    ``_GENERAL``). Returns (size of the buffer of bodies, number of jobs)."""
+    total = np.int64(0)
+    k = 0
+    nj = 0
+    for c in range(col_rows.shape[0]):
+        col_pages[c, 0] = k
+        col_pages[c, 1] = k
+        s = col_rows[c, 0]
+        n = col_rows[c, 1]
+        if status[c] != _OK or n <= 0:
+            status[c] = _GENERAL
+            continue
+        has_dict = dict_size[c] >= 0
+        size = prepare_chunk(buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c])
+        if size < 0:
+            status[c] = _GENERAL
+            continue
+        npages = n - (1 if has_dict else 0)
+        for p in range(k, k + npages):
+            pages[p, _BODY] += total
+            pages[p, _BODY_END] += total
+        for j in range(nj, nj + info[c, _I_JOBS]):
+            jobs[j, _J_DST] += total
+            jobs[j, _J_MEMBER] = c
+        info[c, _I_DICT_OFF] += total
+        info[c, _I_DICT_END] += total
+        col_pages[c, 1] = k + npages
+        k += npages
+        nj += info[c, _I_JOBS]
+        total += size
+    return total, nj
+
+
+@_jit
+def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, slot, status, out32, out64, valid, nulls, starts, lengths, offsets, data_at):
+    """Decode the selected rows of every ``_OK`` member: fixed-width values into its slots of
+    ``out32``/``out64``, byte arrays into ``offsets`` (its slot, ``rows + 1`` entries) and the
+    returned data (from ``data_at[c]``); ``valid`` and ``nulls`` per member. A member whose
+    values this path does not read turns ``_GENERAL``."""
+    rows = idx.shape[0]
+    m = col_pages.shape[0]
+    sizes = np.zeros(m, np.int64)
+    total = np.int64(0)
+    for c in range(m):
+        if status[c] != _OK:
+            continue
+        a = col_pages[c, 0]
+        b = col_pages[c, 1]
+        v = valid[c * rows : (c + 1) * rows]
+        s = slot[c]
+        if width[c] > 0:
+            words = 2 if mode[c] == TO_DECIMAL128 else 1
+            if wide[c]:
+                got = gather_fixed(dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c], out64[s * rows : (s + words) * rows], v)
+            else:
+                got = gather_fixed(dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c], out32[s * rows : (s + 1) * rows], v)
+            if got < 0:
+                status[c] = _GENERAL
+            else:
+                nulls[c] = got
+            continue
+        size = locate_bytes(
+            dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_END], info[c, _I_DICT_COUNT],
+            starts[s * rows : (s + 1) * rows], lengths[s * rows : (s + 1) * rows], v,
+        )
+        if size < 0 or size > _INT32_MAX:
+            status[c] = _GENERAL
+            continue
+        sizes[c] = size
+        total += size
+        n_valid = 0
+        for r in range(rows):
+            n_valid += v[r]
+        nulls[c] = rows - n_valid
+    data = np.empty(total, np.uint8)
+    at = np.int64(0)
+    for c in range(m):
+        if status[c] != _OK or width[c] > 0:
+            continue
+        s = slot[c]
+        data_at[c] = at
+        o = offsets[s * (rows + 1) : (s + 1) * (rows + 1)]
+        o[0] = 0
+        end = K.gather_bytes_at(dec, starts[s * rows : (s + 1) * rows], lengths[s * rows : (s + 1) * rows], o, data[at : at + sizes[c]], 0, 0)
+        if end != sizes[c]:
+            status[c] = _GENERAL
+        at += sizes[c]
+    return data
+
+
+def read_group(
+    g: Group, gplan: GroupPlan, buf: np.ndarray, at: np.ndarray, idx: np.ndarray, c: ReadCounters, max_page_size: int
+) -> list[pa.Array | None]:
+    """The Arrow arrays of the rows ``idx`` (sorted, within the row group) of every member of
+    ``g``, whose pages ``gplan`` fetched into ``buf`` (range ``i`` starts at ``at[i]``); None
+    for a member the general path must read."""
+    m = len(g.members)
+    n = gplan.n_ranges
+    status = gplan.status.copy()
     pages = np.empty((n, _PAGE_FIELDS), np.int64)
-    jobs = np.empty((2 * n, _JOB_FIELDS), np.int64)
-    info = np.empty(4, np.int64)
-    total = prepare_chunk(buf, at, chunk.rows, n, chunk.has_dictionary, max_def, shape.width, codec, pages, jobs, info)
-    if total < 0:
-        raise _Unreadable
+    col_pages = np.empty((m, 2), np.int64)
+    jobs = np.empty((2 * n, _JOB_FIELDS + 1), np.int64)
+    info = np.empty((m, 4), np.int64)
+    total, nj = prepare_group(
+        buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info
+    )
     dec = _scratch(total)
     clock = time.perf_counter
     t0 = clock()
     decompressed = 0
-    raw = codecs.raw_decompressor(codec)
-    for src, src_len, dst, dst_len, decompress in jobs[: info[_I_JOBS]].tolist():
+    failed: set[int] = set()
+    raw = g.raw
+    for src, src_len, dst, dst_len, decompress, member in jobs[:nj].tolist():
+        if member in failed:
+            continue
         if decompress:
-            if raw is not None and dst_len <= max_page_size and codecs.within_ratio(raw[1], src_len, dst_len):
-                # the checks of codecs.decompress_into, without its calls: any failure
-                # sends the chunk to the general path, which reports it
-                try:
-                    if raw[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
-                        raise _Unreadable
-                except Exception:
-                    raise _Unreadable from None
-            else:
-                codecs.decompress_into(codec, buf[src : src + src_len], dec[dst : dst + dst_len], max_page_size)
+            codec = raw[member]
+            try:
+                if codec is not None and dst_len <= max_page_size and codecs.within_ratio(codec[1], src_len, dst_len):
+                    # the checks of codecs.decompress_into, without its calls: any failure
+                    # sends the chunk to the general path, which reports it
+                    if codec[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
+                        failed.add(member)
+                        continue
+                else:
+                    codecs.decompress_into(int(g.codec[member]), buf[src : src + src_len], dec[dst : dst + dst_len], max_page_size)
+            except Exception:
+                failed.add(member)
+                continue
             decompressed += dst_len
         elif src_len == dst_len:
             dec[dst : dst + dst_len] = buf[src : src + src_len]
         else:
-            raise _Unreadable
+            failed.add(member)
+    for member in failed:
+        status[member] = _GENERAL
     t1 = clock()
     c.decompress_seconds += t1 - t0
     c.bytes_decompressed += decompressed
-    npages = n - chunk.has_dictionary
-    pages = pages[:npages]
-    d_off, d_end, d_count = int(info[_I_DICT_OFF]), int(info[_I_DICT_END]), int(info[_I_DICT_COUNT])
     rows = len(idx)
-    valid = np.empty(rows, np.uint8)
-    if shape.width:
-        out = buffers.empty(rows * shape.out_width // shape.word.itemsize, shape.word)
-        nulls = gather_fixed(dec, pages, idx, max_def, d_off, d_count, shape.width, shape.mode, out, valid)
-        if nulls < 0:
-            raise _Unreadable
-        arr = pa.Array.from_buffers(shape.arrow_type, rows, [_validity(valid, nulls), pa.py_buffer(out)], nulls)
-    else:
-        starts = np.empty(rows, np.int64)
-        lengths = np.empty(rows, np.int64)
-        size = locate_bytes(dec, pages, idx, max_def, d_off, d_end, d_count, starts, lengths, valid)
-        if size < 0 or size > _INT32_MAX:
-            raise _Unreadable
-        offsets = np.empty(rows + 1, np.int32)
-        offsets[0] = 0
-        data = buffers.empty(int(size), np.uint8)
-        if K.gather_bytes_at(dec, starts, lengths, offsets, data, 0, 0) != size:
-            raise _Unreadable
-        nulls = rows - int(np.count_nonzero(valid)) if max_def else 0
-        arr = pa.Array.from_buffers(
-            shape.arrow_type, rows, [_validity(valid, nulls), pa.py_buffer(offsets), pa.py_buffer(data)], nulls
-        )
+    valid = np.empty(m * rows, np.uint8)
+    nulls = np.zeros(m, np.int64)
+    out32 = np.empty(g.slots32 * rows, np.uint32)
+    out64 = buffers.empty(g.slots64 * rows, np.uint64)
+    starts = np.empty(g.slots_bytes * rows, np.int64)
+    lengths = np.empty(g.slots_bytes * rows, np.int64)
+    offsets = np.empty(g.slots_bytes * (rows + 1), np.int32)
+    data_at = np.zeros(m, np.int64)
+    data = decode_group(
+        dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
+        out32, out64, valid, nulls, starts, lengths, offsets, data_at,
+    )
+    b32 = pa.py_buffer(out32)
+    b64 = pa.py_buffer(out64)
+    boffsets = pa.py_buffer(offsets)
+    bdata = pa.py_buffer(data)
+    out: list[pa.Array | None] = []
+    done = 0
+    read_pages = (col_pages[:, 1] - col_pages[:, 0]).tolist()
+    for k, (shape, ok, null_count, s) in enumerate(zip(g.shapes, status.tolist(), nulls.tolist(), g.slot.tolist())):
+        if ok != _OK:
+            out.append(None)
+            continue
+        validity = None if null_count == 0 else pa.py_buffer(np.packbits(valid[k * rows : (k + 1) * rows], bitorder="little"))
+        if shape.width:
+            word = 8 if g.wide[k] else 4
+            values = (b64 if word == 8 else b32).slice(s * rows * word, rows * shape.out_width)
+            out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, values], null_count))
+        else:
+            offs = boffsets.slice(s * (rows + 1) * 4, (rows + 1) * 4)
+            end = int(offsets[s * (rows + 1) + rows])
+            values = bdata.slice(int(data_at[k]), end)
+            out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, offs, values], null_count))
+        done += 1
+        c.pages_fetched += read_pages[k]
+        c.pages_skipped += g.npages[k] - read_pages[k]
     c.decode_seconds += clock() - t1
-    c.values_decoded += rows
-    c.pages_fetched += npages
-    c.pages_skipped += chunk.pages_skipped
-    return arr
+    c.values_decoded += rows * done
+    return out
 
 
 _local = threading.local()
