@@ -14,6 +14,7 @@ from lazyscan.errors import (
 )
 from lazyscan.parquet import ParquetFile, RowRanges
 from lazyscan.predicate import col, lit, parse_predicate
+from lazyscan.predicate.keys import KeyFilter, KeyFilterError, key_filter
 from lazyscan.scan import FileSplit, Profile, Scan, ScanOptions, discover
 from lazyscan.scan.scan import scan
 
@@ -22,6 +23,8 @@ __version__ = "0.1.0"
 __all__ = [
     "CorruptFileError",
     "FileSplit",
+    "KeyFilter",
+    "KeyFilterError",
     "LazyScanError",
     "OptionError",
     "ParquetFile",
@@ -35,6 +38,7 @@ __all__ = [
     "__version__",
     "col",
     "discover",
+    "key_filter",
     "lit",
     "parse_predicate",
     "scan",

@@ -81,6 +81,7 @@ from lazyscan.predicate.bound import (
     BoundExpr,
     BoundIn,
     BoundIsNull,
+    BoundKeyIn,
     BoundLike,
     BoundLiteral,
     BoundNonNullConstant,
@@ -100,6 +101,7 @@ from lazyscan.predicate.expr import (
     Expr,
     In,
     IsNull,
+    KeyIn,
     Like,
     Literal,
     Not,
@@ -721,6 +723,14 @@ def negate(expr: BoundExpr) -> BoundExpr:
         return BoundIn(expr.column, expr.literals, expr.has_null, not expr.negated)
     if isinstance(expr, BoundIsNull):
         return BoundIsNull(expr.column, not expr.negated)
+    if isinstance(expr, BoundKeyIn):
+        if not expr.keys.exact or expr.adaptive:
+            what = "a Bloom key filter" if not expr.keys.exact else "an adaptive key filter"
+            raise PredicateError(
+                f"unsupported: NOT of {what} on column {render_column(expr.column.name)}: its matches are a "
+                "superset, so NOT of it would drop rows that belong; use an exact, non-adaptive key filter"
+            )
+        return BoundKeyIn(expr.column, expr.keys, expr.adaptive, not expr.negated)
     if isinstance(expr, BoundLike):
         return BoundLike(expr.column, expr.pattern, expr.escape, not expr.negated, expr.matcher)
     if isinstance(expr, BoundNonNullConstant):
@@ -776,6 +786,8 @@ class _Binder:
             return self.in_list(e)
         if isinstance(e, IsNull):
             return BoundIsNull(self.resolve(e.column), e.negated)
+        if isinstance(e, KeyIn):
+            return self.key_in(e)
         if isinstance(e, Like):
             return self.like(e)
         if isinstance(e, And):
@@ -795,6 +807,20 @@ class _Binder:
                 )
             return BoundCompare(ref, "=", make_literal(ref, True))
         raise PredicateError(f"not a predicate: {e!r}")
+
+    def key_in(self, e: KeyIn) -> BoundExpr:
+        from lazyscan.predicate.keys import KeyFilter
+
+        ref = self.resolve(e.column)
+        keys = e.keys
+        if not isinstance(keys, KeyFilter):
+            raise PredicateError(f"isin_keys on {render_column(ref.name)} needs a key filter, got {type(keys).__name__}")
+        if keys.compatible(ref.type) is None:
+            raise PredicateError(
+                f"a key filter of {keys.type_name} keys cannot be compared with column "
+                f"{render_column(ref.name)} of type {ref.type}"
+            )
+        return BoundKeyIn(ref, keys, e.adaptive)
 
     def compare(self, e: Compare) -> BoundExpr:
         ref = self.resolve(e.column)

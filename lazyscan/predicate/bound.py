@@ -171,6 +171,17 @@ class BoundIn(BoundExpr):
 
 
 @dataclass(frozen=True)
+class BoundKeyIn(BoundExpr):
+    """``column`` holds a key of ``keys`` (a :class:`~lazyscan.predicate.keys.KeyFilter`
+    whose keys compare with the column's values); ``NOT`` when ``negated``. NULL gives NULL."""
+
+    column: BoundRef
+    keys: Any
+    adaptive: bool = False
+    negated: bool = False
+
+
+@dataclass(frozen=True)
 class BoundIsNull(BoundExpr):
     column: BoundRef
     negated: bool = False
@@ -296,6 +307,8 @@ def _render(e: BoundExpr, parent: str) -> str:
         return f"{e.column} {'NOT IN' if e.negated else 'IN'} ({', '.join(items)})"
     if isinstance(e, BoundIsNull):
         return f"{e.column} IS {'NOT ' if e.negated else ''}NULL"
+    if isinstance(e, BoundKeyIn):
+        return f"{e.column} {'NOT IN' if e.negated else 'IN'} KEYS({e.keys.describe()})"
     if isinstance(e, BoundLike):
         text = f"{e.column} {'NOT LIKE' if e.negated else 'LIKE'} {render_string(e.pattern)}"
         if e.escape != "\\":

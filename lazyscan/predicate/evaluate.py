@@ -32,6 +32,7 @@ from lazyscan.predicate.bound import (
     BoundExpr,
     BoundIn,
     BoundIsNull,
+    BoundKeyIn,
     BoundLike,
     BoundNonNullConstant,
     BoundNot,
@@ -135,9 +136,20 @@ def _leaf_on_values(node: BoundExpr, arr: pa.Array, ref: BoundRef) -> pa.Array:
     raise TypeError(f"not a leaf: {node!r}")  # pragma: no cover
 
 
+def _key_in(node: BoundKeyIn, arr: pa.Array) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if isinstance(arr, pa.DictionaryArray):
+        return pc.take(_key_in(node, arr.dictionary), arr.indices)
+    result = node.keys.contains(arr)
+    return pc.invert(result) if node.negated else result
+
+
 def _leaf(node: BoundExpr, arr: pa.Array, ref: BoundRef) -> pa.Array:
     if isinstance(node, BoundIsNull):
         return pc.is_valid(arr) if node.negated else pc.is_null(arr)
+    if isinstance(node, BoundKeyIn):
+        return _key_in(node, arr)
     if isinstance(arr, pa.DictionaryArray):
         per_value = _leaf_on_values(node, arr.dictionary, ref)
         result = pc.take(per_value, arr.indices)

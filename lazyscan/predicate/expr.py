@@ -251,6 +251,19 @@ class In(Expr):
 
 
 @dataclass(frozen=True)
+class KeyIn(Expr):
+    """``column`` holds a key of ``keys`` (a :class:`~lazyscan.predicate.keys.KeyFilter`).
+
+    An exact filter keeps exactly the rows whose value is a key, a Bloom filter a superset;
+    NULL never matches. With ``adaptive`` the scan may stop probing a filter that removes too
+    few rows to pay for itself: for use in front of the join that filters again."""
+
+    column: Ref
+    keys: Any
+    adaptive: bool = False
+
+
+@dataclass(frozen=True)
 class IsNull(Expr):
     """``column IS NULL``, or ``IS NOT NULL`` when ``negated``."""
 
@@ -397,6 +410,13 @@ class Column:
         else:
             items = list(values)
         return In(self.ref, tuple(lit(v) for v in items))
+
+    def isin_keys(self, keys: Any, adaptive: bool = False) -> KeyIn:
+        """``column`` holds a key of ``keys``: a :class:`~lazyscan.predicate.keys.KeyFilter`
+        (from :func:`lazyscan.key_filter`) or anything it builds one from."""
+        from lazyscan.predicate.keys import KeyFilter, key_filter
+
+        return KeyIn(self.ref, keys if isinstance(keys, KeyFilter) else key_filter(keys), adaptive)
 
     def is_null(self) -> IsNull:
         return IsNull(self.ref)
@@ -614,6 +634,8 @@ def _render(e: Expr, parent: str) -> str:
         return f"{render_column(e.column.name)} {word} ({values})"
     if isinstance(e, IsNull):
         return f"{render_column(e.column.name)} IS {'NOT ' if e.negated else ''}NULL"
+    if isinstance(e, KeyIn):
+        return f"{render_column(e.column.name)} IN KEYS({e.keys.describe()})"
     if isinstance(e, Like):
         word = "NOT LIKE" if e.negated else "LIKE"
         text = f"{render_column(e.column.name)} {word} {render_string(e.pattern)}"

@@ -47,6 +47,7 @@ from lazyscan.predicate.bound import (
     BoundExpr,
     BoundIn,
     BoundIsNull,
+    BoundKeyIn,
     BoundLike,
     BoundNonNullConstant,
     BoundNot,
@@ -169,6 +170,10 @@ def _range(node: BoundExpr, lo: Any, hi: Any) -> int:
         return out
     if isinstance(node, BoundLike):
         return _like_range(node, lo, hi)
+    if isinstance(node, BoundKeyIn):
+        some, every = node.keys.in_range(lo, hi, node.column.type)
+        out = (T if some else 0) | (0 if every else F)
+        return _not(out) if node.negated else out
     return T | F
 
 
@@ -198,6 +203,8 @@ def _unknown(node: BoundExpr) -> int:
 def _null_outcome(node: BoundExpr) -> int:
     if isinstance(node, BoundIsNull):
         return F if node.negated else T
+    if isinstance(node, BoundKeyIn) and node.keys.kind == "empty":
+        return T if node.negated else F
     if isinstance(node, BoundCompare) and node.op == "<=>":
         return F
     return N
@@ -330,6 +337,10 @@ def _bloom_values(ref: BoundRef, storage: list[Any]) -> list[Any] | None:
     return storage
 
 
+#: a key filter with at most this many keys is probed against Parquet Bloom filters
+BLOOM_PROBE_KEYS = 64
+
+
 def _bloom_rules_out(node: BoundExpr, might_contain: MightContain) -> bool:
     if isinstance(node, BoundAnd):
         return _bloom_rules_out(node.left, might_contain) or _bloom_rules_out(
@@ -347,6 +358,11 @@ def _bloom_rules_out(node: BoundExpr, might_contain: MightContain) -> bool:
         values = [node.literal.storage]
     elif isinstance(node, BoundIn) and not node.negated:
         values = [lit.storage for lit in node.literals]
+    elif isinstance(node, BoundKeyIn) and not node.negated:
+        keys = node.keys.column_values(node.column.type, BLOOM_PROBE_KEYS)
+        if keys is None:
+            return False
+        values = keys
     else:
         return False
     if not values:

@@ -31,6 +31,8 @@ COUNTERS = (
     "rows_after_pruning",
     "rows_returned",
     "values_decoded",
+    "key_probes_dictionary",
+    "key_probes_values",
 )
 TIMINGS = ("planning", "io", "decompress", "decode", "filter", "total")
 

@@ -50,8 +50,16 @@ from lazyscan.predicate import (
     split_conjuncts,
     to_expr,
 )
-from lazyscan.predicate.bound import BoundCompare, BoundExpr, BoundIn, BoundIsNull, BoundLike
+from lazyscan.predicate.bound import (
+    BoundCompare,
+    BoundExpr,
+    BoundIn,
+    BoundIsNull,
+    BoundKeyIn,
+    BoundLike,
+)
 from lazyscan.predicate.expr import Expr
+from lazyscan.predicate.prune import BLOOM_PROBE_KEYS
 from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, discover
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
@@ -73,6 +81,8 @@ class _Conjunct:
     est_cost: float
     #: for ``=`` / ``IN`` on a string or binary column: the values, matched on encoded pages
     needles: BytesMatcher | None = None
+    #: a key filter is part of it
+    has_keys: bool = False
 
 
 def _needles(bound: BoundExpr) -> BytesMatcher | None:
@@ -104,6 +114,8 @@ def _estimate(bound: BoundExpr, schema: pa.Schema) -> tuple[float, float]:
         sel = 0.9 if node.negated else 0.1
     elif isinstance(node, BoundLike):
         sel = 0.8 if node.negated else 0.2
+    elif isinstance(node, BoundKeyIn):
+        sel = 0.9 if node.negated else 0.1
     cost = 0.0
     for name in referenced_columns(bound):
         idx = schema.get_field_index(name)
@@ -148,6 +160,12 @@ class PredicateOrder:
             removed = 1.0 - c.est_selectivity
             cost = c.est_cost * 1e-8
         return removed / max(cost, 1e-12)
+
+    def stats(self, index: int) -> tuple[float, float, float]:
+        """(rows in, rows out, seconds) of step ``index`` so far."""
+        with self._lock:
+            rows_in, rows_out, seconds = self._stats[index]
+        return rows_in, rows_out, seconds
 
     def order(self) -> list[int]:
         idx = list(range(len(self.conjuncts)))
@@ -387,6 +405,8 @@ class _RowGroupScan:
                 if dictionary.type != want:
                     dictionary = dictionary.cast(want)
                 mask = evaluate_on_dictionary(c.bound, dictionary)
+                if c.has_keys:
+                    p.add("key_probes_dictionary", len(dictionary))
                 passes_null = null_passes(c.bound)
                 p.time("filter", time.perf_counter() - t0)
                 if opts.prune_dictionary and not mask.any():
@@ -449,6 +469,8 @@ class _RowGroupScan:
         """Evaluate conjunct ``i`` on the selected rows; return the rows that pass."""
         scan = self.scan
         c = scan.conjuncts[i]
+        if scan.key_switch.get(i):
+            return selection  # an adaptive key filter that did not pay: the join filters
         t0 = time.perf_counter()
         rows_in = selection.row_count
         mask = None
@@ -464,6 +486,8 @@ class _RowGroupScan:
             tf = time.perf_counter()
             mask = evaluate(c.bound, batch)
             self.profile.time("filter", time.perf_counter() - tf)
+            if c.has_keys:
+                self.profile.add("key_probes_values", rows_in)
         kept = selection.to_indices()[mask]
         out = RowRanges.from_indices(kept) if len(kept) != rows_in else selection
         seconds = time.perf_counter() - t0
@@ -471,6 +495,8 @@ class _RowGroupScan:
         self.profile.predicate_run(c.text, rows_in, len(kept), seconds)
         if len(kept) < rows_in:
             self.profile.decide(c.text, "rows", rows_in - len(kept))
+        if i in scan.key_switch:
+            scan._consider_key_switch(i, self.profile)
         return out
 
     def _decoded(self, name: str, selection: RowRanges) -> pa.Array:
@@ -606,7 +632,7 @@ def _group_by_column(parts: list[BoundExpr]) -> list[BoundExpr]:
     out: list[BoundExpr | str] = []
     for part in parts:
         cols = referenced_columns(part)
-        if len(cols) != 1 or _needles(part) is not None:
+        if len(cols) != 1 or _needles(part) is not None or _contains_keys(part):
             out.append(part)
             continue
         (name,) = cols
@@ -617,6 +643,17 @@ def _group_by_column(parts: list[BoundExpr]) -> list[BoundExpr]:
     return [conjunction(groups[item]) if isinstance(item, str) else item for item in out]
 
 
+def _contains_keys(bound: BoundExpr) -> bool:
+    """Whether a key filter is part of ``bound``."""
+    stack = [bound]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BoundKeyIn):
+            return True
+        stack.extend(c for c in (getattr(node, n, None) for n in ("left", "right", "child")) if c is not None)
+    return False
+
+
 def _bloom_candidate(bound: BoundExpr) -> bool:
     stack = [bound]
     while stack:
@@ -624,6 +661,8 @@ def _bloom_candidate(bound: BoundExpr) -> bool:
         if isinstance(node, BoundCompare) and node.op in ("=", "<=>"):
             return True
         if isinstance(node, BoundIn) and not node.negated:
+            return True
+        if isinstance(node, BoundKeyIn) and not node.negated and node.keys.exact and len(node.keys) <= BLOOM_PROBE_KEYS:
             return True
         for name in ("left", "right"):
             child = getattr(node, name, None)
@@ -710,14 +749,36 @@ class Scan:
                 sel, cost = _estimate(part, schema)
                 partition_only = bool(cols) and all(c in self.partition_columns for c in cols)
                 needles = None if partition_only else _needles(part)
-                self.conjuncts.append(_Conjunct(part, str(part), cols, partition_only, sel, cost, needles))
+                self.conjuncts.append(
+                    _Conjunct(part, str(part), cols, partition_only, sel, cost, needles, _contains_keys(part))
+                )
         self.predicate_columns = sorted({c for cj in self.conjuncts for c in cj.columns})
         self.payload_columns = [c for c in self.output_columns if c not in self.predicate_columns]
         self.needed_columns = list(dict.fromkeys([*self.output_columns, *self.predicate_columns]))
         self.order = PredicateOrder(self.conjuncts, self.options.adaptive_order)
+        #: adaptive key filters (conjunct index -> switched off), see :meth:`_consider_key_switch`
+        self.key_switch: dict[int, bool] = {
+            i: False for i, c in enumerate(self.conjuncts)
+            if isinstance(c.bound, BoundKeyIn) and c.bound.adaptive and not c.bound.negated
+        }
         self.schema = pa.schema([schema.field(c) for c in self.output_columns])
         self.profile.time("planning", time.perf_counter() - t0)
         self._consumed = False
+
+    #: an adaptive key filter is judged after it has seen this many rows
+    KEY_SWITCH_MIN_ROWS = 100_000
+
+    def _consider_key_switch(self, i: int, profile: Profile) -> None:
+        """Stop probing adaptive key filter ``i`` when it keeps more rows than the share above
+        which the payload is read whole anyway (``dense_threshold``): the probe then saves no
+        payload work, and the join behind the scan removes the rows it would have removed."""
+        rows_in, rows_out, _ = self.order.stats(i)
+        if rows_in < self.KEY_SWITCH_MIN_ROWS or self.key_switch.get(i, True):
+            return
+        kept = rows_out / rows_in
+        if kept > self.options.dense_threshold:
+            self.key_switch[i] = True
+            profile.decide(self.conjuncts[i].text, f"switched_off (kept {kept:.0%} of {rows_in:,} rows probed)")
 
     # ---- partition values ---------------------------------------------------------------------
 
