@@ -317,3 +317,31 @@ def test_key_filter_on_an_incompatible_column_names_column_and_types(tmp_path: P
     path = _fact(tmp_path, True)
     with pytest.raises(PredicateError, match=r"string/binary keys cannot be compared with column `?k`? of type int32"):
         lazyscan.scan(path, where=col("k").isin_keys(["a", "b"]))
+
+
+@pytest.mark.parametrize(
+    "column, keys",
+    [
+        (pa.array(np.arange(19_000, 19_400), pa.int32()).cast(pa.date32()), pa.array([19_003, 19_250, 25_000], pa.int32()).cast(pa.date32())),
+        (pa.array(np.arange(400) * 1_000_000, pa.int64()).cast(pa.timestamp("us")), pa.array([3_000, 250_000, 7], pa.int64()).cast(pa.timestamp("ms"))),
+        (pa.array([decimal.Decimal(i).scaleb(-2) for i in range(0, 40_000, 100)], pa.decimal128(12, 2)),
+         pa.array([decimal.Decimal("3.0"), decimal.Decimal("250.0"), decimal.Decimal("0.1")], pa.decimal128(10, 1))),
+        (pa.array([f"b{i}".encode() for i in range(400)], pa.binary()), pa.array(["b3", "b250", "zz"])),
+    ],
+    ids=["date", "timestamp", "decimal", "binary"],
+)
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_other_key_types_in_the_scan(tmp_path: Path, column: pa.Array, keys: pa.Array, dictionary: bool) -> None:
+    n = 12_000
+    rng = np.random.default_rng(5)
+    pick = rng.integers(0, len(column), n)
+    values = column.take(pa.array(pick))
+    values = pc.if_else(pa.array(rng.random(n) < 0.05), pa.scalar(None, values.type), values)
+    table = pa.table({"v": values, "i": pa.array(np.arange(n))})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=3_000, data_page_size=2_048, use_dictionary=dictionary, write_page_index=True)
+    got = lazyscan.scan(path, where=col("v").isin_keys(keys)).to_table()
+    wanted = pc.is_in(values, value_set=keys.cast(values.type))
+    expected = table.filter(pc.fill_null(wanted, False))
+    assert got.num_rows == expected.num_rows > 0
+    assert got.sort_by("i").column("i").equals(expected.column("i"))
