@@ -207,7 +207,7 @@ def _duckdb(path: Path, keys: pa.Array, where: str, key_col: str = "k") -> pa.Ta
 def _same_rows(ours: pa.Table, ref: pa.Table) -> None:
     assert ours.num_rows == ref.num_rows
     if ours.num_rows:
-        order = [(c, "ascending") for c in ("note",)]
+        order = [("note", "ascending")]
         assert ours.sort_by(order).equals(ref.select(ours.column_names).cast(ours.schema).sort_by(order))
 
 

@@ -852,14 +852,18 @@ class ParquetFile:
             return Assembled(0, None, values=_empty(desc))
         return assemble(desc, pages, dictionary)
 
+    def _checked_layout(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
+        """The chunk's page layout, once its codec is known to be readable."""
+        if md.codec != 0:
+            codecs.check_codec(md.codec)
+        return self._layout(row_group, desc, md)
+
     def _plan_selected(
         self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, rows: _SelectedRows, cache: PageCache | None
     ) -> _ChunkPlan:
         """Which pages of a chunk hold selected rows, and the byte ranges to fetch for them
         (the dictionary page first, unless ``cache`` has it decoded already)."""
-        if md.codec != 0:
-            codecs.check_codec(md.codec)
-        layout = self._layout(row_group, desc, md)
+        layout = self._checked_layout(row_group, desc, md)
         npages = len(layout.pages)
         plan = np.empty((3, npages), np.int64)
         count = K.plan_pages(rows.starts, rows.ends, rows.idx, layout.page_starts, layout.page_ends, plan[0], plan[1], plan[2])
@@ -1064,9 +1068,7 @@ class ParquetFile:
                 continue
             _, _chunk, md = self.column_chunk(row_group, desc.index)
             try:
-                if md.codec != 0:
-                    codecs.check_codec(md.codec)
-                layout = self._layout(row_group, desc, md)
+                layout = self._checked_layout(row_group, desc, md)
             except (LazyScanError, ValueError) as e:
                 raise self._located(e, {"row_group": row_group, "column": desc.name}) from None
             members.append(pos)

@@ -801,7 +801,7 @@ def read_group(
         if ok != _OK:
             out.append(None)
             continue
-        validity = None if null_count == 0 else pa.py_buffer(np.packbits(valid[k * rows : (k + 1) * rows], bitorder="little"))
+        validity = _validity(valid[k * rows : (k + 1) * rows], null_count)
         if shape.width:
             word = 8 if g.wide[k] else 4
             values = (b64 if word == 8 else b32).slice(s * rows * word, rows * shape.out_width)

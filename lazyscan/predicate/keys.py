@@ -113,12 +113,13 @@ def int_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         raw = np.asarray(pc.fill_null(arr, 0), dtype=np.uint64)
         small = raw <= np.uint64(2**63 - 1)
         return raw.astype(np.int64), (valid & small).astype(np.uint8)
-    if pa.types.is_timestamp(t) or pa.types.is_date32(t) or pa.types.is_integer(t):
-        storage = arr.view(pa.int64()) if pa.types.is_timestamp(t) else arr
-        if pa.types.is_date32(t):
-            storage = arr.view(pa.int32())
-        return np.asarray(pc.fill_null(storage, 0), dtype=np.int64), valid
-    raise PredicateError(f"{t} values are not integer-like keys")
+    if pa.types.is_timestamp(t):
+        arr = arr.view(pa.int64())
+    elif pa.types.is_date32(t):
+        arr = arr.view(pa.int32())
+    elif not pa.types.is_integer(t):
+        raise PredicateError(f"{t} values are not integer-like keys")
+    return np.asarray(pc.fill_null(arr, 0), dtype=np.int64), valid
 
 
 def byte_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -160,6 +161,24 @@ def _int_hash(v):
 
 
 @_jit
+def _int_candidate(values, valid, i, mul, div, lo, hi):
+    """Value ``i`` at the filter's scale, and whether it can be a key at all (usable, exact
+    at that scale, inside [lo, hi])."""
+    if not valid[i]:
+        return 0, False
+    v, exact = _rescale(values[i], mul, div)
+    return v, exact and lo <= v <= hi
+
+
+@_jit
+def _value_bounds(offsets, i, size):
+    """Start and end of byte value ``i``, and whether they are consistent."""
+    s0 = offsets[i]
+    s1 = offsets[i + 1]
+    return s0, s1, 0 <= s0 <= s1 <= size
+
+
+@_jit
 def build_int_table(keys, table, used):
     """Insert the distinct ``keys`` into an open-addressing table (size a power of two)."""
     shift = np.uint64(64 - int(np.log2(table.shape[0])))
@@ -180,10 +199,8 @@ def probe_int_hash(values, valid, mul, div, lo, hi, table, used, out):
     hits = 0
     for i in range(values.shape[0]):
         out[i] = 0
-        if not valid[i]:
-            continue
-        v, exact = _rescale(values[i], mul, div)
-        if not exact or v < lo or v > hi:
+        v, candidate = _int_candidate(values, valid, i, mul, div, lo, hi)
+        if not candidate:
             continue
         s = np.int64(_int_hash(v) >> shift)
         while used[s]:
@@ -207,10 +224,8 @@ def probe_int_bitmap(values, valid, mul, div, lo, hi, words, out):
     hits = 0
     for i in range(values.shape[0]):
         out[i] = 0
-        if not valid[i]:
-            continue
-        v, exact = _rescale(values[i], mul, div)
-        if not exact or v < lo or v > hi:
+        v, candidate = _int_candidate(values, valid, i, mul, div, lo, hi)
+        if not candidate:
             continue
         d = v - lo
         if (words[d >> 6] >> np.uint64(d & 63)) & np.uint64(1):
@@ -231,23 +246,13 @@ def _bloom_slot(h, nblocks, k):
 
 
 @_jit
-def bloom_insert_ints(keys, blocks, k):
-    n = blocks.shape[0]
-    for v in keys:
-        b, m = _bloom_slot(_int_hash(v), n, k)
-        blocks[b] |= m
-
-
-@_jit
 def probe_int_bloom(values, valid, mul, div, lo, hi, blocks, k, out):
     n = blocks.shape[0]
     hits = 0
     for i in range(values.shape[0]):
         out[i] = 0
-        if not valid[i]:
-            continue
-        v, exact = _rescale(values[i], mul, div)
-        if not exact or v < lo or v > hi:
+        v, candidate = _int_candidate(values, valid, i, mul, div, lo, hi)
+        if not candidate:
             continue
         b, m = _bloom_slot(_int_hash(v), n, k)
         if blocks[b] & m == m:
@@ -294,9 +299,8 @@ def probe_bytes_hash(data, offsets, valid, key_data, key_offsets, key_hashes, ta
         out[i] = 0
         if not valid[i]:
             continue
-        s0 = offsets[i]
-        s1 = offsets[i + 1]
-        if s0 < 0 or s1 < s0 or s1 > size:
+        s0, s1, ok = _value_bounds(offsets, i, size)
+        if not ok:
             return -1
         h = K._xxhash64(data, s0, s1 - s0)
         s = np.int64((h * _C1) >> shift)
@@ -312,6 +316,7 @@ def probe_bytes_hash(data, offsets, valid, key_data, key_offsets, key_hashes, ta
 
 @_jit
 def bloom_insert_hashes(hashes, blocks, k):
+    """Insert keys given as uint64 hashes (an integer key's own bits, a byte key's xxh64)."""
     n = blocks.shape[0]
     for h in hashes:
         b, m = _bloom_slot(h * _C1, n, k)
@@ -327,9 +332,8 @@ def probe_bytes_bloom(data, offsets, valid, blocks, k, out):
         out[i] = 0
         if not valid[i]:
             continue
-        s0 = offsets[i]
-        s1 = offsets[i + 1]
-        if s0 < 0 or s1 < s0 or s1 > size:
+        s0, s1, ok = _value_bounds(offsets, i, size)
+        if not ok:
             return -1
         b, m = _bloom_slot(K._xxhash64(data, s0, s1 - s0) * _C1, n, k)
         if blocks[b] & m == m:
@@ -429,6 +433,7 @@ class KeyFilter:
     _table: np.ndarray | None = field(default=None, repr=False)
     _used: np.ndarray | None = field(default=None, repr=False)
     _hashes: np.ndarray | None = field(default=None, repr=False)
+    _byte_keys: list[bytes] | None = field(default=None, repr=False)
 
     @property
     def exact(self) -> bool:
@@ -486,19 +491,19 @@ class KeyFilter:
         NULL, except against no keys at all: ``x IN (empty subquery)`` is FALSE in SQL."""
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
-        found, _ = self.probe(arr)
+        found = self.probe(arr)
         mask = None if arr.null_count == 0 or self.kind == "empty" else np.asarray(arr.is_null(), dtype=bool)
         return pa.array(found.view(bool), mask=mask)
 
-    def probe(self, arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """(uint8 hits, uint8 valid) for the rows of ``arr``; NULL rows are not hits."""
+    def probe(self, arr: pa.Array) -> np.ndarray:
+        """uint8 hits for the rows of ``arr``; NULL rows are not hits."""
         scale = self.compatible(arr.type)
         if scale is None:
             raise PredicateError(f"a {self.type_name} key filter cannot be probed with {arr.type} values")
         n = len(arr)
         out = np.zeros(n, np.uint8)
         if self.kind == "empty" or n == 0:
-            return out, np.asarray(arr.is_valid(), dtype=np.uint8)
+            return out
         mul, div = scale
         if self.family == BYTES:
             data, offsets, valid = byte_values(arr)
@@ -509,7 +514,7 @@ class KeyFilter:
                 got = probe_bytes_bloom(data, offsets, valid, self.words, self.k, out)
             if got < 0:
                 raise PredicateError("inconsistent string array offsets")
-            return out, valid
+            return out
         values, valid = int_values(arr)
         lo, hi = int(self.min), int(self.max)
         if self.kind == "bitmap":
@@ -519,9 +524,7 @@ class KeyFilter:
             probe_int_hash(values, valid, mul, div, lo, hi, self._table, self._used, out)
         else:
             probe_int_bloom(values, valid, mul, div, lo, hi, self.words, self.k, out)
-        if not pa.types.is_decimal(arr.type) and not pa.types.is_uint64(arr.type) and arr.null_count == 0:
-            return out, valid
-        return out, np.asarray(arr.is_valid(), dtype=np.uint8)
+        return out
 
     # ---- pruning ---------------------------------------------------------------------------
 
@@ -596,9 +599,12 @@ class KeyFilter:
         return [k // mul for k in keys if k % mul == 0]
 
     def byte_keys(self) -> list[bytes]:
-        o = self.keys
-        d = self.key_data.tobytes()
-        return [d[o[i] : o[i + 1]] for i in range(len(o) - 1)]
+        """The keys of an exact byte-key filter, sorted (built once)."""
+        if self._byte_keys is None:
+            o = self.keys.tolist()
+            d = self.key_data.tobytes()
+            self._byte_keys = [d[o[i] : o[i + 1]] for i in range(len(o) - 1)]
+        return self._byte_keys
 
     # ---- serialization ---------------------------------------------------------------------
 
@@ -682,11 +688,9 @@ def _from_bytes(blob: bytes) -> KeyFilter:
 
 
 def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024 or unit == "MiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / 1024:.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
 def _as_bytes(v: Any) -> bytes | None:
@@ -765,8 +769,6 @@ def key_filter(values: Any, fpp: float | None = None, exact_limit: int = EXACT_L
         return _empty(family, scale)
     target = DEFAULT_FPP if fpp is None else fpp
     if family == BYTES:
-        if not (pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type)):
-            arr = arr.cast(pa.large_binary())
         uniq = pc.unique(arr.cast(pa.large_binary())).sort()
         n = len(uniq)
         lo, hi = uniq[0].as_py(), uniq[n - 1].as_py()
@@ -795,5 +797,5 @@ def key_filter(values: Any, fpp: float | None = None, exact_limit: int = EXACT_L
         return _int_hash_filter(keys, family, scale)
     blocks, k = bloom_size(n, target)
     words = np.zeros(blocks, np.uint64)
-    bloom_insert_ints(keys, words, k)
+    bloom_insert_hashes(keys.view(np.uint64), words, k)
     return KeyFilter("bloom", family, scale, n, lo, hi, bloom_fpp(n, blocks, k), words, k)
