@@ -49,6 +49,8 @@ DEFAULT_FPP = 0.01
 _BITMAP_BITS_PER_KEY = 64
 #: ... and at most this many bits in all (32 MiB)
 _BITMAP_MAX_BITS = 1 << 28
+#: bits per key of the bit array an exact hash set checks before its table
+PREFILTER_BITS_PER_KEY = 32
 
 _C1 = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio, odd
 _C2 = np.uint64(0xC2B2AE3D27D4EB4F)  # an odd 64-bit prime (XXH64's P2)
@@ -179,6 +181,20 @@ def _value_bounds(offsets, i, size):
 
 
 @_jit
+def _pre_hit(pre, pre_shift, h):
+    """Whether the bit of hash ``h`` is set in the one-bit-per-hash filter ``pre``."""
+    slot = h >> pre_shift
+    return (pre[np.int64(slot >> np.uint64(6))] >> (slot & np.uint64(63))) & np.uint64(1) != 0
+
+
+@_jit
+def build_prefilter(hashes, pre, pre_shift):
+    for h in hashes:
+        slot = (h * _C1) >> pre_shift
+        pre[np.int64(slot >> np.uint64(6))] |= np.uint64(1) << (slot & np.uint64(63))
+
+
+@_jit
 def build_int_table(keys, table, used):
     """Insert the distinct ``keys`` into an open-addressing table (size a power of two)."""
     shift = np.uint64(64 - int(np.log2(table.shape[0])))
@@ -192,8 +208,12 @@ def build_int_table(keys, table, used):
 
 
 @_jit
-def probe_int_hash(values, valid, mul, div, lo, hi, table, used, out):
-    """``out[i]`` = 1 when ``values[i]`` (usable per ``valid``) is a key of the table."""
+def probe_int_hash(values, valid, mul, div, lo, hi, table, used, pre, pre_shift, out):
+    """``out[i]`` = 1 when ``values[i]`` (usable per ``valid``) is a key of the table.
+
+    The one-bit-per-hash filter ``pre`` is checked first: one bit test, where a table lookup
+    that finds the slot of another key mispredicts; most values of a selective join are no
+    key."""
     shift = np.uint64(64 - int(np.log2(table.shape[0])))
     mask = table.shape[0] - 1
     hits = 0
@@ -202,7 +222,10 @@ def probe_int_hash(values, valid, mul, div, lo, hi, table, used, out):
         v, candidate = _int_candidate(values, valid, i, mul, div, lo, hi)
         if not candidate:
             continue
-        s = np.int64(_int_hash(v) >> shift)
+        h = _int_hash(v)
+        if not _pre_hit(pre, pre_shift, h):
+            continue
+        s = np.int64(h >> shift)
         while used[s]:
             if table[s] == v:
                 out[i] = 1
@@ -290,7 +313,7 @@ def _same_bytes(a, a0, a1, b, b0, b1):
 
 
 @_jit
-def probe_bytes_hash(data, offsets, valid, key_data, key_offsets, key_hashes, table, out):
+def probe_bytes_hash(data, offsets, valid, key_data, key_offsets, key_hashes, table, pre, pre_shift, out):
     shift = np.uint64(64 - int(np.log2(table.shape[0])))
     mask = table.shape[0] - 1
     size = data.shape[0]
@@ -303,6 +326,8 @@ def probe_bytes_hash(data, offsets, valid, key_data, key_offsets, key_hashes, ta
         if not ok:
             return -1
         h = K._xxhash64(data, s0, s1 - s0)
+        if not _pre_hit(pre, pre_shift, h * _C1):
+            continue
         s = np.int64((h * _C1) >> shift)
         while table[s] >= 0:
             j = table[s]
@@ -433,6 +458,9 @@ class KeyFilter:
     _table: np.ndarray | None = field(default=None, repr=False)
     _used: np.ndarray | None = field(default=None, repr=False)
     _hashes: np.ndarray | None = field(default=None, repr=False)
+    #: hash form: one bit per key hash, checked before the table (rebuilt, not shipped)
+    _pre: np.ndarray | None = field(default=None, repr=False)
+    _pre_shift: int = 0
     _byte_keys: list[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -447,7 +475,7 @@ class KeyFilter:
     def nbytes(self) -> int:
         """Memory the probe structures take."""
         total = self.words.nbytes
-        for a in (self._table, self._used, self._hashes):
+        for a in (self._table, self._used, self._hashes, self._pre):
             if a is not None:
                 total += a.nbytes
         if self.family == BYTES:
@@ -508,8 +536,10 @@ class KeyFilter:
         if self.family == BYTES:
             data, offsets, valid = byte_values(arr)
             if self.kind == "hash":
-                assert self._table is not None and self._hashes is not None
-                got = probe_bytes_hash(data, offsets, valid, self.key_data, self.keys, self._hashes, self._table, out)
+                assert self._table is not None and self._hashes is not None and self._pre is not None
+                got = probe_bytes_hash(
+                    data, offsets, valid, self.key_data, self.keys, self._hashes, self._table, self._pre, np.uint64(self._pre_shift), out
+                )
             else:
                 got = probe_bytes_bloom(data, offsets, valid, self.words, self.k, out)
             if got < 0:
@@ -520,8 +550,8 @@ class KeyFilter:
         if self.kind == "bitmap":
             probe_int_bitmap(values, valid, mul, div, lo, hi, self.words, out)
         elif self.kind == "hash":
-            assert self._table is not None and self._used is not None
-            probe_int_hash(values, valid, mul, div, lo, hi, self._table, self._used, out)
+            assert self._table is not None and self._used is not None and self._pre is not None
+            probe_int_hash(values, valid, mul, div, lo, hi, self._table, self._used, self._pre, np.uint64(self._pre_shift), out)
         else:
             probe_int_bloom(values, valid, mul, div, lo, hi, self.words, self.k, out)
         return out
@@ -714,13 +744,24 @@ def _table_size(n: int) -> int:
     return 1 << max(4, int(2 * n - 1).bit_length())
 
 
+def _prefilter(hashes: np.ndarray) -> tuple[np.ndarray, int]:
+    """One bit per ``PREFILTER_BITS_PER_KEY`` slots (a power of two, 512 bits at least) set
+    for each key hash: a false hit on about 1 / ``PREFILTER_BITS_PER_KEY`` of the others."""
+    bits = max(512, 1 << int(PREFILTER_BITS_PER_KEY * len(hashes) - 1).bit_length())
+    shift = 64 - (bits.bit_length() - 1)
+    pre = np.zeros(bits // 64, np.uint64)
+    build_prefilter(hashes, pre, np.uint64(shift))
+    return pre, shift
+
+
 def _int_hash_filter(keys: np.ndarray, family: int, scale: int) -> KeyFilter:
     size = _table_size(len(keys))
     table = np.zeros(size, np.int64)
     used = np.zeros(size, np.uint8)
     build_int_table(keys, table, used)
+    pre, pre_shift = _prefilter(keys.view(np.uint64))
     return KeyFilter("hash", family, scale, len(keys), int(keys[0]), int(keys[-1]), 0.0, np.empty(0, np.uint64),
-                     keys=keys, _table=table, _used=used)
+                     keys=keys, _table=table, _used=used, _pre=pre, _pre_shift=pre_shift)
 
 
 def _bytes_hash(offsets: np.ndarray, data: np.ndarray, lo: bytes, hi: bytes) -> KeyFilter:
@@ -729,8 +770,9 @@ def _bytes_hash(offsets: np.ndarray, data: np.ndarray, lo: bytes, hi: bytes) -> 
     hash_byte_keys(data, offsets, hashes)
     table = np.full(_table_size(n), -1, np.int64)
     build_bytes_table(hashes, table)
+    pre, pre_shift = _prefilter(hashes)
     return KeyFilter("hash", BYTES, 0, n, lo, hi, 0.0, np.empty(0, np.uint64), keys=offsets, key_data=data,
-                     _table=table, _hashes=hashes)
+                     _table=table, _hashes=hashes, _pre=pre, _pre_shift=pre_shift)
 
 
 def _as_array(values: Any) -> pa.Array:
