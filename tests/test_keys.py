@@ -149,9 +149,43 @@ def test_serialization_round_trip(values: object) -> None:
     back = KeyFilter.from_bytes(kf.to_bytes())
     again = pickle.loads(pickle.dumps(kf))
     probe = pa.array(values) if not isinstance(values, pa.Array) else values
-    for other in (back, again):
+    text = KeyFilter.from_text(kf.to_text())
+    for other in (back, again, text):
         assert (other.kind, len(other), other.min, other.max, other.k) == (kf.kind, len(kf), kf.min, kf.max, kf.k)
+        assert other.measured_fpp == kf.measured_fpp
         assert other.contains(probe).equals(kf.contains(probe))
+
+
+@pytest.mark.parametrize("kind", ["int", "bytes"])
+def test_hash_set_with_its_bit_prefilter_equals_set_membership(kind: str) -> None:
+    rng = np.random.default_rng(4)
+    keys = rng.integers(-(2**40), 2**40, 5_000)
+    probes = np.concatenate([rng.integers(-(2**40), 2**40, 300_000), keys[::3]])
+    if kind == "int":
+        kf, arr = key_filter(keys), pa.array(probes)
+    else:
+        kf, arr = key_filter([str(v) for v in keys]), pa.array([str(v) for v in probes])
+    assert kf.kind == "hash"
+    assert np.array_equal(kf.probe(arr).astype(bool), np.isin(probes, keys))
+
+
+def test_measured_fpp_is_near_the_model_and_shown() -> None:
+    kf = key_filter(np.random.default_rng(8).integers(0, 2**50, 50_000), fpp=0.02, exact_limit=0)
+    assert kf.measured_fpp is not None and abs(kf.measured_fpp - kf.fpp) < 0.006
+    assert "measured" in kf.describe()
+    assert key_filter([1, 5, 9]).measured_fpp is None  # exact forms have no false positives
+
+
+def test_damaged_text_forms_are_key_filter_errors() -> None:
+    text = key_filter([1, 2, 3]).to_text()
+    assert text.startswith("lskf:")
+    with pytest.raises(KeyFilterError, match="starts with"):
+        KeyFilter.from_text(text[5:])
+    with pytest.raises(KeyFilterError, match="damaged key filter text"):
+        KeyFilter.from_text(text[:-1] + "!")
+    mid = len(text) // 2
+    with pytest.raises(KeyFilterError, match="checksum"):
+        KeyFilter.from_text(text[:mid] + ("B" if text[mid] == "A" else "A") + text[mid + 1 :])
 
 
 def test_damaged_filters_are_key_filter_errors() -> None:

@@ -24,6 +24,8 @@ is the one Braams measured at ~10 cycles per probe against ~50 for Murmur3 (thes
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import math
 import struct
@@ -432,7 +434,11 @@ def bloom_size(keys: int, fpp: float) -> tuple[int, int]:
 
 _KINDS = ("empty", "bitmap", "hash", "bloom")
 _MAGIC = b"LSKF"
-_VERSION = 1
+_VERSION = 2
+#: a filter's text form (data source options) starts with this
+TEXT_PREFIX = "lskf:"
+#: non-keys probed to measure a Bloom filter's false-positive rate when it is built
+FPP_SAMPLES = 20_000
 
 
 @dataclass(eq=False)
@@ -461,6 +467,8 @@ class KeyFilter:
     #: hash form: one bit per key hash, checked before the table (rebuilt, not shipped)
     _pre: np.ndarray | None = field(default=None, repr=False)
     _pre_shift: int = 0
+    #: share of non-keys a Bloom filter let through when probed at build time (None: not measured)
+    measured_fpp: float | None = None
     _byte_keys: list[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -491,7 +499,11 @@ class KeyFilter:
         return _FAMILY_NAMES[self.family]
 
     def describe(self) -> str:
-        fpp = "" if self.exact else f", fpp {self.fpp:.2%}"
+        fpp = ""
+        if not self.exact:
+            fpp = f", fpp {self.fpp:.2%}"
+            if self.measured_fpp is not None:
+                fpp += f" (measured {self.measured_fpp:.2%})"
         return f"{self.kind} of {self.count:,} {self.type_name} keys, {_size(self.nbytes)}{fpp}"
 
     def __repr__(self) -> str:
@@ -646,7 +658,10 @@ class KeyFilter:
             bounds = struct.pack("<II", len(lo), len(hi)) + lo + hi
         else:
             bounds = struct.pack("<qq", 0 if self.min is None else self.min, 0 if self.max is None else self.max)
-        head = struct.pack("<BBbBqdQ", _KINDS.index(self.kind), self.family, self.scale, self.k, self.count, self.fpp, len(bounds))
+        measured = math.nan if self.measured_fpp is None else self.measured_fpp
+        head = struct.pack(
+            _HEAD, _KINDS.index(self.kind), self.family, self.scale, self.k, self.count, self.fpp, measured, len(bounds)
+        )
         if self.kind == "hash" and self.family == BYTES:
             body = struct.pack("<Q", len(self.keys)) + self.keys.astype("<i8").tobytes() + self.key_data.tobytes()
         elif self.kind == "hash":
@@ -666,8 +681,27 @@ class KeyFilter:
         except (struct.error, ValueError, IndexError, TypeError) as e:
             raise KeyFilterError(f"damaged key filter: {e}") from None
 
+    def to_text(self) -> str:
+        """:meth:`to_bytes` as text, for the ``keyFilter.<column>`` option of the data source."""
+        return TEXT_PREFIX + base64.b64encode(self.to_bytes()).decode("ascii")
+
+    @classmethod
+    def from_text(cls, text: str) -> KeyFilter:
+        """The filter :meth:`to_text` wrote (:class:`KeyFilterError` if damaged)."""
+        text = text.strip()
+        if not text.startswith(TEXT_PREFIX):
+            raise KeyFilterError(f"not a lazyscan key filter (the text form starts with {TEXT_PREFIX!r})")
+        try:
+            blob = base64.b64decode(text[len(TEXT_PREFIX) :], validate=True)
+        except (binascii.Error, ValueError) as e:
+            raise KeyFilterError(f"damaged key filter text: {e}") from None
+        return cls.from_bytes(blob)
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (KeyFilter.from_bytes, (self.to_bytes(),))
+
+
+_HEAD = "<BBbBqddQ"
 
 
 def _from_bytes(blob: bytes) -> KeyFilter:
@@ -679,8 +713,8 @@ def _from_bytes(blob: bytes) -> KeyFilter:
     payload = blob[9:]
     if zlib.crc32(payload) != crc:
         raise KeyFilterError("damaged key filter (checksum mismatch)")
-    kind_i, family, scale, k, count, fpp, nbounds = struct.unpack_from("<BBbBqdQ", payload, 0)
-    at = struct.calcsize("<BBbBqdQ")
+    kind_i, family, scale, k, count, fpp, measured, nbounds = struct.unpack_from(_HEAD, payload, 0)
+    at = struct.calcsize(_HEAD)
     if kind_i >= len(_KINDS) or family not in _FAMILY_NAMES or count < 0:
         raise KeyFilterError("damaged key filter (unknown kind or family)")
     kind = _KINDS[kind_i]
@@ -714,7 +748,8 @@ def _from_bytes(blob: bytes) -> KeyFilter:
         return KeyFilter("bitmap", family, scale, count, lo, hi, 0.0, words)
     if not 1 <= k <= 10 or len(words) == 0:
         raise KeyFilterError("damaged key filter (Bloom parameters)")
-    return KeyFilter("bloom", family, scale, count, lo, hi, fpp, words, k)
+    return KeyFilter("bloom", family, scale, count, lo, hi, fpp, words, k,
+                     measured_fpp=None if math.isnan(measured) else measured)
 
 
 def _size(n: int) -> str:
@@ -775,6 +810,30 @@ def _bytes_hash(offsets: np.ndarray, data: np.ndarray, lo: bytes, hi: bytes) -> 
                      _table=table, _hashes=hashes, _pre=pre, _pre_shift=pre_shift)
 
 
+def _measure_fpp(kf: KeyFilter, keys: pa.Array, samples: int = FPP_SAMPLES) -> float | None:
+    """Share of ``samples`` random non-keys the Bloom filter ``kf`` lets through: integers
+    uniform in [min, max], byte strings of the keys' lengths (fixed seed: reproducible)."""
+    rng = np.random.default_rng(0x5EED)
+    if kf.family == BYTES:
+        lengths = np.diff(byte_values(keys)[1])
+        sizes = rng.choice(lengths, samples) if len(lengths) else np.zeros(samples, np.int64)
+        raw = rng.integers(0, 256, int(sizes.sum()), dtype=np.uint8)
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        candidates = pa.Array.from_buffers(pa.large_binary(), samples, [None, pa.py_buffer(offsets), pa.py_buffer(raw)])
+    else:
+        candidates = pa.array(rng.integers(int(kf.min), int(kf.max), samples, endpoint=True, dtype=np.int64))
+    outside = pc.invert(pc.is_in(candidates, value_set=keys.cast(candidates.type)))
+    candidates = candidates.filter(outside)
+    if len(candidates) == 0:
+        return None
+    probe = KeyFilter(kf.kind, kf.family, 0 if kf.family == BYTES else kf.scale, kf.count, kf.min, kf.max,
+                      kf.fpp, kf.words, kf.k)
+    if kf.family != BYTES:
+        candidates = candidates.cast(pa.int64())
+        probe.family = ANY  # the candidates are already at the filter's scale
+    return float(probe.probe(candidates).sum()) / len(candidates)
+
+
 def _as_array(values: Any) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         return values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
@@ -823,7 +882,9 @@ def key_filter(values: Any, fpp: float | None = None, exact_limit: int = EXACT_L
         blocks, k = bloom_size(n, target)
         words = np.zeros(blocks, np.uint64)
         bloom_insert_hashes(hashes, words, k)
-        return KeyFilter("bloom", BYTES, 0, n, lo, hi, bloom_fpp(n, blocks, k), words, k)
+        kf = KeyFilter("bloom", BYTES, 0, n, lo, hi, bloom_fpp(n, blocks, k), words, k)
+        kf.measured_fpp = _measure_fpp(kf, uniq)
+        return kf
     ints, usable = int_values(arr)
     if not usable.all():
         raise PredicateError(f"{arr.type} keys beyond the 64-bit integer range are not supported")
@@ -840,4 +901,6 @@ def key_filter(values: Any, fpp: float | None = None, exact_limit: int = EXACT_L
     blocks, k = bloom_size(n, target)
     words = np.zeros(blocks, np.uint64)
     bloom_insert_hashes(keys.view(np.uint64), words, k)
-    return KeyFilter("bloom", family, scale, n, lo, hi, bloom_fpp(n, blocks, k), words, k)
+    kf = KeyFilter("bloom", family, scale, n, lo, hi, bloom_fpp(n, blocks, k), words, k)
+    kf.measured_fpp = _measure_fpp(kf, pa.array(keys))
+    return kf

@@ -9,6 +9,7 @@ Modules and their roles:
 - :mod:`.options` — option validation and session defaults.
 - :mod:`.profiles` — task profiles back to the driver (accumulator, or a profile folder).
 - :mod:`.choose` — :func:`read`: lazyscan or Spark's own reader, whichever is expected faster.
+- :mod:`.keys` — :func:`key_filter`: a key filter from a Spark DataFrame (semi-join pushdown).
 
 Usage (the routes that evaluate the filter inside the scan on Spark 4.1-4.3)::
 
@@ -32,6 +33,7 @@ import logging
 from typing import Any
 
 from lazyscan.spark.choose import CostModel, Estimate, Workload, estimate, read
+from lazyscan.spark.keys import KeyFilterTooLarge, key_filter
 from lazyscan.spark.options import SessionDefaults, parse_size, push_mode
 from lazyscan.spark.profiles import (
     ProfileAccumulatorParam,
@@ -135,11 +137,13 @@ __all__ = [
     "PUSHDOWN_CONF",
     "CostModel",
     "Estimate",
+    "KeyFilterTooLarge",
     "LazyScanDataSource",
     "LazyScanReadError",
     "LazyScanReader",
     "Workload",
     "estimate",
+    "key_filter",
     "last_profile",
     "profile_scan_ids",
     "read",

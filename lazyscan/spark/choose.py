@@ -37,6 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import pyarrow as pa
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from lazyscan.errors import LazyScanError
@@ -44,15 +46,20 @@ from lazyscan.predicate import (
     Answer,
     Expr,
     bind,
+    col,
+    conjunction,
     evaluate_statistics,
     referenced_columns,
     split_conjuncts,
     to_expr,
 )
 from lazyscan.predicate.bound import BoundExpr
+from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, FileSplit
 from lazyscan.scan.profile import Profile
+from lazyscan.spark.keys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS
+from lazyscan.spark.options import KEY_FILTER_PREFIX
 
 log = logging.getLogger("lazyscan.spark")
 
@@ -334,7 +341,7 @@ class _Sampler:
         s = scan(
             [split],
             columns=self.columns,
-            where=self.plan.expr,
+            where=self.plan.filter_expr,
             schema=self.plan.listing.scan_schema,
             filesystem=self.fs,
             **self.kwargs,
@@ -425,6 +432,15 @@ class _Plan:
     where: str | Expr | None
     expr: Expr | None
     parse_error: str | None
+    #: semi-join key filters: (file column, filter)
+    keys: list[tuple[str, KeyFilter]] = field(default_factory=list)
+
+    @property
+    def filter_expr(self) -> Expr | None:
+        """The filter the lazyscan DataFrame evaluates: ``where`` and the key filters."""
+        parts = [] if self.expr is None else [self.expr]
+        parts += [col(c).isin_keys(kf, adaptive=True) for c, kf in self.keys]
+        return conjunction(parts) if parts else None
 
     @classmethod
     def make(
@@ -473,8 +489,8 @@ class _Plan:
     def needed_columns(self) -> list[str]:
         """Output columns and the columns the filter reads, in file order."""
         wanted = list(self.output_columns())
-        if self.expr is not None:
-            wanted += sorted(referenced_columns(self.expr))
+        if self.filter_expr is not None:
+            wanted += sorted(referenced_columns(self.filter_expr))
         return self._resolve(wanted)
 
     def scan_output_columns(self) -> list[str]:
@@ -493,10 +509,11 @@ class _Plan:
         from lazyscan.spark.source import LazyScanReader
 
         files = list(self.listing.files)
-        if self.expr is None or not self.listing.partition_names:
+        expr = self.filter_expr
+        if expr is None or not self.listing.partition_names:
             return files
         reader = LazyScanReader(self.settings, self.listing, self.listing.spark_schema)
-        reader.predicates = list(split_conjuncts(self.expr))
+        reader.predicates = list(split_conjuncts(expr))
         try:
             return reader._prune_files()
         except LazyScanError:
@@ -506,7 +523,8 @@ class _Plan:
         """Footer facts of up to ``sample_files`` files scaled to ``files``; row groups left."""
         from lazyscan.spark.planning import SplitPolicy, plan_tasks
 
-        bound = bind(self.expr, self.listing.scan_schema) if self.expr is not None else None
+        expr = self.filter_expr
+        bound = bind(expr, self.listing.scan_schema) if expr is not None else None
         columns = set(referenced_columns(bound)) if bound is not None else set()
         needed, output = set(self.needed_columns()), set(self.output_columns())
         sampled = _sample_files(files, sample_files)
@@ -547,9 +565,9 @@ class _Plan:
         sample_row_groups: int,
         costs: CostModel,
     ) -> Estimate:
-        if self.where is None:
+        if self.where is None and not self.keys:
             return Estimate(False, "no filter: nothing to skip, Spark's vectorized reader reads plainly faster")
-        if self.expr is None:
+        if self.where is not None and self.expr is None:
             return Estimate(False, f"lazyscan cannot evaluate the filter ({self.parse_error})")
         started = time.perf_counter()
         files = self._files_left()
@@ -606,6 +624,8 @@ class _Plan:
         reader = self.spark.read.format("lazyscan").schema(subset).options(**self.options)
         if self.expr is not None:
             reader = reader.option("where", str(self.expr))
+        for column, kf in self.keys:
+            reader = reader.option(f"{KEY_FILTER_PREFIX}{column}", kf.to_text())
         df = reader.load(self.paths[0]) if len(self.paths) == 1 else reader.load(self.paths)
         return df.select(*self.columns) if self.columns else df
 
@@ -618,7 +638,60 @@ class _Plan:
         df = self.spark.read.options(**opts).parquet(*self.paths)
         if self.where is not None:
             df = df.where(self.where if isinstance(self.where, str) else str(self.where))
+        for column, kf in self.keys:
+            values = _spark_isin_values(kf, self.listing.scan_schema.field(column).type)
+            if values is not None:
+                df = df.where(F.col(f"`{column}`").isin(values))
         return df.select(*self.columns) if self.columns else df
+
+
+#: Spark's reader gets a semi-join's keys as ``IN`` (pushed to its Parquet reader) up to this many
+SPARK_IN_LIMIT = 10_000
+
+
+def _spark_isin_values(kf: KeyFilter, t: pa.DataType) -> list[Any] | None:
+    """The keys as values of ``col.isin`` for Spark's reader (integer and string columns, exact
+    filters of at most :data:`SPARK_IN_LIMIT` keys); None: Spark's reader reads every row and
+    the join filters."""
+    if pa.types.is_integer(t):
+        return kf.column_values(t, SPARK_IN_LIMIT)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        keys = kf.column_values(t, SPARK_IN_LIMIT)
+        return None if keys is None else [k.decode("utf-8", "replace") for k in keys]
+    return None
+
+
+SemiJoin = tuple[Any, str, str] | tuple[KeyFilter, str]
+
+
+def _semi_joins(spark: Any, semi_join: SemiJoin | Sequence[SemiJoin], max_keys: int, max_bytes: int) -> list[tuple[str, KeyFilter]]:
+    """(fact column, filter) per semi join; a filter over the limits is left out, logged."""
+    from lazyscan.spark.keys import KeyFilterTooLarge, key_filter
+
+    items: list[Any] = [semi_join] if isinstance(semi_join, tuple) else list(semi_join)
+    out: list[tuple[str, KeyFilter]] = []
+    for item in items:
+        if not isinstance(item, tuple) or len(item) not in (2, 3):
+            raise LazyScanError(
+                "semi_join takes (dimension DataFrame, dimension key, fact key) or (KeyFilter, fact key), "
+                f"got {item!r}"
+            )
+        fact_key = item[-1]
+        try:
+            if len(item) == 3:
+                kf = key_filter(item[0], item[1], max_keys=max_keys, max_bytes=max_bytes)
+            elif isinstance(item[0], KeyFilter):
+                kf = item[0]
+                size = len(kf.to_bytes())
+                if size > max_bytes:
+                    raise KeyFilterTooLarge(f"the key filter takes {size:,} bytes, more than max_bytes={max_bytes:,}")
+            else:
+                raise LazyScanError(f"semi_join (filter, fact key) needs a lazyscan.KeyFilter, got {type(item[0]).__name__}")
+        except KeyFilterTooLarge as e:
+            log.warning("lazyscan.spark.read: no key filter on %s, the plain read follows (the join filters): %s", fact_key, e)
+            continue
+        out.append((fact_key, kf))
+    return out
 
 
 def _json(paths: list[str]) -> str:
@@ -637,6 +710,9 @@ def read(
     max_selectivity: float = DEFAULT_MAX_SELECTIVITY,
     overhead: float = DEFAULT_OVERHEAD,
     costs: CostModel | None = None,
+    semi_join: SemiJoin | Sequence[SemiJoin] | None = None,
+    max_keys: int = DEFAULT_MAX_KEYS,
+    max_key_bytes: int = DEFAULT_MAX_BYTES,
     **options: Any,
 ) -> Any:
     """A DataFrame of ``columns`` of ``path`` filtered by ``where``, from lazyscan or from
@@ -648,8 +724,26 @@ def read(
     are lower (see the module docs and :class:`CostModel`). ``force="lazyscan"`` or
     ``force="spark"`` skips the estimate. ``options`` are lazyscan data source options. Call
     :func:`lazyscan.spark.register` first.
+
+    ``semi_join=(dim_df, dim_key, fact_key)`` keeps only rows whose ``fact_key`` may be among
+    the values of ``dim_key`` in the DataFrame ``dim_df``: a key filter built with one Spark
+    job (:func:`lazyscan.spark.key_filter`) and probed inside the scan, before any other
+    column is read, switched off by the scan where it removes too few rows. Exact filters keep
+    exactly the joining rows, Bloom filters a superset: join as usual. ``(key_filter,
+    fact_key)`` reuses a filter (one filter for several scans); a list holds several semi
+    joins. A dimension with more than ``max_keys`` distinct keys or a filter above
+    ``max_key_bytes`` is left out with a logged warning: the read is then the plain one.
     """
     plan = _Plan.make(spark, path, columns, where, options)
+    if semi_join is not None:
+        for fact_key, kf in _semi_joins(spark, semi_join, max_keys, max_key_bytes):
+            column = plan._resolve([fact_key])[0]
+            if column not in plan.listing.scan_schema.names:
+                raise LazyScanError(f"semi_join: {fact_key!r} is not a column of {', '.join(plan.paths)}")
+            plan.keys.append((column, kf))
+        expr = plan.filter_expr
+        if plan.keys and expr is not None:
+            bind(expr, plan.listing.scan_schema)  # a key type the column cannot hold: PredicateError
     if force not in (None, "lazyscan", "spark"):
         raise ValueError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
     if force is not None:

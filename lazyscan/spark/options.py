@@ -12,7 +12,9 @@ Option names are case-insensitive and may be written camelCase or snake_case
   ``fs.endpoint_override``), ``where`` (a filter in Spark SQL syntax evaluated inside the scan
   in addition to the filters Spark pushes; it may contain ``OR``, which Spark never pushes),
   ``pushFilters`` (``auto``, ``true``, ``false``: whether filters Spark pushes are used, see
-  :mod:`lazyscan.spark.source`; the default comes from ``register(spark, push_filters=...)``);
+  :mod:`lazyscan.spark.source`; the default comes from ``register(spark, push_filters=...)``),
+  ``keyFilter.<column>`` (a key filter's text form, :meth:`lazyscan.KeyFilter.to_text`: the
+  scan keeps rows whose ``column`` may hold one of its keys, probing adaptively);
 - scan options: every field of :class:`lazyscan.scan.ScanOptions` (``batch_size``,
   ``materialization_threshold``, ``late_materialization``, ``adaptive_order``, the ``prune_*``
   switches, ``enabled=false`` for a plain read, ...); ``threads`` defaults to 1 in Spark tasks,
@@ -59,6 +61,8 @@ SOURCE_OPTIONS = (
 )
 #: scan options whose Spark default differs from lazyscan's
 SPARK_SCAN_DEFAULTS = {"threads": 1}
+#: options ``keyFilter.<column>`` carry key filters
+KEY_FILTER_PREFIX = "keyFilter."
 #: table properties Spark adds to the options of a catalog table (``CREATE TABLE ... USING``)
 CATALOG_PROPERTIES = frozenset(
     {"owner", "provider", "location", "comment", "external", "is_managed_location", "collation"}
@@ -196,6 +200,8 @@ class SourceSettings:
     push_filters: str = "auto"
     filesystem: FilesystemSpec = field(default_factory=FilesystemSpec)
     scan_options: tuple[tuple[str, Any], ...] = ()
+    #: ``keyFilter.<column>`` options: (column, the filter's text form)
+    key_filters: tuple[tuple[str, str], ...] = ()
 
     @property
     def scan_kwargs(self) -> dict[str, Any]:
@@ -212,9 +218,16 @@ class SourceSettings:
         values: dict[str, Any] = {}
         scan: dict[str, Any] = dict(SPARK_SCAN_DEFAULTS)
         fs_options: dict[str, Any] = {}
+        key_filters: list[tuple[str, str]] = []
         for raw_name, value in options.items():
             if raw_name.lower().startswith("fs."):
                 fs_options[raw_name[3:]] = _fs_value(str(value))
+                continue
+            if raw_name.lower().startswith(KEY_FILTER_PREFIX.lower()):
+                column = raw_name[len(KEY_FILTER_PREFIX) :]
+                if not column:
+                    raise OptionError(f"option {raw_name!r} names no column: use keyFilter.<column>")
+                key_filters.append((column, str(value)))
                 continue
             k = _key(raw_name)
             if raw_name.lower() in CATALOG_PROPERTIES or raw_name.lower().startswith("spark.sql."):
@@ -224,7 +237,7 @@ class SourceSettings:
             elif k in scan_names:
                 scan[scan_names[k]] = value
             else:
-                accepted = [*sorted(set(SOURCE_OPTIONS) | set(scan_names.values())), "fs.<name>"]
+                accepted = [*sorted(set(SOURCE_OPTIONS) | set(scan_names.values())), "fs.<name>", "keyFilter.<column>"]
                 raise OptionError(
                     f"unknown option {raw_name!r} for the lazyscan data source; accepted: "
                     + ", ".join(accepted)
@@ -263,6 +276,7 @@ class SourceSettings:
             push_filters=push_mode(values.get("pushFilters", d.push_filters)),
             filesystem=FilesystemSpec(kind, tuple(sorted(fs_options.items()))),
             scan_options=tuple(sorted(scan_kwargs.items())),
+            key_filters=tuple(sorted(key_filters)),
         )
 
 

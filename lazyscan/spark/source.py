@@ -88,16 +88,18 @@ from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceEr
 from lazyscan.predicate import (
     Expr,
     bind,
+    col,
     conjunction,
     evaluate,
     parse_predicate,
     referenced_columns,
 )
+from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, discover
 from lazyscan.scan.profile import Profile
 from lazyscan.spark.filters import FilterColumn, convert_filter
-from lazyscan.spark.options import SessionDefaults, SourceSettings
+from lazyscan.spark.options import KEY_FILTER_PREFIX, SessionDefaults, SourceSettings
 from lazyscan.spark.planning import ScanTask, plan_tasks
 from lazyscan.spark.profiles import new_scan_id, task_entry, write_task_profile
 from lazyscan.spark.types import (
@@ -393,6 +395,8 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     hidden = [f.with_nullable(True) for f in first if f.name not in taken]
     known = [*taken, *(f.name for f in hidden)]
     missing = _where_columns_missing(settings.where, known)
+    low = {n.lower() for n in known}
+    missing += [c for c, _ in settings.key_filters if c.lower() not in low and c not in missing]
     if missing and len(files) > 1:
         with ThreadPoolExecutor(max(1, min(settings.footer_threads, len(files) - 1))) as pool:
             others = list(pool.map(lambda i: _read_footer(i.path, fs, settings.binary_as_string)[1], files[1:]))
@@ -457,6 +461,10 @@ class LazyScanReader(DataSourceReader):
         self.shaper = BatchShaper(schema, outputs)
         if settings.where:
             self.predicates.append(self._option_filter(settings.where))
+        for column, text in settings.key_filters:
+            self.predicates.append(self._key_filter(column, text))
+        # the decoded filters travel in the predicates; the text would double what Spark ships
+        self.settings = replace(settings, key_filters=())
 
     def _option_filter(self, text: str) -> Expr:
         try:
@@ -464,6 +472,20 @@ class LazyScanReader(DataSourceReader):
             bind(expr, self.listing.scan_schema)
         except PredicateError as e:
             raise OptionError(f"option 'where' cannot be evaluated by lazyscan: {e}") from None
+        return expr
+
+    def _key_filter(self, column: str, text: str) -> Expr:
+        option = f"{KEY_FILTER_PREFIX}{column}"
+        names = [n for n in self.listing.scan_schema.names if n not in self.listing.partition_names]
+        name = _resolve(column, names)
+        if name is None:
+            raise OptionError(f"option {option!r}: no file column {column!r}; columns: {', '.join(names)}")
+        try:
+            keys = KeyFilter.from_text(text)
+            expr = col(name).isin_keys(keys, adaptive=True)
+            bind(expr, self.listing.scan_schema)
+        except LazyScanError as e:
+            raise OptionError(f"option {option!r}: {e}") from None
         return expr
 
     # ---- planning (driver) ----------------------------------------------------------------
@@ -486,11 +508,13 @@ class LazyScanReader(DataSourceReader):
 
         When pushed filters are not used (``pushFilters=auto`` on Spark 4.1-4.3), all of them
         go back to Spark; the first time a DataFrame's filters are refused this way, a warning
-        names them and the routes that evaluate them inside the scan.
+        names them and the routes that evaluate them inside the scan. Only ``IS NOT NULL``
+        filters (which Spark infers for the keys of a join) give no warning: they remove few
+        rows, where a scan's own filter is in the ``where`` option.
         """
         mode = self.settings.push_filters
         if not pushdown_enabled(mode):
-            if filters and mode == "auto":
+            if mode == "auto" and any(not isinstance(f, IsNotNull) for f in filters):
                 self._warn_unused(filters)
             else:
                 log.info(
