@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from benchmarks import THREADS
 from benchmarks.data import (
@@ -684,6 +685,111 @@ def reader(ctx: RunContext) -> ScenarioResult:
     return res
 
 
+def q17(ctx: RunContext) -> ScenarioResult:
+    """TPC-H Q17 and its lineitem semi join: Spark's default plan against Spark with lazyscan's
+    semi-join pushdown; DuckDB, Polars, DataFusion and lazyscan in-process."""
+    from benchmarks import joins
+
+    sf = ctx.seed_sf
+    spark = any(e.name.startswith("spark") for e in ctx.engines)
+    res = ScenarioResult(
+        name="q17",
+        title=f"Join pushdown: TPC-H Q17, SF{sf:g}",
+        description=(
+            "Q17: Spark `local[2]` default plan over `spark.read.parquet` vs lineitem through "
+            "`lazyscan.spark.read(semi_join=(part filtered, 'p_partkey', 'l_partkey'))` (filter built by a "
+            "Spark job inside the timed run, one DataFrame for both lineitem scans); DuckDB, Polars, "
+            "DataFusion; lazyscan in-process = key filter + lineitem scan + pyarrow aggregate. "
+            "Semi join: the lineitem rows whose l_partkey is a key of the filtered part, each engine "
+            "from the two files. Engines interleaved run by run."
+        ),
+        params={"sf": sf, "reps": ctx.reps},
+        chart={"kind": "bars", "ylabel": "seconds (median)"},
+    )
+    dataset = ensure_tpch(sf, tables=("lineitem", "part"), data_dir=ctx.data_dir, progress=ctx.progress)
+    wanted = {e.name for e in ctx.engines}
+    engines = [e for e in joins.join_engines(spark) if e.name in wanted or e.name.startswith("spark")]
+    queries = joins.q17_queries(dataset.lineitem, dataset.table("part"))
+    res.queries = run_queries(engines, queries, ctx.reps, progress=ctx.progress, title=f"q17 SF{sf:g}",
+                              budget_s=max(ctx.budget_s, 120.0))
+    answers = {e.name: e.answers.get("Q17") for e in engines if e.answers}
+    values = {round(v, 2) for v in answers.values() if v is not None}
+    res.derived["q17_answers"] = answers
+    res.derived["q17_answers_agree"] = len(values) == 1
+    res.derived["q17_ratios"] = _join_ratios(res.queries)
+    return res
+
+
+def _join_ratios(results: Sequence[QueryResult]) -> dict[str, Any]:
+    """Per query: Spark default / Spark with lazyscan, and lazyscan / the fastest peer."""
+    out: dict[str, Any] = {}
+    for r in results:
+        by = {m.engine: m.seconds for m in r.measurements if m.ok and m.seconds}
+        entry: dict[str, Any] = {}
+        if "spark-parquet" in by and "spark-lazyscan" in by:
+            entry["spark_default_over_lazyscan"] = by["spark-parquet"] / by["spark-lazyscan"]
+        peers = {k: v for k, v in by.items() if k in ("duckdb", "polars", "datafusion")}
+        if peers and "lazyscan" in by:
+            fastest = min(peers, key=lambda k: peers[k])
+            entry["lazyscan_over_fastest_peer"] = by["lazyscan"] / peers[fastest]
+            entry["fastest_peer"] = fastest
+        out[r.query.name] = entry
+    return out
+
+
+def keys(ctx: RunContext) -> ScenarioResult:
+    """Join-selectivity sweep (key filter vs plain read vs DuckDB) and probe throughput."""
+    from benchmarks import joins
+
+    sf = ctx.seed_sf
+    res = ScenarioResult(
+        name="keys",
+        title=f"Key filters: join-selectivity sweep on TPC-H SF{sf:g} lineitem, probe throughput",
+        description=(
+            "Keys drawn from part so that the given share of lineitem rows joins; l_partkey "
+            "dictionary-encoded (tpchgen-cli) and PLAIN (a copy); 1 payload column (l_extendedprice) "
+            "and all 15. lazyscan = adaptive key filter in the scan; lazyscan plain = the same columns "
+            "read without it, then Arrow is_in on the keys (no pushdown: the join filters); DuckDB = IN (keys). Probe: values per second on "
+            "one thread per filter kind; build: seconds per key count."
+        ),
+        params={"sf": sf, "reps": ctx.reps},
+        chart={"kind": "lines", "xlog": True, "xlabel": "share of lineitem rows joining", "ylabel": "seconds (median)"},
+    )
+    dataset = ensure_tpch(sf, tables=("lineitem", "part"), data_dir=ctx.data_dir, progress=ctx.progress)
+    part = str(dataset.table("part"))
+    fractions = joins.SWEEP_QUICK_FRACTIONS if ctx.quick else joins.SWEEP_FRACTIONS
+    key_sets = {f: joins.sweep_keys(part, f) for f in fractions}
+    files = {"dictionary": dataset.lineitem, "plain": joins.plain_key_copy(dataset.lineitem)}
+    all_columns = [c for c in pq.read_schema(dataset.lineitem).names if c != "l_partkey"]
+    widths = {"1": ["l_partkey", "l_extendedprice"], "15": ["l_partkey", *all_columns]}
+    engines = [
+        joins.SweepEngine("lazyscan", "lazyscan key filter", key_sets),
+        joins.SweepEngine("lazyscan-plain", "lazyscan plain read", key_sets),
+        joins.DuckDBSweep("duckdb", "DuckDB IN (keys)", key_sets),
+    ]
+    queries = [
+        Query(f"{enc} keys, {w} payload, {f:.2%}", (str(path),), tuple(cols), None, group=f"{enc}/{w}", x=f)
+        for enc, path in files.items()
+        for w, cols in widths.items()
+        for f in fractions
+    ]
+    res.queries = run_queries(engines, queries, ctx.reps, progress=ctx.progress, title=f"keys SF{sf:g}")
+    ratios: dict[str, Any] = {}
+    for r in res.queries:
+        by = {m.engine: m.seconds for m in r.measurements if m.ok and m.seconds}
+        if "lazyscan" in by and "lazyscan-plain" in by:
+            entry = {"filter_over_plain": by["lazyscan"] / by["lazyscan-plain"]}
+            if "duckdb" in by:
+                entry["filter_over_duckdb"] = by["lazyscan"] / by["duckdb"]
+            m = r.by_engine().get("lazyscan")
+            entry["switched_off"] = bool(m and m.profile and m.profile.get("switched_off"))
+            ratios[r.query.name] = entry
+    res.derived["sweep"] = ratios
+    res.extra = {"keys": {str(f): len(k) for f, k in key_sets.items()},
+                 "throughput": joins.probe_throughput(reps=2 if ctx.quick else 5, n=200_000 if ctx.quick else 4_000_000)}
+    return res
+
+
 SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
     "seed": seed,
     "selectivity": selectivity,
@@ -692,6 +798,8 @@ SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
     "skipping": skipping,
     "spark": spark,
     "reader": reader,
+    "q17": q17,
+    "keys": keys,
 }
 
 

@@ -264,9 +264,17 @@ def test_quick_run_writes_json_markdown_and_charts(data_dir: Path, tmp_path: Pat
     assert {"python", "pyarrow", "duckdb", "polars", "datafusion", "pyspark", "numba", "lazyscan"} <= set(
         doc["versions"]
     )
-    assert set(doc["scenarios"]) == {"seed", "selectivity", "width", "encodings", "skipping", "spark", "reader"}
+    assert set(doc["scenarios"]) == {
+        "seed", "selectivity", "width", "encodings", "skipping", "spark", "reader", "q17", "keys"
+    }
     assert doc["scenarios"]["spark"]["status"].startswith("skipped")
-    for name in ("seed", "selectivity", "width", "encodings", "skipping"):
+    q17 = doc["scenarios"]["q17"]
+    assert q17["derived"]["q17_answers_agree"], q17["derived"]["q17_answers"]
+    assert set(q17["derived"]["q17_answers"]) == {"lazyscan", "duckdb"}
+    keys = doc["scenarios"]["keys"]
+    assert {k["kind"] for k in keys["extra"]["throughput"]["probe"].values()} == {"hash", "bloom", "bitmap"}
+    assert len(keys["queries"]) == 8 and set(keys["derived"]["sweep"]) == {q["query"]["name"] for q in keys["queries"]}
+    for name in ("seed", "selectivity", "width", "encodings", "skipping", "q17", "keys"):
         scenario = doc["scenarios"][name]
         assert scenario["status"] == "ok", scenario["status"]
         assert all(q["agree"] for q in scenario["queries"])

@@ -810,20 +810,24 @@ def _bytes_hash(offsets: np.ndarray, data: np.ndarray, lo: bytes, hi: bytes) -> 
                      _table=table, _hashes=hashes, _pre=pre, _pre_shift=pre_shift)
 
 
-def _measure_fpp(kf: KeyFilter, keys: pa.Array, samples: int = FPP_SAMPLES) -> float | None:
+def _measure_fpp(kf: KeyFilter, keys: pa.Array | np.ndarray, samples: int = FPP_SAMPLES) -> float | None:
     """Share of ``samples`` random non-keys the Bloom filter ``kf`` lets through: integers
-    uniform in [min, max], byte strings of the keys' lengths (fixed seed: reproducible)."""
+    uniform in [min, max] (``keys``: sorted int64), byte strings of the keys' lengths (fixed
+    seed: reproducible)."""
     rng = np.random.default_rng(0x5EED)
+    candidates: pa.Array
     if kf.family == BYTES:
         lengths = np.diff(byte_values(keys)[1])
         sizes = rng.choice(lengths, samples) if len(lengths) else np.zeros(samples, np.int64)
         raw = rng.integers(0, 256, int(sizes.sum()), dtype=np.uint8)
         offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         candidates = pa.Array.from_buffers(pa.large_binary(), samples, [None, pa.py_buffer(offsets), pa.py_buffer(raw)])
+        value_set = pa.array(keys) if isinstance(keys, np.ndarray) else keys
+        candidates = candidates.filter(pc.invert(pc.is_in(candidates, value_set=value_set.cast(candidates.type))))
     else:
-        candidates = pa.array(rng.integers(int(kf.min), int(kf.max), samples, endpoint=True, dtype=np.int64))
-    outside = pc.invert(pc.is_in(candidates, value_set=keys.cast(candidates.type)))
-    candidates = candidates.filter(outside)
+        drawn = rng.integers(int(kf.min), int(kf.max), samples, endpoint=True, dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, drawn), len(keys) - 1)
+        candidates = pa.array(drawn[keys[at] != drawn])
     if len(candidates) == 0:
         return None
     probe = KeyFilter(kf.kind, kf.family, 0 if kf.family == BYTES else kf.scale, kf.count, kf.min, kf.max,
@@ -888,7 +892,9 @@ def key_filter(values: Any, fpp: float | None = None, exact_limit: int = EXACT_L
     ints, usable = int_values(arr)
     if not usable.all():
         raise PredicateError(f"{arr.type} keys beyond the 64-bit integer range are not supported")
-    keys = np.unique(ints)
+    keys = np.sort(ints)  # sort and drop repeats: faster than np.unique's hashing
+    if len(keys) > 1:
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
     n = len(keys)
     lo, hi = int(keys[0]), int(keys[-1])
     span = hi - lo + 1
@@ -902,5 +908,5 @@ def key_filter(values: Any, fpp: float | None = None, exact_limit: int = EXACT_L
     words = np.zeros(blocks, np.uint64)
     bloom_insert_hashes(keys.view(np.uint64), words, k)
     kf = KeyFilter("bloom", family, scale, n, lo, hi, bloom_fpp(n, blocks, k), words, k)
-    kf.measured_fpp = _measure_fpp(kf, pa.array(keys))
+    kf.measured_fpp = _measure_fpp(kf, keys)
     return kf

@@ -364,6 +364,8 @@ class _RowGroupScan:
         conjuncts = scan.conjuncts
         if not opts.filter_in_scan or not conjuncts:
             return self._plain()
+        if all(scan.key_switch.get(i) for i in range(len(conjuncts))):
+            return self._plain()  # only adaptive key filters, all switched off: the join filters
         # tier 2: row-group statistics
         must_all = False
         if opts.prune_statistics:
@@ -389,7 +391,7 @@ class _RowGroupScan:
         # tier 4: dictionaries
         if (opts.prune_dictionary or opts.dictionary_eval) and not must_all:
             for i, c in enumerate(conjuncts):
-                if len(c.columns) != 1 or c.partition_only:
+                if len(c.columns) != 1 or c.partition_only or scan.key_switch.get(i):
                     continue
                 name = c.columns[0]
                 if not self.ctx.flat(name):
