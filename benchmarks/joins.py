@@ -97,8 +97,8 @@ class DuckDBJoins(JoinEngine):
         sql = Q17_SQL.replace("from lineitem, part", f"from read_parquet({_quote(lineitem)}) lineitem, "
                               f"read_parquet({_quote(part)}) part")
         sql = sql.replace("from lineitem where", f"from read_parquet({_quote(lineitem)}) where")
-        row = self.con.execute(sql).fetchone()
-        return float((row[0] if row else None) or 0.0)
+        rows = self.con.sql(sql).fetchall()
+        return float((rows[0][0] if rows else None) or 0.0)
 
     def semi(self, lineitem: str, part: str) -> int:
         sql = SEMI_SQL.format(lineitem=f"read_parquet({_quote(lineitem)})", part=f"read_parquet({_quote(part)})")

@@ -707,7 +707,7 @@ def q17(ctx: RunContext) -> ScenarioResult:
         chart={"kind": "bars", "ylabel": "seconds (median)"},
     )
     dataset = ensure_tpch(sf, tables=("lineitem", "part"), data_dir=ctx.data_dir, progress=ctx.progress)
-    wanted = {e.name for e in ctx.engines}
+    wanted = {e.name.split("-")[0] for e in ctx.engines}  # datafusion-pushdown -> datafusion
     engines = [e for e in joins.join_engines(spark) if e.name in wanted or e.name.startswith("spark")]
     queries = joins.q17_queries(dataset.lineitem, dataset.table("part"))
     res.queries = run_queries(engines, queries, ctx.reps, progress=ctx.progress, title=f"q17 SF{sf:g}",
