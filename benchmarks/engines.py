@@ -242,15 +242,35 @@ def _timed(fn: Any) -> tuple[Any, float]:
     return out, time.perf_counter() - start
 
 
+def duckdb_connection() -> Any:
+    """A DuckDB connection with the suite's thread count."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(f"SET threads = {THREADS}")
+    return con
+
+
+def datafusion_context(pushdown: bool) -> Any:
+    """A DataFusion context with the suite's thread count, Parquet filter pushdown on or off."""
+    from datafusion import SessionConfig, SessionContext
+
+    value = "true" if pushdown else "false"
+    config = (
+        SessionConfig()
+        .with_target_partitions(THREADS)
+        .set("datafusion.execution.parquet.pushdown_filters", value)
+        .set("datafusion.execution.parquet.reorder_filters", value)
+    )
+    return SessionContext(config)
+
+
 class DuckDBEngine(Engine):
     name = "duckdb"
     label = "DuckDB"
 
     def setup(self) -> None:
-        import duckdb
-
-        self.con = duckdb.connect()
-        self.con.execute(f"SET threads = {THREADS}")
+        self.con = duckdb_connection()
 
     def _run(self, query: Query) -> tuple[int, float]:
         paths = ", ".join("'" + p.replace("'", "''") + "'" for p in query.paths)
@@ -301,16 +321,7 @@ class DataFusionEngine(Engine):
         self._tables: dict[tuple[str, ...], str] = {}
 
     def setup(self) -> None:
-        from datafusion import SessionConfig, SessionContext
-
-        value = "true" if self.pushdown else "false"
-        config = (
-            SessionConfig()
-            .with_target_partitions(THREADS)
-            .set("datafusion.execution.parquet.pushdown_filters", value)
-            .set("datafusion.execution.parquet.reorder_filters", value)
-        )
-        self.ctx = SessionContext(config)
+        self.ctx = datafusion_context(self.pushdown)
 
     def _table(self, paths: tuple[str, ...]) -> str:
         if paths not in self._tables:
@@ -508,6 +519,18 @@ def stop_spark() -> None:
 #: pause after each Spark measurement (after a full JVM garbage collection)
 SETTLE_S = 0.5
 
+
+def settle_spark(spark: Any) -> None:
+    """Collect the JVM's garbage, untimed: otherwise the JVM collects the last query's garbage
+    on the machine's two cores while the next engine is timed."""
+    if spark is None:
+        return
+    try:
+        spark.sparkContext._jvm.System.gc()
+    except Exception:
+        return
+    time.sleep(SETTLE_S)
+
 SPARK_READERS = {
     "parquet": "Spark parquet",
     "lazyscan": "Spark lazyscan",
@@ -565,16 +588,7 @@ class SparkEngine(Engine):
                 self.notes.append("no lazyscan.spark.read: DataFrame filter on format('lazyscan')")
 
     def settle(self) -> None:
-        # the JVM collects the last query's garbage on the machine's two cores while the next
-        # engine is timed: collect it now, untimed
-        spark = getattr(self, "spark", None)
-        if spark is None:
-            return
-        try:
-            spark.sparkContext._jvm.System.gc()
-        except Exception:
-            return
-        time.sleep(SETTLE_S)
+        settle_spark(getattr(self, "spark", None))
 
     def frame(self, query: Query) -> Any:
         """The query's DataFrame (not yet executed)."""

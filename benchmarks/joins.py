@@ -31,7 +31,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from benchmarks import THREADS
-from benchmarks.engines import Engine, EngineUnavailable, Query, _timed, get_spark
+from benchmarks.engines import (
+    Engine,
+    EngineUnavailable,
+    Query,
+    _timed,
+    datafusion_context,
+    duckdb_connection,
+    get_spark,
+    settle_spark,
+)
 
 Q17_BRAND, Q17_CONTAINER = "Brand#23", "MED BOX"
 PART_FILTER = f"p_brand = '{Q17_BRAND}' AND p_container = '{Q17_CONTAINER}'"
@@ -88,10 +97,7 @@ class DuckDBJoins(JoinEngine):
     name, label = "duckdb", "DuckDB"
 
     def setup(self) -> None:
-        import duckdb
-
-        self.con: Any = duckdb.connect()
-        self.con.execute(f"SET threads = {THREADS}")
+        self.con: Any = duckdb_connection()
 
     def q17(self, lineitem: str, part: str) -> float:
         sql = Q17_SQL.replace("from lineitem, part", f"from read_parquet({_quote(lineitem)}) lineitem, "
@@ -109,15 +115,7 @@ class DataFusionJoins(JoinEngine):
     name, label = "datafusion", "DataFusion"
 
     def setup(self) -> None:
-        from datafusion import SessionConfig, SessionContext
-
-        config = (
-            SessionConfig()
-            .with_target_partitions(THREADS)
-            .set("datafusion.execution.parquet.pushdown_filters", "true")
-            .set("datafusion.execution.parquet.reorder_filters", "true")
-        )
-        self.ctx = SessionContext(config)
+        self.ctx = datafusion_context(pushdown=True)
         self.registered: set[tuple[str, str]] = set()
 
     def _register(self, lineitem: str, part: str) -> None:
@@ -166,6 +164,11 @@ class PolarsJoins(JoinEngine):
         return int(li.join(keys, left_on="l_partkey", right_on="p_partkey", how="semi").collect().height)
 
 
+def _profile_entry(profile: Any) -> dict[str, Any]:
+    """A lazyscan profile in a measurement: its summary line and counters."""
+    return {"summary": profile.summary(), **dict(profile.counters)}
+
+
 def lazyscan_keys(part: str) -> Any:
     import lazyscan
 
@@ -197,12 +200,12 @@ class LazyscanJoins(JoinEngine):
 
     def q17(self, lineitem: str, part: str) -> float:
         li, s = lazyscan_semi_table(lineitem, part)
-        self.last_profile = {"summary": s.profile.summary(), **dict(s.profile.counters)}
+        self.last_profile = _profile_entry(s.profile)
         return q17_from_semi(li)
 
     def semi(self, lineitem: str, part: str) -> int:
         li, s = lazyscan_semi_table(lineitem, part)
-        self.last_profile = {"summary": s.profile.summary(), **dict(s.profile.counters)}
+        self.last_profile = _profile_entry(s.profile)
         return li.num_rows
 
 
@@ -223,11 +226,7 @@ class SparkJoins(JoinEngine):
         lazyscan.spark.register(self.spark)
 
     def settle(self) -> None:
-        try:
-            self.spark.sparkContext._jvm.System.gc()
-        except Exception:
-            return
-        time.sleep(0.5)
+        settle_spark(getattr(self, "spark", None))
 
     def _views(self, lineitem: str, part: str) -> None:
         import lazyscan.spark
@@ -248,8 +247,7 @@ class SparkJoins(JoinEngine):
         if self.lazy:
             import lazyscan.spark
 
-            p = lazyscan.spark.last_profile()
-            self.last_profile = {"summary": p.summary(), **dict(p.counters)}
+            self.last_profile = _profile_entry(lazyscan.spark.last_profile())
         return float(value)
 
     def semi(self, lineitem: str, part: str) -> int:
@@ -328,10 +326,7 @@ class SweepEngine(Engine):
 
 class DuckDBSweep(SweepEngine):
     def setup(self) -> None:
-        import duckdb
-
-        self.con = duckdb.connect()
-        self.con.execute(f"SET threads = {THREADS}")
+        self.con = duckdb_connection()
 
     def read(self, path: str, columns: list[str], keys: np.ndarray) -> int:
         key_table = pa.table({"k": keys})  # noqa: F841 - DuckDB reads it by name

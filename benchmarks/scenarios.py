@@ -720,11 +720,16 @@ def q17(ctx: RunContext) -> ScenarioResult:
     return res
 
 
+def _medians(r: QueryResult) -> dict[str, float]:
+    """Engine -> median seconds, for the engines that ran ``r``."""
+    return {m.engine: m.seconds for m in r.measurements if m.ok and m.seconds}
+
+
 def _join_ratios(results: Sequence[QueryResult]) -> dict[str, Any]:
     """Per query: Spark default / Spark with lazyscan, and lazyscan / the fastest peer."""
     out: dict[str, Any] = {}
     for r in results:
-        by = {m.engine: m.seconds for m in r.measurements if m.ok and m.seconds}
+        by = _medians(r)
         entry: dict[str, Any] = {}
         if "spark-parquet" in by and "spark-lazyscan" in by:
             entry["spark_default_over_lazyscan"] = by["spark-parquet"] / by["spark-lazyscan"]
@@ -776,7 +781,7 @@ def keys(ctx: RunContext) -> ScenarioResult:
     res.queries = run_queries(engines, queries, ctx.reps, progress=ctx.progress, title=f"keys SF{sf:g}")
     ratios: dict[str, Any] = {}
     for r in res.queries:
-        by = {m.engine: m.seconds for m in r.measurements if m.ok and m.seconds}
+        by = _medians(r)
         if "lazyscan" in by and "lazyscan-plain" in by:
             entry = {"filter_over_plain": by["lazyscan"] / by["lazyscan-plain"]}
             if "duckdb" in by:

@@ -30,7 +30,7 @@ import bisect
 import math
 import struct
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numba
@@ -830,11 +830,9 @@ def _measure_fpp(kf: KeyFilter, keys: pa.Array | np.ndarray, samples: int = FPP_
         candidates = pa.array(drawn[keys[at] != drawn])
     if len(candidates) == 0:
         return None
-    probe = KeyFilter(kf.kind, kf.family, 0 if kf.family == BYTES else kf.scale, kf.count, kf.min, kf.max,
-                      kf.fpp, kf.words, kf.k)
+    probe = kf
     if kf.family != BYTES:
-        candidates = candidates.cast(pa.int64())
-        probe.family = ANY  # the candidates are already at the filter's scale
+        probe = replace(kf, family=ANY)  # the candidates are int64 at the filter's scale already
     return float(probe.probe(candidates).sum()) / len(candidates)
 
 

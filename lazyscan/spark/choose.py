@@ -489,8 +489,9 @@ class _Plan:
     def needed_columns(self) -> list[str]:
         """Output columns and the columns the filter reads, in file order."""
         wanted = list(self.output_columns())
-        if self.filter_expr is not None:
-            wanted += sorted(referenced_columns(self.filter_expr))
+        expr = self.filter_expr
+        if expr is not None:
+            wanted += sorted(referenced_columns(expr))
         return self._resolve(wanted)
 
     def scan_output_columns(self) -> list[str]:
@@ -666,7 +667,7 @@ SemiJoin = tuple[Any, str, str] | tuple[KeyFilter, str]
 
 def _semi_joins(spark: Any, semi_join: SemiJoin | Sequence[SemiJoin], max_keys: int, max_bytes: int) -> list[tuple[str, KeyFilter]]:
     """(fact column, filter) per semi join; a filter over the limits is left out, logged."""
-    from lazyscan.spark.keys import KeyFilterTooLarge, key_filter
+    from lazyscan.spark.keys import KeyFilterTooLarge, check_size, key_filter
 
     items: list[Any] = [semi_join] if isinstance(semi_join, tuple) else list(semi_join)
     out: list[tuple[str, KeyFilter]] = []
@@ -682,9 +683,7 @@ def _semi_joins(spark: Any, semi_join: SemiJoin | Sequence[SemiJoin], max_keys: 
                 kf = key_filter(item[0], item[1], max_keys=max_keys, max_bytes=max_bytes)
             elif isinstance(item[0], KeyFilter):
                 kf = item[0]
-                size = len(kf.to_bytes())
-                if size > max_bytes:
-                    raise KeyFilterTooLarge(f"the key filter takes {size:,} bytes, more than max_bytes={max_bytes:,}")
+                check_size(kf, max_bytes)
             else:
                 raise LazyScanError(f"semi_join (filter, fact key) needs a lazyscan.KeyFilter, got {type(item[0]).__name__}")
         except KeyFilterTooLarge as e:

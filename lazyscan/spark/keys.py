@@ -36,6 +36,13 @@ class KeyFilterTooLarge(LazyScanError):
     """The dimension has too many distinct keys for a key filter within the limits."""
 
 
+def check_size(kf: KeyFilter, max_bytes: int, what: str = "the key filter") -> None:
+    """:class:`KeyFilterTooLarge` when ``kf`` serialized takes more than ``max_bytes``."""
+    size = len(kf.to_bytes())
+    if size > max_bytes:
+        raise KeyFilterTooLarge(f"{what} takes {size:,} bytes, more than max_bytes={max_bytes:,}")
+
+
 def _partition_keys(max_keys: int) -> Any:
     def distinct(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         parts: list[pa.Array] = []
@@ -99,9 +106,7 @@ def key_filter(
     if distinct > max_keys:
         raise KeyFilterTooLarge(f"{column!r} has {distinct:,} distinct keys, more than max_keys={max_keys:,}")
     kf = build_key_filter(keys, fpp=fpp, exact_limit=exact_limit)
-    size = len(kf.to_bytes())
-    if size > max_bytes:
-        raise KeyFilterTooLarge(f"the key filter of {column!r} takes {size:,} bytes, more than max_bytes={max_bytes:,}")
+    check_size(kf, max_bytes, f"the key filter of {column!r}")
     log.info(
         "lazyscan key filter on %s: %s from %d partitions in %.3f s",
         column, kf.describe(), len(rows), time.perf_counter() - started,
@@ -109,4 +114,4 @@ def key_filter(
     return kf
 
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_KEYS", "KeyFilterTooLarge", "key_filter"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_KEYS", "KeyFilterTooLarge", "check_size", "key_filter"]
