@@ -18,6 +18,7 @@ import pytest
 import lazyscan
 from lazyscan import KeyFilter, KeyFilterError, PredicateError, col, key_filter
 from lazyscan.predicate.keys import bloom_fpp
+from lazyscan.scan.profile import Profile
 
 # ---- the filter ------------------------------------------------------------------------------
 
@@ -345,6 +346,60 @@ def test_adaptive_filter_switches_itself_off_when_it_keeps_most_rows(tmp_path: P
     # the same filter, not adaptive: exact
     exact_scan = lazyscan.scan(path, where=col("k").isin_keys(dim) & (col("q") < 25), threads=1).to_table()
     _same_rows(exact_scan, exact)
+
+
+def _removed(j: dict[str, float]) -> float:
+    return sum(j[f"rows_{t}"] for t in ("partition", "statistics", "bloom", "dictionary", "page_index")) + j["rows_removed"]
+
+
+def test_profile_accounts_for_every_row_the_join_filter_removes(tmp_path: Path) -> None:
+    path = _fact(tmp_path, False, sort=True)
+    dim = pa.array([3, 17, 2_500, 4_990], pa.int64())
+    s = lazyscan.scan(path, columns=["note"], where=col("k").isin_keys(dim))
+    got = s.to_table()
+    _same_rows(got, _duckdb(path, dim, "KEYS").select(["note"]))
+    p = s.profile
+    (text, j), = p.join_filters.items()
+    assert "hash of 4 integer keys" in text
+    assert j["row_groups_statistics"] == p["row_groups_pruned_stats"] >= 2
+    assert j["pages_page_index"] > 0 and j["rows_probed"] > 0
+    assert _removed(j) == p["rows_total"] - got.num_rows
+    assert j["value_probes"] == j["rows_probed"] and j["dictionary_probes"] == 0
+    # survives the trip a Spark task's profile takes, and merges
+    back = Profile.from_dict(p.as_dict())
+    back.merge(p)
+    assert back.join_filters[text]["rows_removed"] == 2 * j["rows_removed"]
+    explained = s.explain()
+    assert "join filters (removed by tier, probes):" in explained
+    assert f"statistics {int(j['row_groups_statistics'])} row groups" in explained
+    assert "page index" in explained and "values" in explained
+
+
+def test_profile_shows_dictionary_pruning_and_probes_of_the_join_filter(tmp_path: Path) -> None:
+    # even and odd row groups: every dictionary's range overlaps the keys, half hold none of them
+    k = np.concatenate([np.arange(i % 2, 2_000, 2) for i in range(6)])
+    path = tmp_path / "parity.parquet"
+    pq.write_table(pa.table({"k": pa.array(k, pa.int64()), "v": np.arange(len(k))}), path, row_group_size=1_000)
+    dim = pa.array(np.arange(0, 2_000, 4), pa.int64())
+    s = lazyscan.scan(path, columns=["v"], where=col("k").isin_keys(dim))
+    got = s.to_table()
+    assert sorted(got.column("v").to_pylist()) == [i for i, x in enumerate(k) if x % 4 == 0]
+    (j,) = s.profile.join_filters.values()
+    assert j["row_groups_dictionary"] == 3 and j["rows_dictionary"] == 3_000
+    assert j["dictionary_probes"] == 6 * 1_000 and j["value_probes"] == 0
+    assert _removed(j) == len(k) - got.num_rows
+    assert "dictionary 3 row groups (3,000 rows)" in s.profile.table()
+
+
+def test_profile_says_when_the_join_filter_switched_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lazyscan.Scan, "KEY_SWITCH_MIN_ROWS", 2_000)
+    path = _fact(tmp_path, False)
+    s = lazyscan.scan(path, where=col("k").isin_keys(pa.array(np.arange(0, 4_500), pa.int64()), adaptive=True), threads=1)
+    s.to_table()
+    (j,) = s.profile.join_filters.values()
+    assert j["switched_off"] == 1
+    assert j["rows_probed"] < s.profile["rows_total"]  # probing stopped
+    assert "switched off (the join filters)" in s.explain()
 
 
 def test_key_filter_on_an_incompatible_column_names_column_and_types(tmp_path: Path) -> None:

@@ -123,6 +123,11 @@ def test_semi_join_equals_spark_join(spark, fact, fact_col, encoding):
     assert_same_rows(got, expected, fact_col)
     profile = lazyscan.spark.last_profile()
     assert profile.counters["rows_returned"] == len(expected)
+    # the join filter's own accounting came back from the tasks: every removed row is counted
+    (text, jf), = profile.join_filters.items()
+    assert "KEYS(" in text
+    removed = jf["rows_removed"] + sum(jf[f"rows_{t}"] for t in ("statistics", "bloom", "dictionary", "page_index"))
+    assert removed == profile.counters["rows_total"] - len(expected)
 
 
 def test_int32_fact_key_against_bigint_keys_beyond_int32(spark, fact):
@@ -187,6 +192,7 @@ def test_empty_dimension_reads_no_payload(spark, fact):
     profile = lazyscan.spark.last_profile()
     assert profile.counters["row_groups_total"] == 5
     assert profile.counters["row_groups_pruned_stats"] == 5  # no key lies in any [min, max]
+    assert next(iter(profile.join_filters.values()))["row_groups_statistics"] == 5
     assert profile.counters["pages_read"] == 0
     assert profile.counters["values_decoded"] == 0
 

@@ -35,6 +35,26 @@ COUNTERS = (
     "key_probes_values",
 )
 TIMINGS = ("planning", "io", "decompress", "decode", "filter", "total")
+#: per join (key) filter: what it removed at each tier and how it was probed
+JOIN_FILTER_FIELDS = (
+    "row_groups_partition",
+    "rows_partition",
+    "row_groups_statistics",
+    "rows_statistics",
+    "row_groups_bloom",
+    "rows_bloom",
+    "row_groups_dictionary",
+    "rows_dictionary",
+    "pages_page_index",
+    "rows_page_index",
+    "rows_probed",
+    "rows_removed",
+    "dictionary_probes",
+    "value_probes",
+    "probe_seconds",
+    "switched_off",
+)
+_JOIN_TIERS = ("partition", "statistics", "bloom", "dictionary")
 
 
 @dataclass
@@ -47,6 +67,9 @@ class Profile:
     predicates: dict[str, dict[str, float]] = field(default_factory=dict)
     #: per predicate and tier: how many row groups / pages it ruled out
     decisions: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: per join filter (conjunct text, which names the filter's kind, size and fpp): see
+    #: :data:`JOIN_FILTER_FIELDS`
+    join_filters: dict[str, dict[str, float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, name: str, value: int = 1) -> None:
@@ -69,6 +92,13 @@ class Profile:
             p["rows_out"] += rows_out
             p["seconds"] += seconds
 
+    def join_filter(self, predicate: str, **amounts: float) -> None:
+        """Add ``amounts`` (names from :data:`JOIN_FILTER_FIELDS`) to the entry of a join filter."""
+        with self._lock:
+            d = self.join_filters.setdefault(predicate, dict.fromkeys(JOIN_FILTER_FIELDS, 0.0))
+            for k, v in amounts.items():
+                d[k] = d.get(k, 0) + v
+
     def merge(self, other: Profile) -> None:
         with self._lock:
             for k, v in other.counters.items():
@@ -83,12 +113,17 @@ class Profile:
                 d = self.decisions.setdefault(pred, {})
                 for k, n in tiers.items():
                     d[k] = d.get(k, 0) + n
+            for pred, amounts in other.join_filters.items():
+                jf = self.join_filters.setdefault(pred, dict.fromkeys(JOIN_FILTER_FIELDS, 0.0))
+                for k, amount in amounts.items():
+                    jf[k] = jf.get(k, 0.0) + amount
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = dict(self.counters)
         out.update({f"time_{k}": v for k, v in self.timings.items()})
         out["predicates"] = {k: dict(v) for k, v in self.predicates.items()}
         out["decisions"] = {k: dict(v) for k, v in self.decisions.items()}
+        out["join_filters"] = {k: dict(v) for k, v in self.join_filters.items()}
         return out
 
     @classmethod
@@ -101,6 +136,8 @@ class Profile:
                 p.predicates = {a: dict(b) for a, b in v.items()}
             elif k == "decisions":
                 p.decisions = {a: dict(b) for a, b in v.items()}
+            elif k == "join_filters":
+                p.join_filters = {a: dict(b) for a, b in v.items()}
             else:
                 p.counters[k] = int(v)
         return p
@@ -126,15 +163,39 @@ class Profile:
             f"{self.timings['total']:.3f} s"
         )
 
-    def table(self) -> str:
-        """A readable multi-line rendering of counters and timings."""
+    def table(self, join_filters: bool = True) -> str:
+        """A readable multi-line rendering of counters and timings (and of the join filters)."""
         lines = ["counter                           value"]
         for k in COUNTERS:
             lines.append(f"  {k:<31} {self.counters.get(k, 0):>14,}")
         lines.append("timing (s, summed over threads)")
         for k in TIMINGS:
             lines.append(f"  {k:<31} {self.timings.get(k, 0.0):>14.4f}")
+        if join_filters and self.join_filters:
+            lines.append("join filters")
+            lines.extend(f"  {line}" for line in self.join_filter_lines())
         return "\n".join(lines)
+
+    def join_filter_lines(self) -> list[str]:
+        """Per join filter: what it removed at each tier, its probes, whether it switched off."""
+        lines = []
+        for pred, j in self.join_filters.items():
+            lines.append(pred)
+            removed = []
+            for tier in _JOIN_TIERS:
+                if j.get(f"row_groups_{tier}"):
+                    removed.append(f"{tier} {int(j[f'row_groups_{tier}']):,} row groups ({int(j[f'rows_{tier}']):,} rows)")
+            if j.get("pages_page_index"):
+                removed.append(f"page index {int(j['pages_page_index']):,} pages ({int(j['rows_page_index']):,} rows)")
+            if j.get("rows_probed"):
+                removed.append(f"rows {int(j['rows_removed']):,} of {int(j['rows_probed']):,} probed")
+            lines.append("  removed: " + ("; ".join(removed) if removed else "nothing"))
+            lines.append(
+                f"  probes: {int(j.get('dictionary_probes', 0)):,} dictionary entries, "
+                f"{int(j.get('value_probes', 0)):,} values, {j.get('probe_seconds', 0.0):.4f} s"
+                + ("; switched off (the join filters)" if j.get("switched_off") else "")
+            )
+        return lines
 
 
 def _mb(n: int) -> str:

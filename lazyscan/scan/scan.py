@@ -376,6 +376,8 @@ class _RowGroupScan:
                 if a is Answer.CANNOT_MATCH:
                     p.add("row_groups_pruned_stats")
                     p.decide(c.text, "statistics")
+                    if c.has_keys:
+                        p.join_filter(c.text, row_groups_statistics=1, rows_statistics=self.n)
                     return None
                 answers.append(a)
             must_all = all(a is Answer.MUST_MATCH for a in answers)
@@ -387,6 +389,8 @@ class _RowGroupScan:
                 if evaluate_bloom(c.bound, self._might_contain) is Answer.CANNOT_MATCH:
                     p.add("row_groups_pruned_bloom")
                     p.decide(c.text, "bloom")
+                    if c.has_keys:
+                        p.join_filter(c.text, row_groups_bloom=1, rows_bloom=self.n)
                     return None
         # tier 4: dictionaries
         if (opts.prune_dictionary or opts.dictionary_eval) and not must_all:
@@ -407,15 +411,19 @@ class _RowGroupScan:
                 if dictionary.type != want:
                     dictionary = dictionary.cast(want)
                 mask = evaluate_on_dictionary(c.bound, dictionary)
+                passes_null = null_passes(c.bound)
+                seconds = time.perf_counter() - t0
+                p.time("filter", seconds)
                 if c.has_keys:
                     p.add("key_probes_dictionary", len(dictionary))
-                passes_null = null_passes(c.bound)
-                p.time("filter", time.perf_counter() - t0)
+                    p.join_filter(c.text, dictionary_probes=len(dictionary), probe_seconds=seconds)
                 if opts.prune_dictionary and not mask.any():
                     nulls = self.pf.statistics(self.rg, leaf).null_count
                     if not passes_null or nulls == 0:
                         p.add("row_groups_pruned_dictionary")
                         p.decide(c.text, "dictionary")
+                        if c.has_keys:
+                            p.join_filter(c.text, row_groups_dictionary=1, rows_dictionary=self.n)
                         return None
                 if opts.dictionary_eval:
                     self.dict_masks[i] = (mask, passes_null)
@@ -431,15 +439,18 @@ class _RowGroupScan:
                     continue
                 page_stats, layout = ps
                 keep_s, keep_e = [], []
-                pruned = 0
+                pruned = pruned_rows = 0
                 for st, page in zip(page_stats, layout.pages):
                     if evaluate_statistics(c.bound, {name: st}) is Answer.CANNOT_MATCH:
                         pruned += 1
+                        pruned_rows += page.num_rows
                     else:
                         keep_s.append(page.first_row)
                         keep_e.append(page.first_row + page.num_rows)
                 if pruned:
                     p.decide(c.text, "page_index", pruned)
+                    if c.has_keys:
+                        p.join_filter(c.text, pages_page_index=pruned, rows_page_index=pruned_rows)
                     selection = selection.intersect(RowRanges(np.array(keep_s, np.int64), np.array(keep_e, np.int64)))
             if selection.is_empty:
                 p.add("row_groups_pruned_page_index")
@@ -495,6 +506,11 @@ class _RowGroupScan:
         seconds = time.perf_counter() - t0
         scan.order.record(i, rows_in, len(kept), seconds)
         self.profile.predicate_run(c.text, rows_in, len(kept), seconds)
+        if c.has_keys:
+            self.profile.join_filter(
+                c.text, rows_probed=rows_in, rows_removed=rows_in - len(kept), probe_seconds=seconds,
+                value_probes=rows_in if i not in self.dict_masks else 0,
+            )
         if len(kept) < rows_in:
             self.profile.decide(c.text, "rows", rows_in - len(kept))
         if i in scan.key_switch:
@@ -781,6 +797,7 @@ class Scan:
         if kept > self.options.dense_threshold:
             self.key_switch[i] = True
             profile.decide(self.conjuncts[i].text, f"switched_off (kept {kept:.0%} of {rows_in:,} rows probed)")
+            profile.join_filter(self.conjuncts[i].text, switched_off=1)
 
     # ---- partition values ---------------------------------------------------------------------
 
@@ -796,13 +813,14 @@ class Scan:
             return arr.cast(pa.int32() if pa.types.is_date32(t) else pa.int64())[0].as_py()
         return arr[0].as_py()
 
-    def _file_pruned(self, task: _FileTask) -> bool:
-        """Partition tier: conjuncts on partition columns only, evaluated on the file's values."""
+    def _file_pruned(self, task: _FileTask) -> _Conjunct | None:
+        """Partition tier: conjuncts on partition columns only, evaluated on the file's values;
+        the conjunct that rules the file out, if any."""
         if not (self.options.filter_in_scan and self.options.prune_partitions):
-            return False
+            return None
         values = task.info.partition_values
         if not values:
-            return False
+            return None
         for c in self.conjuncts:
             if not c.partition_only:
                 continue
@@ -812,15 +830,16 @@ class Scan:
             )
             if not evaluate(c.bound, row)[0]:
                 self.profile.decide(c.text, "partition")
-                return True
-        return False
+                return c
+        return None
 
     # ---- execution ------------------------------------------------------------------------
 
     def _units(self) -> Iterator[tuple[_FileContext, int] | tuple[None, int]]:
         for task in self._plan.tasks:
             self.profile.add("files")
-            if self._file_pruned(task):
+            pruned_by = self._file_pruned(task)
+            if pruned_by is not None:
                 try:
                     with ParquetFile(task.info.path, self.filesystem) as pf:
                         rgs = (
@@ -831,7 +850,10 @@ class Scan:
                         for rg in rgs:
                             self.profile.add("row_groups_total")
                             self.profile.add("row_groups_pruned_partition")
-                            self.profile.add("rows_total", pf.metadata.row_groups[rg].num_rows)
+                            rows = pf.metadata.row_groups[rg].num_rows
+                            self.profile.add("rows_total", rows)
+                            if pruned_by.has_keys:
+                                self.profile.join_filter(pruned_by.text, row_groups_partition=1, rows_partition=rows)
                 except LazyScanError:
                     raise
                 continue
@@ -945,9 +967,12 @@ class Scan:
             for pred, tiers_hit in self.profile.decisions.items():
                 parts = ", ".join(f"{t}: {n}" for t, n in tiers_hit.items())
                 lines.append(f"    {pred}: {parts}")
+            if self.profile.join_filters:
+                lines.append("  join filters (removed by tier, probes):")
+                lines.extend(f"    {line}" for line in self.profile.join_filter_lines())
             lines.append("  final row-level order: " + " -> ".join(self.order.describe()) if self.conjuncts else "")
             lines.append("  profile: " + self.profile.summary())
-            lines.append(self.profile.table())
+            lines.append(self.profile.table(join_filters=False))
         return "\n".join(line for line in lines if line)
 
 
