@@ -1041,3 +1041,38 @@ def test_selection_kernels_refuse_undersized_outputs():
     pages = np.array([0, 8], np.int64)
     short = np.empty(1, np.int64)
     assert K.plan_pages(starts, ends, out, pages, pages + 8, short, short, short) == K.ERR_BAD_ARGUMENT
+
+
+@given(
+    n=st.integers(0, 300),
+    entries=st.integers(1, 50),
+    null_share=st.sampled_from([0.0, 0.3]),
+    null_passes=st.booleans(),
+    seed=st.integers(0, 2**31),
+)
+@settings(max_examples=EXAMPLES, deadline=None)
+def test_dictionary_hits_equals_a_numpy_gather(n, entries, null_share, null_passes, seed):
+    rng = np.random.default_rng(seed)
+    valid = rng.random(n) >= null_share
+    codes = rng.integers(0, entries, int(valid.sum())).astype(np.int32)
+    passes = rng.random(entries) < 0.4
+    rows = np.sort(rng.choice(10 * n + 1, n, replace=False)).astype(np.int64)
+    mask = np.full(n, null_passes)
+    mask[valid] = passes[codes]
+    out = np.empty(n, np.int64)
+    has_valid = null_share > 0
+    got = K.dictionary_hits(codes, passes, valid if has_valid else np.ones(0, bool), has_valid, null_passes, rows, out)
+    assert got == mask.sum()
+    assert np.array_equal(out[:got], rows[mask])
+
+
+def test_dictionary_hits_rejects_codes_outside_the_dictionary():
+    rows = np.arange(3, dtype=np.int64)
+    out = np.empty(3, np.int64)
+    passes = np.ones(2, bool)
+    empty = np.ones(0, bool)
+    assert K.dictionary_hits(np.array([0, 2, 1], np.int32), passes, empty, False, False, rows, out) == K.ERR_BAD_INDEX
+    assert K.dictionary_hits(np.array([0, -1, 1], np.int32), passes, empty, False, False, rows, out) == K.ERR_BAD_INDEX
+    # fewer codes than valid rows, or an undersized output: refused, not read past the end
+    assert K.dictionary_hits(np.array([0], np.int32), passes, empty, False, False, rows, out) == K.ERR_BAD_ARGUMENT
+    assert K.dictionary_hits(np.array([0, 1, 1], np.int32), passes, empty, False, False, rows, np.empty(2, np.int64)) == K.ERR_BAD_ARGUMENT

@@ -20,7 +20,8 @@ Levels and dictionary indices (Encodings.md, "Run Length Encoding / Bit-Packing 
 - :func:`check_dict_indices`: first dictionary index out of range.
 
 Row selections: :func:`index_runs` (sorted row indices to ranges), :func:`expand_runs` (back),
-:func:`plan_pages` (which pages hold selected rows, and which rows).
+:func:`plan_pages` (which pages hold selected rows, and which rows), :func:`dictionary_hits`
+(the rows whose dictionary entry passes a filter).
 
 Byte arrays:
 
@@ -451,6 +452,35 @@ def check_dict_indices(indices, n, dict_size):
 
 
 # --------------------------------------------------------------------------- row selections
+
+
+@_jit
+def dictionary_hits(codes, entry_passes, valid, has_valid, null_passes, rows, out):
+    """Row indices (from ``rows``) whose dictionary code has ``entry_passes``, written to ``out``;
+    their count. ``codes`` hold the non-null rows' codes; with ``has_valid``, ``valid`` marks
+    the rows that have a value (a NULL row passes when ``null_passes``)."""
+    n = rows.shape[0]
+    m = entry_passes.shape[0]
+    if out.shape[0] < n or (has_valid and valid.shape[0] < n) or (not has_valid and codes.shape[0] < n):
+        return ERR_BAD_ARGUMENT
+    k = 0
+    j = 0
+    for i in range(n):
+        if has_valid and not valid[i]:
+            if null_passes:
+                out[k] = rows[i]
+                k += 1
+            continue
+        if j >= codes.shape[0]:
+            return ERR_BAD_ARGUMENT
+        c = codes[j]
+        j += 1
+        if c < 0 or c >= m:
+            return ERR_BAD_INDEX
+        if entry_passes[c]:
+            out[k] = rows[i]
+            k += 1
+    return k
 
 
 @_jit

@@ -245,6 +245,10 @@ def evaluate_on_dictionary(bound: BoundExpr, dictionary: pa.Array) -> np.ndarray
     _single_ref(bound, "evaluate_on_dictionary")
     if isinstance(dictionary, pa.ChunkedArray):
         dictionary = dictionary.combine_chunks()
+    if isinstance(bound, BoundKeyIn) and dictionary.null_count == 0:
+        # a join filter on a dictionary: the probe's hits are the mask, no Arrow round trip
+        hits = bound.keys.probe(dictionary).view(bool)
+        return ~hits if bound.negated else hits
     result = _Evaluator(lambda r: dictionary, len(dictionary)).run(bound)
     return _to_mask(result)
 

@@ -123,6 +123,8 @@ def int_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         arr = arr.view(pa.int32())
     elif not pa.types.is_integer(t):
         raise PredicateError(f"{t} values are not integer-like keys")
+    if arr.null_count == 0:  # no NULL to fill: zero copy for int64
+        return arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), valid
     return np.asarray(pc.fill_null(arr, 0), dtype=np.int64), valid
 
 

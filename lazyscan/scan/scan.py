@@ -20,6 +20,7 @@ the same rows come back (see ``tests/test_scan_switches.py``).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import os
 import threading
 import time
@@ -30,8 +31,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import FileError, LazyScanError, OptionError, PredicateError
+from lazyscan.errors import CorruptFileError, FileError, LazyScanError, OptionError, PredicateError
 from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
+from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import BloomFilter, encode_plain, hash_bytes
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher
@@ -68,6 +70,10 @@ from lazyscan.scan.profile import Profile
 # planning
 
 
+#: the ``valid`` argument of :func:`~lazyscan.parquet.kernels.dictionary_hits` for chunks without NULLs
+_NO_VALID = np.ones(0, dtype=bool)
+
+
 @dataclass
 class _Conjunct:
     """One AND-operand of the bound filter."""
@@ -83,6 +89,11 @@ class _Conjunct:
     needles: BytesMatcher | None = None
     #: a key filter is part of it
     has_keys: bool = False
+
+    @functools.cached_property
+    def null_passes(self) -> bool:
+        """Whether a NULL in its (single) column satisfies it; the same for every row group."""
+        return null_passes(self.bound)
 
 
 def _needles(bound: BoundExpr) -> BytesMatcher | None:
@@ -411,7 +422,7 @@ class _RowGroupScan:
                 if dictionary.type != want:
                     dictionary = dictionary.cast(want)
                 mask = evaluate_on_dictionary(c.bound, dictionary)
-                passes_null = null_passes(c.bound)
+                passes_null = c.null_passes
                 seconds = time.perf_counter() - t0
                 p.time("filter", seconds)
                 if c.has_keys:
@@ -487,11 +498,15 @@ class _RowGroupScan:
         t0 = time.perf_counter()
         rows_in = selection.row_count
         mask = None
+        kept: np.ndarray | None = None
         if i in self.dict_masks:
-            mask = self._dictionary_mask(c.columns[0], selection, *self.dict_masks[i])
-        if mask is None and c.needles is not None and self.ctx.flat(c.columns[0]) and c.columns[0] not in self.decoded:
+            kept = self._dictionary_hits(c.columns[0], selection, *self.dict_masks[i])
+        probed_values = kept is None
+        if kept is not None:
+            pass
+        elif c.needles is not None and self.ctx.flat(c.columns[0]) and c.columns[0] not in self.decoded:
             mask = self._match_mask(c.columns[0], selection, c.needles)
-        if mask is None:
+        if kept is None and mask is None:
             arrays = {}
             for name in c.columns:
                 arrays[name] = self._decoded(name, selection)
@@ -501,7 +516,8 @@ class _RowGroupScan:
             self.profile.time("filter", time.perf_counter() - tf)
             if c.has_keys:
                 self.profile.add("key_probes_values", rows_in)
-        kept = selection.to_indices()[mask]
+        if kept is None:
+            kept = selection.to_indices()[mask]
         out = RowRanges.from_indices(kept) if len(kept) != rows_in else selection
         seconds = time.perf_counter() - t0
         scan.order.record(i, rows_in, len(kept), seconds)
@@ -509,7 +525,7 @@ class _RowGroupScan:
         if c.has_keys:
             self.profile.join_filter(
                 c.text, rows_probed=rows_in, rows_removed=rows_in - len(kept), probe_seconds=seconds,
-                value_probes=rows_in if i not in self.dict_masks else 0,
+                value_probes=rows_in if probed_values else 0,
             )
         if len(kept) < rows_in:
             self.profile.decide(c.text, "rows", rows_in - len(kept))
@@ -549,7 +565,9 @@ class _RowGroupScan:
         mask[chunk.valid] = hits
         return mask
 
-    def _dictionary_mask(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
+    def _dictionary_hits(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
+        """The selected rows whose dictionary entry passes (``dict_mask``); None when the
+        column's codes are not at hand (already decoded, or pages fell back to plain)."""
         if name in self.decoded:
             return None
         chunk = self._codes_for(name, selection)
@@ -564,14 +582,14 @@ class _RowGroupScan:
             self.decoded[name] = (selection, self._as_output(name, arr))
             return None
         self.assembled[name] = (selection, chunk)
-        hits = dict_mask[chunk.codes]
-        if chunk.valid is None:
-            mask = hits
-        else:
-            mask = np.full(chunk.num_rows, passes_null, dtype=bool)
-            mask[chunk.valid] = hits
+        rows = selection.to_indices()
+        kept = np.empty(len(rows), np.int64)
+        valid = chunk.valid if chunk.valid is not None else _NO_VALID
+        n = K.dictionary_hits(chunk.codes, dict_mask, valid, chunk.valid is not None, passes_null, rows, kept)
+        if n < 0:
+            raise CorruptFileError(K.ERROR_MESSAGES.get(n, "bad dictionary codes"), file=self.pf.path, row_group=self.rg, column=name)
         self.profile.time("filter", time.perf_counter() - tf)
-        return mask
+        return kept[:n]
 
     def _materialize(self, selection: RowRanges) -> pa.Table:
         scan = self.scan
