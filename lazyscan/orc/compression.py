@@ -1,0 +1,109 @@
+"""ORC compression framing: a stream is a sequence of chunks, each behind a 3-byte header.
+
+The header is little-endian ``length * 2 + is_original``; an original chunk is stored raw. A
+chunk decompresses to at most the file's compression block size. Uncompressed files have no
+headers. Row-index positions into a compressed stream name a chunk (its offset in the stream)
+and a byte offset inside the chunk's decompressed bytes: :class:`Decompressed` maps them.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import cramjam
+import numpy as np
+
+from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
+from lazyscan.orc.proto import COMPRESSION_NAMES
+
+NONE, ZLIB, SNAPPY, LZO, LZ4, ZSTD = range(6)
+
+
+@dataclass
+class Decompressed:
+    """The decompressed bytes of (part of) a stream and where each chunk landed."""
+
+    data: np.ndarray
+    #: offset of each chunk header in the stream (as row-index positions name them)
+    chunk_offsets: np.ndarray
+    #: offset of each chunk's first byte in ``data``
+    data_offsets: np.ndarray
+
+    def position(self, chunk_offset: int, within: int) -> int:
+        """The offset in ``data`` of row-index position (``chunk_offset``, ``within``)."""
+        i = int(np.searchsorted(self.chunk_offsets, chunk_offset))
+        if i >= len(self.chunk_offsets) or self.chunk_offsets[i] != chunk_offset:
+            raise CorruptFileError(f"row index position {chunk_offset} is not the start of a compression chunk")
+        pos = int(self.data_offsets[i]) + within
+        if pos > len(self.data):
+            raise CorruptFileError(f"row index position {within} lies beyond its compression chunk")
+        return pos
+
+
+def _decompress_chunk(codec: int, chunk: memoryview, limit: int) -> bytes:
+    if codec == ZLIB:
+        d = zlib.decompressobj(-15)
+        out = d.decompress(chunk, limit)
+        if d.unconsumed_tail:
+            raise CorruptFileError(f"a zlib chunk decompresses beyond the block size {limit}")
+        return out
+    if codec == SNAPPY:
+        return bytes(cramjam.snappy.decompress_raw(chunk))
+    if codec == ZSTD:
+        return bytes(cramjam.zstd.decompress(chunk))
+    if codec == LZ4:
+        return bytes(cramjam.lz4.decompress_block(chunk, output_len=limit))
+    raise UnsupportedFeatureError(f"{COMPRESSION_NAMES.get(codec, codec)} compression is not supported")
+
+
+def check_codec(codec: int) -> None:
+    if codec not in (NONE, ZLIB, SNAPPY, ZSTD, LZ4):
+        raise UnsupportedFeatureError(f"ORC {COMPRESSION_NAMES.get(codec, f'codec {codec}')} compression is not supported")
+
+
+def decompress_stream(data: bytes | memoryview | np.ndarray, codec: int, block_size: int, base: int = 0) -> Decompressed:
+    """Decompress the chunks of ``data``, a stream or a part of one starting at a chunk header
+    (``base`` is that header's offset in the stream)."""
+    view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
+    if codec == NONE:
+        arr = np.frombuffer(view, dtype=np.uint8)
+        return Decompressed(arr, np.array([base], np.int64), np.zeros(1, np.int64))
+    pieces: list[bytes | memoryview] = []
+    chunk_offsets: list[int] = []
+    data_offsets: list[int] = []
+    pos, end, total = 0, len(view), 0
+    # zlib of random data can exceed the block a little; a decoder bound guards the rest
+    limit = max(block_size, 1)
+    while pos < end:
+        if pos + 3 > end:
+            raise CorruptFileError("compression chunk header cut short")
+        header = view[pos] | (view[pos + 1] << 8) | (view[pos + 2] << 16)
+        length, original = header >> 1, header & 1
+        start = pos + 3
+        if length > end - start:
+            raise CorruptFileError(f"compression chunk of {length} bytes runs past the stream end")
+        chunk = view[start : start + length]
+        chunk_offsets.append(base + pos)
+        data_offsets.append(total)
+        if original:
+            piece: bytes | memoryview = chunk
+        else:
+            try:
+                piece = _decompress_chunk(codec, chunk, limit)
+            except (CorruptFileError, UnsupportedFeatureError):
+                raise
+            except Exception as e:
+                raise CorruptFileError(f"{COMPRESSION_NAMES.get(codec)} chunk cannot be decompressed: {e}") from None
+            if len(piece) > limit:
+                raise CorruptFileError(f"a compression chunk decompressed to {len(piece)} bytes, above the block size {limit}")
+        pieces.append(piece)
+        total += len(piece)
+        pos = start + length
+    out = np.empty(total, np.uint8)
+    at = 0
+    for piece in pieces:
+        n = len(piece)
+        out[at : at + n] = np.frombuffer(piece, np.uint8)
+        at += n
+    return Decompressed(out, np.array(chunk_offsets, np.int64), np.array(data_offsets, np.int64))

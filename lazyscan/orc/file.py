@@ -1,0 +1,573 @@
+"""One ORC file: its tail (postscript, footer, metadata), stripe footers, row indexes and column
+reads, decoded by the kernels of :mod:`lazyscan.orc.kernels`.
+
+Columns are named by their top-level field name or their ORC column id (pre-order, 0 is the
+root struct). Flat columns are decoded here; nested ones go through pyarrow's ORC reader for
+the stripe and are then selected, with the same results.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import zoneinfo
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import CorruptFileError, FileError, UnsupportedFeatureError
+from lazyscan.io.source import Source, SourceError, open_source
+from lazyscan.orc import kernels as K
+from lazyscan.orc import proto as P
+from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
+from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.selection import RowRanges
+
+MAGIC = b"ORC"
+#: bytes read from the end of the file first (postscript, footer and usually the metadata)
+_TAIL_READ = 64 * 1024
+#: seconds from 1970-01-01 to ORC's timestamp base, 2015-01-01 00:00:00
+ORC_EPOCH = 1_420_070_400
+_UTC_NAMES = {"", "UTC", "GMT", "Etc/UTC", "Etc/GMT", "Z", "Zulu", "Universal", "Etc/Universal"}
+
+
+@dataclass
+class OrcColumn:
+    """A column of the file: its ORC id, top-level name, ORC type and Arrow type."""
+
+    id: int
+    name: str
+    type: P.OrcType
+    arrow_type: pa.DataType
+
+    @property
+    def flat(self) -> bool:
+        return self.type.kind not in (P.LIST, P.MAP, P.STRUCT, P.UNION)
+
+
+def arrow_type(types: list[P.OrcType], i: int, depth: int = 0) -> pa.DataType:
+    """The Arrow type pyarrow's ORC reader gives ORC type ``i``."""
+    if depth > 64 or i >= len(types):
+        raise CorruptFileError(f"type tree refers to type {i} of {len(types)}")
+    t = types[i]
+    k = t.kind
+    simple = {
+        P.BOOLEAN: pa.bool_(), P.BYTE: pa.int8(), P.SHORT: pa.int16(), P.INT: pa.int32(), P.LONG: pa.int64(),
+        P.FLOAT: pa.float32(), P.DOUBLE: pa.float64(), P.STRING: pa.string(), P.VARCHAR: pa.string(),
+        P.CHAR: pa.string(), P.BINARY: pa.binary(), P.DATE: pa.date32(), P.TIMESTAMP: pa.timestamp("ns"),
+        P.TIMESTAMP_INSTANT: pa.timestamp("ns", tz="UTC"),
+    }
+    if k in simple:
+        return simple[k]
+    if k == P.DECIMAL:
+        precision = t.precision or 38
+        if not 1 <= precision <= 38 or t.scale > precision:
+            raise CorruptFileError(f"decimal({t.precision}, {t.scale}) is not a valid decimal type")
+        return pa.decimal128(precision, t.scale)
+    if k == P.LIST:
+        if len(t.subtypes) != 1:
+            raise CorruptFileError("a list type must have one subtype")
+        return pa.list_(arrow_type(types, t.subtypes[0], depth + 1))
+    if k == P.MAP:
+        if len(t.subtypes) != 2:
+            raise CorruptFileError("a map type must have two subtypes")
+        return pa.map_(arrow_type(types, t.subtypes[0], depth + 1), arrow_type(types, t.subtypes[1], depth + 1))
+    if k == P.STRUCT:
+        if len(t.field_names) != len(t.subtypes):
+            raise CorruptFileError("a struct type has a different number of names and subtypes")
+        return pa.struct([pa.field(n, arrow_type(types, s, depth + 1)) for n, s in zip(t.field_names, t.subtypes)])
+    if k == P.UNION:
+        children = [pa.field(f"_union_{j}", arrow_type(types, s, depth + 1)) for j, s in enumerate(t.subtypes)]
+        return pa.dense_union(children)
+    raise UnsupportedFeatureError(f"ORC type kind {k} is not supported")
+
+
+class OrcFile:
+    """One ORC file: metadata, statistics, row indexes and column reads.
+
+    ``source`` is a path (local, ``file://``, or a URI pyarrow understands), a path on
+    ``filesystem`` (pyarrow or fsspec), or an open :class:`lazyscan.io.Source`.
+    """
+
+    def __init__(self, source: Any, filesystem: Any = None) -> None:
+        self.source: Source = open_source(source, filesystem)
+        self.path = self.source.path
+        self.counters = ReadCounters()
+        self._stripe_footers: dict[int, P.StripeFooter] = {}
+        self._stripe_stats: list[list[P.ColumnStatistics]] | None = None
+        self._metadata_bytes: memoryview | None = None
+        self._read_tail()
+
+    def _error(self, cls: type[FileError], msg: str, **where: Any) -> FileError:
+        return cls(msg, file=self.path, **where)
+
+    # ---- tail ---------------------------------------------------------------------------
+
+    def _read_tail(self) -> None:
+        size = self.source.size
+        if size < 4:
+            raise self._error(CorruptFileError, f"file of {size} bytes is too small to be ORC")
+        try:
+            tail = self.source.read_at(max(0, size - _TAIL_READ), min(size, _TAIL_READ))
+        except SourceError as e:
+            raise self._error(CorruptFileError, f"cannot read the file tail: {e}") from None
+        ps_len = tail[-1]
+        if ps_len == 0 or ps_len + 1 > len(tail):
+            raise self._error(CorruptFileError, f"postscript length {ps_len} does not fit the file")
+        ps_bytes = memoryview(tail)[len(tail) - 1 - ps_len : len(tail) - 1]
+        try:
+            ps = P.parse_postscript(ps_bytes)
+        except P.ProtoError as e:
+            raise self._error(CorruptFileError, f"not an ORC file or corrupt postscript: {e}") from None
+        if ps.magic != "ORC":
+            raise self._error(CorruptFileError, "not an ORC file: no 'ORC' magic in the postscript")
+        try:
+            check_codec(ps.compression)
+        except UnsupportedFeatureError as e:
+            raise self._error(UnsupportedFeatureError, str(e)) from None
+        if ps.compression != NONE and not 0 < ps.compression_block_size <= 1 << 30:
+            raise self._error(CorruptFileError, f"compression block size {ps.compression_block_size} is out of range")
+        self.postscript = ps
+        self.compression = ps.compression
+        self.block_size = ps.compression_block_size
+        tail_len = 1 + ps_len + ps.footer_length + ps.metadata_length
+        if tail_len > size:
+            raise self._error(CorruptFileError, f"footer and metadata ({tail_len} bytes) exceed the file size {size}")
+        if tail_len > len(tail):
+            tail = self.source.read_at(size - tail_len, tail_len)
+        view = memoryview(tail)
+        footer_end = len(tail) - 1 - ps_len
+        footer_raw = view[footer_end - ps.footer_length : footer_end]
+        self._metadata_bytes = view[footer_end - ps.footer_length - ps.metadata_length : footer_end - ps.footer_length]
+        try:
+            footer = P.parse_footer(self._decompress(footer_raw).data)
+        except P.ProtoError as e:
+            raise self._error(CorruptFileError, f"corrupt footer: {e}") from None
+        except CorruptFileError as e:
+            raise self._error(CorruptFileError, f"corrupt footer: {e.reason}") from None
+        if footer.encrypted:
+            raise self._error(UnsupportedFeatureError, "encrypted ORC files are not supported")
+        self.footer = footer
+        self.types = footer.types
+        if not self.types:
+            raise self._error(CorruptFileError, "the footer has no types")
+        root = self.types[0]
+        if root.kind != P.STRUCT:
+            raise self._error(UnsupportedFeatureError, "ORC files whose root type is not a struct are not supported")
+        self.columns: list[OrcColumn] = []
+        for name, sub in zip(root.field_names, root.subtypes):
+            self.columns.append(OrcColumn(sub, name, self.types[sub] if sub < len(self.types) else P.OrcType(), arrow_type(self.types, sub)))
+        self.arrow_schema = pa.schema([pa.field(c.name, c.arrow_type) for c in self.columns])
+        total = sum(s.number_of_rows for s in footer.stripes)
+        if footer.stripes and total != footer.number_of_rows:
+            raise self._error(CorruptFileError, f"stripes hold {total} rows, the footer says {footer.number_of_rows}")
+        for i, s in enumerate(footer.stripes):
+            if s.offset + s.index_length + s.data_length + s.footer_length > size:
+                raise self._error(CorruptFileError, "stripe runs past the end of the file", row_group=i)
+
+    def _decompress(self, data: memoryview | bytes | np.ndarray, base: int = 0) -> Decompressed:
+        return decompress_stream(data, self.compression, self.block_size, base)
+
+    # ---- accessors ----------------------------------------------------------------------
+
+    @property
+    def num_stripes(self) -> int:
+        return len(self.footer.stripes)
+
+    @property
+    def num_rows(self) -> int:
+        return self.footer.number_of_rows
+
+    @property
+    def row_index_stride(self) -> int:
+        return self.footer.row_index_stride
+
+    def stripe(self, i: int) -> P.StripeInformation:
+        if not 0 <= i < self.num_stripes:
+            raise IndexError(f"stripe {i} out of range: the file has {self.num_stripes}")
+        return self.footer.stripes[i]
+
+    def column(self, column: int | str) -> OrcColumn:
+        """A top-level column by name, or by position among the top-level fields."""
+        if isinstance(column, str):
+            for c in self.columns:
+                if c.name == column:
+                    return c
+            raise KeyError(f"no column {column!r} in {self.path}; it has: {', '.join(c.name for c in self.columns)}")
+        if not 0 <= column < len(self.columns):
+            raise IndexError(f"column {column} out of range: the file has {len(self.columns)}")
+        return self.columns[column]
+
+    def file_statistics(self, column: int | str) -> P.ColumnStatistics | None:
+        c = self.column(column)
+        stats = self.footer.statistics
+        return stats[c.id] if c.id < len(stats) else None
+
+    def stripe_statistics(self, stripe: int, column: int | str) -> P.ColumnStatistics | None:
+        """The column's statistics in one stripe (from the file metadata), if written."""
+        c = self.column(column)
+        if self._stripe_stats is None:
+            raw = self._metadata_bytes
+            try:
+                self._stripe_stats = P.parse_metadata(self._decompress(raw).data) if raw is not None and len(raw) else []
+            except (P.ProtoError, CorruptFileError) as e:
+                raise self._error(CorruptFileError, f"corrupt metadata (stripe statistics): {e}") from None
+        if stripe >= len(self._stripe_stats):
+            return None
+        per_column = self._stripe_stats[stripe]
+        return per_column[c.id] if c.id < len(per_column) else None
+
+    def stripe_footer(self, stripe: int) -> P.StripeFooter:
+        cached = self._stripe_footers.get(stripe)
+        if cached is not None:
+            return cached
+        s = self.stripe(stripe)
+        raw = self.source.read_at(s.offset + s.index_length + s.data_length, s.footer_length)
+        try:
+            sf = P.parse_stripe_footer(self._decompress(raw).data)
+        except (P.ProtoError, CorruptFileError) as e:
+            raise self._error(CorruptFileError, f"corrupt stripe footer: {e}", row_group=stripe) from None
+        if len(sf.columns) < len(self.types):
+            raise self._error(CorruptFileError, f"stripe footer has {len(sf.columns)} column encodings for {len(self.types)} types", row_group=stripe)
+        if sum(st.length for st in sf.streams) > s.index_length + s.data_length:
+            raise self._error(CorruptFileError, "stream lengths exceed the stripe", row_group=stripe)
+        self._stripe_footers[stripe] = sf
+        return sf
+
+    def encoding(self, stripe: int, column: int | str) -> P.ColumnEncoding:
+        return self.stripe_footer(stripe).columns[self.column(column).id]
+
+    def streams(self, stripe: int, column_id: int) -> dict[int, P.Stream]:
+        """The streams of an ORC column id in a stripe, by kind."""
+        return {st.kind: st for st in self.stripe_footer(stripe).streams if st.column == column_id}
+
+    def row_index(self, stripe: int, column: int | str) -> list[P.RowIndexEntry] | None:
+        """The row index of a column in a stripe (one entry per ``row_index_stride`` rows)."""
+        c = self.column(column)
+        st = self.streams(stripe, c.id).get(P.ROW_INDEX)
+        if st is None:
+            return None
+        raw = self._fetch(stripe, [st], None)[0]
+        try:
+            return P.parse_row_index(self._decompress(raw).data)
+        except (P.ProtoError, CorruptFileError) as e:
+            raise self._error(CorruptFileError, f"corrupt row index: {e}", row_group=stripe, column=c.name) from None
+
+    def bloom_filters(self, stripe: int, column: int | str) -> list[P.BloomFilterEntry] | None:
+        """The column's Bloom filters in a stripe (one per row group), UTF-8 kind preferred."""
+        c = self.column(column)
+        streams = self.streams(stripe, c.id)
+        st = streams.get(P.BLOOM_FILTER_UTF8) or streams.get(P.BLOOM_FILTER)
+        if st is None:
+            return None
+        raw = self._fetch(stripe, [st], None)[0]
+        try:
+            return P.parse_bloom_filter_index(self._decompress(raw).data)
+        except (P.ProtoError, CorruptFileError) as e:
+            raise self._error(CorruptFileError, f"corrupt Bloom filter index: {e}", row_group=stripe, column=c.name) from None
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def _fetch(self, stripe: int, streams: list[P.Stream], counters: ReadCounters | None) -> list[memoryview]:
+        s = self.stripe(stripe)
+        ranges = [(s.offset + st.offset, st.length) for st in streams]
+        t0 = time.perf_counter()
+        views, nbytes, requests = self.source.read_ranges_counted(ranges)
+        c = counters if counters is not None else self.counters
+        c.io_seconds += time.perf_counter() - t0
+        c.bytes_fetched += nbytes
+        c.requests += requests
+        for st, v in zip(streams, views):
+            if len(v) != st.length:
+                raise self._error(CorruptFileError, f"the file ends inside stream {P.STREAM_NAMES.get(st.kind, st.kind)}", row_group=stripe)
+        return views
+
+    def read_column(
+        self,
+        stripe: int,
+        column: int | str,
+        rows: RowRanges | np.ndarray | Sequence[int] | None = None,
+        counters: ReadCounters | None = None,
+    ) -> pa.Array:
+        """Read a column of a stripe: all rows, or the rows selected by ``rows`` (a sorted array
+        of distinct row indices within the stripe, or a :class:`RowRanges`). Values equal
+        pyarrow's for the same rows, nulls included."""
+        c = self.column(column)
+        n = self.stripe(stripe).number_of_rows
+        selection = _as_selection(rows, n)
+        if not c.flat:
+            arr = self._read_nested(stripe, c)
+        else:
+            try:
+                arr = self._read_flat(stripe, c, counters)
+            except FileError as e:
+                raise e.at(file=self.path, row_group=stripe, column=c.name) from None
+        if selection is not None:
+            arr = arr.take(pa.array(selection.to_indices()))
+        return arr
+
+    def read_stripe(self, stripe: int, columns: Sequence[int | str] | None = None) -> pa.Table:
+        cols = [self.column(c) for c in columns] if columns is not None else self.columns
+        return pa.table({c.name: self.read_column(stripe, c.name) for c in cols})
+
+    def _read_nested(self, stripe: int, c: OrcColumn) -> pa.Array:
+        import pyarrow.orc as porc
+
+        try:
+            source: Any = pa.BufferReader(self.source.read_at(0, self.source.size)) if "://" in self.path else self.path
+            batch = porc.ORCFile(source).read_stripe(stripe, columns=[c.name])
+        except (pa.ArrowException, OSError) as e:
+            raise self._error(CorruptFileError, f"nested column cannot be read: {e}", row_group=stripe, column=c.name) from None
+        col = batch.column(0)
+        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+    def _read_flat(self, stripe: int, c: OrcColumn, counters: ReadCounters | None) -> pa.Array:
+        n = self.stripe(stripe).number_of_rows
+        enc = self.stripe_footer(stripe).columns[c.id]
+        streams = self.streams(stripe, c.id)
+        wanted = [st for kind, st in streams.items() if kind in (P.PRESENT, P.DATA, P.LENGTH, P.DICTIONARY_DATA, P.SECONDARY)]
+        raw = dict(zip([st.kind for st in wanted], self._fetch(stripe, wanted, counters)))
+        cnt = counters if counters is not None else self.counters
+        t0 = time.perf_counter()
+        data = {kind: self._decompress(view).data for kind, view in raw.items()}
+        cnt.decompress_seconds += time.perf_counter() - t0
+        cnt.bytes_decompressed += sum(len(d) for d in data.values())
+        t0 = time.perf_counter()
+        present = None
+        if P.PRESENT in data:
+            present = _booleans(data[P.PRESENT], n)
+        count = int(present.sum()) if present is not None else n
+        reader = _ColumnDecoder(c, enc, data, count, self.stripe_footer(stripe).writer_timezone)
+        arr = reader.decode()
+        cnt.values_decoded += count
+        out = _with_nulls(arr, present, n)
+        cnt.decode_seconds += time.perf_counter() - t0
+        return out
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self) -> OrcFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _as_selection(rows: RowRanges | np.ndarray | Sequence[int] | None, n: int) -> RowRanges | None:
+    if rows is None:
+        return None
+    sel = rows if isinstance(rows, RowRanges) else RowRanges.from_indices(np.asarray(rows, dtype=np.int64))
+    if not sel.is_empty and (sel.starts[0] < 0 or sel.ends[-1] > n):
+        raise IndexError(f"row selection outside the stripe's {n} rows")
+    return sel
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        raise CorruptFileError(f"{what}: {K.ERROR_MESSAGES.get(result, 'corrupt data')}")
+    return result
+
+
+def _booleans(buf: np.ndarray, n: int) -> np.ndarray:
+    """A boolean stream (bits MSB first over byte RLE) of ``n`` values."""
+    nbytes = (n + 7) // 8
+    packed = np.empty(nbytes, np.uint8)
+    _check(K.byte_rle(buf, 0, len(buf), 0, nbytes, packed), "boolean stream")
+    return np.unpackbits(packed, count=n).astype(bool)
+
+
+def _with_nulls(arr: pa.Array, present: np.ndarray | None, n: int) -> pa.Array:
+    """Spread the non-null values of ``arr`` over the rows where ``present``."""
+    if present is None or len(arr) == n:
+        return arr
+    positions = np.cumsum(present, dtype=np.int64) - 1
+    positions[~present] = 0
+    if len(arr) == 0:
+        return pa.nulls(n, arr.type)
+    return arr.take(pa.array(positions, mask=~present))
+
+
+class _ColumnDecoder:
+    """Decodes the non-null values of one flat column of a stripe from its streams."""
+
+    def __init__(self, c: OrcColumn, enc: P.ColumnEncoding, data: dict[int, np.ndarray], count: int, writer_tz: str) -> None:
+        self.c = c
+        self.enc = enc
+        self.data = data
+        self.count = count
+        self.writer_tz = writer_tz
+        self.v2 = enc.kind in (P.DIRECT_V2, P.DICTIONARY_V2)
+
+    def stream(self, kind: int) -> np.ndarray:
+        s = self.data.get(kind)
+        if s is None:
+            if self.count == 0:
+                return np.empty(0, np.uint8)
+            raise CorruptFileError(f"the {P.STREAM_NAMES.get(kind, kind)} stream is missing")
+        return s
+
+    def ints(self, kind: int, count: int, signed: bool) -> np.ndarray:
+        buf = self.stream(kind)
+        out = np.empty(count, np.int64)
+        if count:
+            fn = K.int_rle_v2 if self.v2 else K.int_rle_v1
+            _check(fn(buf, 0, len(buf), signed, 0, count, out), f"{P.STREAM_NAMES[kind]} stream")
+        return out
+
+    def decode(self) -> pa.Array:
+        k = self.c.type.kind
+        n = self.count
+        t = self.c.arrow_type
+        if k == P.BOOLEAN:
+            return pa.array(_booleans(self.stream(P.DATA), n), pa.bool_())
+        if k == P.BYTE:
+            buf = self.stream(P.DATA)
+            out = np.empty(n, np.uint8)
+            if n:
+                _check(K.byte_rle(buf, 0, len(buf), 0, n, out), "DATA stream")
+            return pa.array(out.view(np.int8), pa.int8())
+        if k in (P.SHORT, P.INT, P.LONG):
+            vals = self.ints(P.DATA, n, True)
+            return pa.array(vals.astype(t.to_pandas_dtype(), copy=False), t)
+        if k == P.DATE:
+            return pa.array(self.ints(P.DATA, n, True).astype(np.int32), pa.int32()).view(pa.date32())
+        if k in (P.FLOAT, P.DOUBLE):
+            width = 4 if k == P.FLOAT else 8
+            buf = self.stream(P.DATA)
+            if len(buf) < n * width:
+                raise CorruptFileError(f"DATA stream holds {len(buf) // width} values, {n} expected")
+            return pa.array(np.frombuffer(buf[: n * width].tobytes(), "<f4" if width == 4 else "<f8"), t)
+        if k in (P.STRING, P.VARCHAR, P.CHAR, P.BINARY):
+            return self.strings()
+        if k == P.DECIMAL:
+            return self.decimals()
+        if k in (P.TIMESTAMP, P.TIMESTAMP_INSTANT):
+            return self.timestamps()
+        raise UnsupportedFeatureError(f"ORC type {P.TYPE_NAMES.get(k, k)} is not supported")
+
+    def strings(self) -> pa.Array:
+        n = self.count
+        t = self.c.arrow_type
+        if self.enc.kind in (P.DIRECT, P.DIRECT_V2):
+            lengths = self.ints(P.LENGTH, n, False)
+            offsets = np.empty(n + 1, np.int64)
+            total = _check(K.string_offsets(lengths, offsets), "LENGTH stream")
+            data = self.stream(P.DATA) if n else np.empty(0, np.uint8)
+            if total > len(data):
+                raise CorruptFileError(f"string lengths add up to {total} bytes, the DATA stream holds {len(data)}")
+            large = pa.large_binary() if pa.types.is_binary(t) else pa.large_string()
+            arr = pa.Array.from_buffers(large, n, [None, pa.py_buffer(offsets), pa.py_buffer(data[:total])])
+        elif self.enc.kind in (P.DICTIONARY, P.DICTIONARY_V2):
+            size = self.enc.dictionary_size
+            codes = self.ints(P.DATA, n, False)
+            lengths = self.ints(P.LENGTH, size, False) if size else np.empty(0, np.int64)
+            offsets = np.empty(size + 1, np.int64)
+            total = _check(K.string_offsets(lengths, offsets), "dictionary LENGTH stream")
+            dict_data = self.data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
+            if total > len(dict_data):
+                raise CorruptFileError(f"dictionary lengths add up to {total} bytes, DICTIONARY_DATA holds {len(dict_data)}")
+            out_size = K.dictionary_size(offsets, codes)
+            if out_size < 0:
+                raise CorruptFileError(f"a dictionary code is outside the dictionary of {size} entries")
+            out_offsets = np.empty(n + 1, np.int64)
+            out_data = np.empty(out_size, np.uint8)
+            _check(K.gather_strings(dict_data, offsets, codes, out_offsets, out_data), "dictionary codes")
+            large = pa.large_binary() if pa.types.is_binary(t) else pa.large_string()
+            arr = pa.Array.from_buffers(large, n, [None, pa.py_buffer(out_offsets), pa.py_buffer(out_data)])
+        else:
+            raise UnsupportedFeatureError(f"string encoding {P.ENCODING_NAMES.get(self.enc.kind, self.enc.kind)}")
+        if pa.types.is_string(t):
+            try:
+                arr.validate(full=True)
+            except pa.ArrowInvalid:
+                raise CorruptFileError("string values are not valid UTF-8") from None
+        return arr.cast(t)
+
+    def decimals(self) -> pa.Array:
+        n = self.count
+        t = self.c.arrow_type
+        if self.enc.kind == P.DECIMAL_64:
+            lo = self.ints(P.DATA, n, True)
+            hi = np.where(lo < 0, -1, 0).astype(np.int64)
+        else:
+            buf = self.stream(P.DATA)
+            lo = np.empty(n, np.int64)
+            hi = np.empty(n, np.int64)
+            if n:
+                _check(K.varint128(buf, 0, len(buf), 0, n, lo, hi), "decimal DATA stream")
+            scales = self.ints(P.SECONDARY, n, True)
+            if n and (scales != t.scale).any():
+                return self._rescaled(lo, hi, scales)
+        words = np.empty(2 * n, np.int64)
+        words[0::2] = lo
+        words[1::2] = hi
+        return pa.Array.from_buffers(t, n, [None, pa.py_buffer(words)])
+
+    def _rescaled(self, lo: np.ndarray, hi: np.ndarray, scales: np.ndarray) -> pa.Array:
+        # values written at another scale than the type's: exact integer arithmetic per value
+        t = self.c.arrow_type
+        out = []
+        for a, b, s in zip(lo.tolist(), hi.tolist(), scales.tolist()):
+            v = (b << 64) | (a & 0xFFFFFFFFFFFFFFFF)
+            d = t.scale - s
+            v = v * 10**d if d >= 0 else _div_round_half_up(v, 10**-d)
+            out.append(v)
+        import decimal
+
+        ctx = decimal.Context(prec=80)
+        return pa.array([decimal.Decimal(v).scaleb(-t.scale, ctx) for v in out], t)
+
+    def timestamps(self) -> pa.Array:
+        n = self.count
+        secs = self.ints(P.DATA, n, True)
+        raw = self.ints(P.SECONDARY, n, False)
+        zeros = raw & 7
+        nanos = raw >> 3
+        scale = np.where(zeros != 0, 10 ** (zeros + 1), 1)
+        nanos = nanos * scale
+        if self.c.type.kind == P.TIMESTAMP_INSTANT or self.writer_tz in _UTC_NAMES:
+            epoch = ORC_EPOCH
+        else:
+            epoch = _local_epoch(self.writer_tz)
+        secs = secs + epoch
+        # writers truncate millis toward zero: a negative second with sub-millisecond nanos is one less
+        secs = np.where((secs < 0) & (nanos > 999_999), secs - 1, secs)
+        if self.c.type.kind == P.TIMESTAMP and self.writer_tz not in _UTC_NAMES:
+            secs = secs + _utc_offsets(self.writer_tz, secs)
+        values = secs * 1_000_000_000 + nanos
+        return pa.array(values, pa.int64()).view(self.c.arrow_type)
+
+
+def _div_round_half_up(v: int, d: int) -> int:
+    q, r = divmod(abs(v), d)
+    if 2 * r >= d:
+        q += 1
+    return q if v >= 0 else -q
+
+
+def _local_epoch(tz: str) -> int:
+    """UTC seconds of 2015-01-01 00:00:00 in time zone ``tz``."""
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise UnsupportedFeatureError(f"unknown writer time zone {tz!r}") from None
+    return int(dt.datetime(2015, 1, 1, tzinfo=zone).timestamp())
+
+
+def _utc_offsets(tz: str, secs: np.ndarray) -> np.ndarray:
+    """The UTC offset (seconds) of ``tz`` at each instant of ``secs``: wall clock = instant + offset."""
+    zone = zoneinfo.ZoneInfo(tz)
+    out = np.empty(len(secs), np.int64)
+    cache: dict[int, int] = {}
+    for i, s in enumerate(secs.tolist()):
+        hour = s // 3600
+        off = cache.get(hour)
+        if off is None:
+            off = int(dt.datetime.fromtimestamp(s, zone).utcoffset().total_seconds())  # type: ignore[union-attr]
+            cache[hour] = off
+        out[i] = off
+    return out
