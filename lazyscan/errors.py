@@ -1,7 +1,7 @@
 """Exceptions raised by lazyscan.
 
 Every error lazyscan raises derives from :class:`LazyScanError`. Errors about a file carry its
-location (file, row group, column, page) so a message read in a Spark task log points at the cause.
+location (file, row group or stripe, column, page) so a message read in a Spark task log points at the cause.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ class LazyScanError(Exception):
 
 
 class Location:
-    """Where in a Parquet file something went wrong; every part is optional."""
+    """Where in a file something went wrong (a Parquet row group or an ORC stripe); every part
+    is optional."""
 
-    __slots__ = ("column", "file", "page", "row_group")
+    __slots__ = ("column", "file", "page", "row_group", "stripe")
 
     def __init__(
         self,
@@ -22,16 +23,20 @@ class Location:
         row_group: int | None = None,
         column: str | None = None,
         page: int | None = None,
+        stripe: int | None = None,
     ) -> None:
         self.file = file
         self.row_group = row_group
         self.column = column
         self.page = page
+        self.stripe = stripe
 
     def describe(self) -> str:
         parts = []
         if self.file is not None:
             parts.append(f"file {self.file!r}")
+        if self.stripe is not None:
+            parts.append(f"stripe {self.stripe}")
         if self.row_group is not None:
             parts.append(f"row group {self.row_group}")
         if self.column is not None:
@@ -52,9 +57,10 @@ class FileError(LazyScanError):
         row_group: int | None = None,
         column: str | None = None,
         page: int | None = None,
+        stripe: int | None = None,
     ) -> None:
         self.reason = message
-        self.location = Location(file, row_group, column, page)
+        self.location = Location(file, row_group, column, page, stripe)
         where = self.location.describe()
         super().__init__(f"{message} ({where})" if where else message)
 
@@ -65,6 +71,7 @@ class FileError(LazyScanError):
         row_group: int | None = None,
         column: str | None = None,
         page: int | None = None,
+        stripe: int | None = None,
     ) -> FileError:
         """Return a copy of this error with missing location parts filled in."""
         loc = self.location
@@ -74,6 +81,7 @@ class FileError(LazyScanError):
             row_group=loc.row_group if loc.row_group is not None else row_group,
             column=loc.column if loc.column is not None else column,
             page=loc.page if loc.page is not None else page,
+            stripe=loc.stripe if loc.stripe is not None else stripe,
         )
 
 

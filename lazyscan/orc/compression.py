@@ -53,7 +53,9 @@ def _decompress_chunk(codec: int, chunk: memoryview, limit: int) -> bytes:
     if codec == ZSTD:
         return bytes(cramjam.zstd.decompress(chunk))
     if codec == LZ4:
-        return bytes(cramjam.lz4.decompress_block(chunk, output_len=limit))
+        buf = np.empty(limit, np.uint8)
+        n = cramjam.lz4.decompress_block_into(chunk, buf)  # type: ignore[arg-type]
+        return bytes(buf[:n])
     raise UnsupportedFeatureError(f"{COMPRESSION_NAMES.get(codec, codec)} compression is not supported")
 
 
@@ -65,7 +67,7 @@ def check_codec(codec: int) -> None:
 def decompress_stream(data: bytes | memoryview | np.ndarray, codec: int, block_size: int, base: int = 0) -> Decompressed:
     """Decompress the chunks of ``data``, a stream or a part of one starting at a chunk header
     (``base`` is that header's offset in the stream)."""
-    view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
+    view = data if isinstance(data, memoryview) else memoryview(data).cast("B")  # type: ignore[arg-type]
     if codec == NONE:
         arr = np.frombuffer(view, dtype=np.uint8)
         return Decompressed(arr, np.array([base], np.int64), np.zeros(1, np.int64))

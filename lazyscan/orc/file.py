@@ -63,7 +63,9 @@ def arrow_type(types: list[P.OrcType], i: int, depth: int = 0) -> pa.DataType:
     if k in simple:
         return simple[k]
     if k == P.DECIMAL:
-        precision = t.precision or 38
+        if t.precision == 0:  # format 0.11: no precision, each value carries its own scale
+            return pa.decimal128(38, 6)
+        precision = t.precision
         if not 1 <= precision <= 38 or t.scale > precision:
             raise CorruptFileError(f"decimal({t.precision}, {t.scale}) is not a valid decimal type")
         return pa.decimal128(precision, t.scale)
@@ -81,7 +83,7 @@ def arrow_type(types: list[P.OrcType], i: int, depth: int = 0) -> pa.DataType:
         return pa.struct([pa.field(n, arrow_type(types, s, depth + 1)) for n, s in zip(t.field_names, t.subtypes)])
     if k == P.UNION:
         children = [pa.field(f"_union_{j}", arrow_type(types, s, depth + 1)) for j, s in enumerate(t.subtypes)]
-        return pa.dense_union(children)
+        return pa.sparse_union(children)
     raise UnsupportedFeatureError(f"ORC type kind {k} is not supported")
 
 
@@ -122,8 +124,9 @@ class OrcFile:
             ps = P.parse_postscript(ps_bytes)
         except P.ProtoError as e:
             raise self._error(CorruptFileError, f"not an ORC file or corrupt postscript: {e}") from None
-        if ps.magic != "ORC":
-            raise self._error(CorruptFileError, "not an ORC file: no 'ORC' magic in the postscript")
+        # files of the first format version carry the magic only at the start of the file
+        if ps.magic != "ORC" and self.source.read_at(0, 3) != MAGIC:
+            raise self._error(CorruptFileError, "not an ORC file: no 'ORC' magic in the postscript or at the start")
         try:
             check_codec(ps.compression)
         except UnsupportedFeatureError as e:
@@ -166,7 +169,7 @@ class OrcFile:
             raise self._error(CorruptFileError, f"stripes hold {total} rows, the footer says {footer.number_of_rows}")
         for i, s in enumerate(footer.stripes):
             if s.offset + s.index_length + s.data_length + s.footer_length > size:
-                raise self._error(CorruptFileError, "stripe runs past the end of the file", row_group=i)
+                raise self._error(CorruptFileError, "stripe runs past the end of the file", stripe=i)
 
     def _decompress(self, data: memoryview | bytes | np.ndarray, base: int = 0) -> Decompressed:
         return decompress_stream(data, self.compression, self.block_size, base)
@@ -229,11 +232,11 @@ class OrcFile:
         try:
             sf = P.parse_stripe_footer(self._decompress(raw).data)
         except (P.ProtoError, CorruptFileError) as e:
-            raise self._error(CorruptFileError, f"corrupt stripe footer: {e}", row_group=stripe) from None
+            raise self._error(CorruptFileError, f"corrupt stripe footer: {e}", stripe=stripe) from None
         if len(sf.columns) < len(self.types):
-            raise self._error(CorruptFileError, f"stripe footer has {len(sf.columns)} column encodings for {len(self.types)} types", row_group=stripe)
+            raise self._error(CorruptFileError, f"stripe footer has {len(sf.columns)} column encodings for {len(self.types)} types", stripe=stripe)
         if sum(st.length for st in sf.streams) > s.index_length + s.data_length:
-            raise self._error(CorruptFileError, "stream lengths exceed the stripe", row_group=stripe)
+            raise self._error(CorruptFileError, "stream lengths exceed the stripe", stripe=stripe)
         self._stripe_footers[stripe] = sf
         return sf
 
@@ -254,10 +257,11 @@ class OrcFile:
         try:
             return P.parse_row_index(self._decompress(raw).data)
         except (P.ProtoError, CorruptFileError) as e:
-            raise self._error(CorruptFileError, f"corrupt row index: {e}", row_group=stripe, column=c.name) from None
+            raise self._error(CorruptFileError, f"corrupt row index: {e}", stripe=stripe, column=c.name) from None
 
     def bloom_filters(self, stripe: int, column: int | str) -> list[P.BloomFilterEntry] | None:
-        """The column's Bloom filters in a stripe (one per row group), UTF-8 kind preferred."""
+        """The column's Bloom filters in a stripe (one per row group), UTF-8 kind preferred;
+        None when the column has none or only ones of a pre-release layout."""
         c = self.column(column)
         streams = self.streams(stripe, c.id)
         st = streams.get(P.BLOOM_FILTER_UTF8) or streams.get(P.BLOOM_FILTER)
@@ -265,9 +269,11 @@ class OrcFile:
             return None
         raw = self._fetch(stripe, [st], None)[0]
         try:
-            return P.parse_bloom_filter_index(self._decompress(raw).data)
+            return P.parse_bloom_filter_index(self._decompress(raw).data, utf8=st.kind == P.BLOOM_FILTER_UTF8)
+        except P.UnknownBloomFormat:
+            return None  # an optimization only: the rows are still filtered
         except (P.ProtoError, CorruptFileError) as e:
-            raise self._error(CorruptFileError, f"corrupt Bloom filter index: {e}", row_group=stripe, column=c.name) from None
+            raise self._error(CorruptFileError, f"corrupt Bloom filter index: {e}", stripe=stripe, column=c.name) from None
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -282,7 +288,7 @@ class OrcFile:
         c.requests += requests
         for st, v in zip(streams, views):
             if len(v) != st.length:
-                raise self._error(CorruptFileError, f"the file ends inside stream {P.STREAM_NAMES.get(st.kind, st.kind)}", row_group=stripe)
+                raise self._error(CorruptFileError, f"the file ends inside stream {P.STREAM_NAMES.get(st.kind, st.kind)}", stripe=stripe)
         return views
 
     def read_column(
@@ -304,7 +310,7 @@ class OrcFile:
             try:
                 arr = self._read_flat(stripe, c, counters)
             except FileError as e:
-                raise e.at(file=self.path, row_group=stripe, column=c.name) from None
+                raise e.at(file=self.path, stripe=stripe, column=c.name) from None
         if selection is not None:
             arr = arr.take(pa.array(selection.to_indices()))
         return arr
@@ -320,7 +326,7 @@ class OrcFile:
             source: Any = pa.BufferReader(self.source.read_at(0, self.source.size)) if "://" in self.path else self.path
             batch = porc.ORCFile(source).read_stripe(stripe, columns=[c.name])
         except (pa.ArrowException, OSError) as e:
-            raise self._error(CorruptFileError, f"nested column cannot be read: {e}", row_group=stripe, column=c.name) from None
+            raise self._error(CorruptFileError, f"nested column cannot be read: {e}", stripe=stripe, column=c.name) from None
         col = batch.column(0)
         return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
 
@@ -490,7 +496,9 @@ class _ColumnDecoder:
     def decimals(self) -> pa.Array:
         n = self.count
         t = self.c.arrow_type
-        if self.enc.kind == P.DECIMAL_64:
+        if self.enc.kind == P.DECIMAL_64 or (P.SECONDARY not in self.data and t.precision <= 18 and n):
+            # DECIMAL_64, or the pre-2.0 format's decimal64: integers at the type's scale, RLE v2
+            self.v2 = True
             lo = self.ints(P.DATA, n, True)
             hi = np.where(lo < 0, -1, 0).astype(np.int64)
         else:
@@ -514,7 +522,7 @@ class _ColumnDecoder:
         for a, b, s in zip(lo.tolist(), hi.tolist(), scales.tolist()):
             v = (b << 64) | (a & 0xFFFFFFFFFFFFFFFF)
             d = t.scale - s
-            v = v * 10**d if d >= 0 else _div_round_half_up(v, 10**-d)
+            v = v * 10**d if d >= 0 else _div_truncate(v, 10**-d)
             out.append(v)
         import decimal
 
@@ -542,10 +550,8 @@ class _ColumnDecoder:
         return pa.array(values, pa.int64()).view(self.c.arrow_type)
 
 
-def _div_round_half_up(v: int, d: int) -> int:
-    q, r = divmod(abs(v), d)
-    if 2 * r >= d:
-        q += 1
+def _div_truncate(v: int, d: int) -> int:
+    q = abs(v) // d
     return q if v >= 0 else -q
 
 

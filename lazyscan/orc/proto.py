@@ -22,12 +22,15 @@ MAX_DEPTH = 8
 
 VARINT, FIXED64, BYTES, FIXED32 = 0, 1, 2, 5
 
+#: what the parsers read: bytes, a memoryview or a uint8 array
+Buf = bytes | memoryview | np.ndarray
+
 
 class ProtoError(LazyScanError):
     """A protobuf message that cannot be read (truncated, bad varint, bad wire type)."""
 
 
-def read_varint(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int]:
+def read_varint(buf: Buf, pos: int, end: int) -> tuple[int, int]:
     """The unsigned varint at ``pos``: (value, position after it)."""
     result = 0
     shift = 0
@@ -48,14 +51,15 @@ def zigzag(u: int) -> int:
     return (u >> 1) ^ -(u & 1)
 
 
-def fields(buf: bytes | memoryview) -> Iterator[tuple[int, int, Any]]:
+def fields(buf: Buf) -> Iterator[tuple[int, int, Any]]:
     """(field number, wire type, value) of each field of a message: an int for varints and
     fixed fields, a memoryview for length-delimited ones."""
-    view = memoryview(buf)
+    view = memoryview(buf)  # type: ignore[arg-type]
     pos, end = 0, len(view)
     while pos < end:
         key, pos = read_varint(view, pos, end)
         number, wire = key >> 3, key & 7
+        value: Any
         if number == 0:
             raise ProtoError("field number 0")
         if wire == VARINT:
@@ -139,7 +143,7 @@ class PostScript:
     magic: str = ""
 
 
-def parse_postscript(buf: bytes | memoryview) -> PostScript:
+def parse_postscript(buf: Buf) -> PostScript:
     ps = PostScript()
     for n, w, v in fields(buf):
         if n == 1:
@@ -182,7 +186,7 @@ class OrcType:
     scale: int = 0
 
 
-def parse_type(buf: bytes | memoryview) -> OrcType:
+def parse_type(buf: Buf) -> OrcType:
     t = OrcType()
     for n, w, v in fields(buf):
         if n == 1:
@@ -210,7 +214,7 @@ class StripeInformation:
     encrypt_stripe_id: int = 0
 
 
-def parse_stripe_information(buf: bytes | memoryview) -> StripeInformation:
+def parse_stripe_information(buf: Buf) -> StripeInformation:
     s = StripeInformation()
     for n, w, v in fields(buf):
         if n == 1:
@@ -245,7 +249,7 @@ class ColumnStatistics:
     upper_bound: bytes | None = None
 
 
-def parse_column_statistics(buf: bytes | memoryview, depth: int = 0) -> ColumnStatistics:
+def parse_column_statistics(buf: Buf, depth: int = 0) -> ColumnStatistics:
     s = ColumnStatistics()
     for n, w, v in fields(buf):
         if n == 1:
@@ -338,7 +342,7 @@ class Footer:
     encrypted: bool = False
 
 
-def parse_footer(buf: bytes | memoryview) -> Footer:
+def parse_footer(buf: Buf) -> Footer:
     f = Footer()
     for n, w, v in fields(buf):
         if n == 1:
@@ -370,7 +374,7 @@ def parse_footer(buf: bytes | memoryview) -> Footer:
     return f
 
 
-def parse_metadata(buf: bytes | memoryview) -> list[list[ColumnStatistics]]:
+def parse_metadata(buf: Buf) -> list[list[ColumnStatistics]]:
     """Per stripe, the statistics of every column."""
     out = []
     for n, w, v in fields(buf):
@@ -418,7 +422,7 @@ class StripeFooter:
     writer_timezone: str = ""
 
 
-def parse_stripe_footer(buf: bytes | memoryview) -> StripeFooter:
+def parse_stripe_footer(buf: Buf) -> StripeFooter:
     sf = StripeFooter()
     offset = 0
     for n, w, v in fields(buf):
@@ -454,7 +458,7 @@ class RowIndexEntry:
     statistics: ColumnStatistics | None
 
 
-def parse_row_index(buf: bytes | memoryview) -> list[RowIndexEntry]:
+def parse_row_index(buf: Buf) -> list[RowIndexEntry]:
     out = []
     for n, w, v in fields(buf):
         if n != 1:
@@ -475,16 +479,22 @@ class BloomFilterEntry:
     num_hash_functions: int
     #: the bit set as little-endian 64-bit words
     bitset: np.ndarray
+    #: from a BLOOM_FILTER_UTF8 stream (strings hashed as UTF-8, ORC-101)
+    utf8: bool = False
 
 
-def parse_bloom_filter_index(buf: bytes | memoryview) -> list[BloomFilterEntry]:
+class UnknownBloomFormat(ProtoError):
+    """A Bloom filter message of a layout no released ORC version writes."""
+
+
+def parse_bloom_filter_index(buf: Buf, utf8: bool = False) -> list[BloomFilterEntry]:
     out = []
     for n, w, v in fields(buf):
         if n != 1:
             continue
         k = 0
         words: list[int] = []
-        utf8: bytes | None = None
+        raw: bytes | None = None
         for m, mw, mv in fields(_message(w, v, "BloomFilterIndex.bloomFilter")):
             if m == 1:
                 k = _varint_field(mw, mv, "numHashFunctions")
@@ -498,12 +508,14 @@ def parse_bloom_filter_index(buf: bytes | memoryview) -> list[BloomFilterEntry]:
                 else:
                     raise ProtoError("BloomFilter.bitset: bad wire type")
             elif m == 3:
-                utf8 = bytes(_message(mw, mv, "utf8bitset"))
-        if utf8 is not None:
-            if len(utf8) % 8:
+                if mw != BYTES:
+                    raise UnknownBloomFormat("Bloom filter field 3 is not a byte string")
+                raw = bytes(mv)
+        if raw is not None:
+            if len(raw) % 8:
                 raise ProtoError("utf8bitset of a length not a multiple of 8")
-            bits = np.frombuffer(utf8, "<u8").astype(np.uint64)
+            bits = np.frombuffer(raw, "<u8").astype(np.uint64)
         else:
             bits = np.array(words, dtype=np.uint64)
-        out.append(BloomFilterEntry(k, bits))
+        out.append(BloomFilterEntry(k, bits, utf8))
     return out

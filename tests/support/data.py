@@ -12,6 +12,7 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PARQUET_TESTING = DATA / "parquet-testing"
+ORC_TESTING = DATA / "orc-testing"
 
 
 def parquet_testing_file(name: str) -> Path:
@@ -29,4 +30,13 @@ def parquet_testing_files() -> list[Path]:
         raise FileNotFoundError(
             f"{PARQUET_TESTING} holds {len(files)} .parquet files, expected 65: the checkout is incomplete"
         )
+    return files
+
+
+def orc_testing_files() -> list[Path]:
+    """Every ``.orc`` file of the Apache ORC examples copy (``tests/data/orc-testing/``, Apache
+    License 2.0; ``corrupt/`` not included); never empty."""
+    files = sorted(ORC_TESTING.glob("*.orc"))
+    if len(files) < 40:
+        raise FileNotFoundError(f"{ORC_TESTING} holds {len(files)} .orc files, expected 43: the checkout is incomplete")
     return files
