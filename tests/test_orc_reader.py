@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from lazyscan.errors import CorruptFileError, LazyScanError, UnsupportedFeatureError
 from lazyscan.orc import OrcFile
 from lazyscan.orc import proto as P
+from lazyscan.parquet.counters import ReadCounters
 from tests.support.compare import assert_same_array
 from tests.support.data import ORC_TESTING, orc_testing_files
 
@@ -281,3 +282,54 @@ def test_flipped_bytes_never_crash(tmp_path: Path, compression: str) -> None:
         # a lazyscan error, or (ORC has no checksums) values that look valid: never another error
         with contextlib.suppress(LazyScanError):
             _read_all(bad)
+
+
+def _selections(n: int, stride: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Row selections at every granularity: one row, rows of one row group, of scattered row
+    groups, the first and the last row group, a run across a row-group boundary."""
+    out = [np.array([rng.integers(n)]), np.array([0]), np.array([n - 1])]
+    g = int(rng.integers(max(1, n // stride)))
+    out.append(np.sort(rng.choice(np.arange(g * stride, min((g + 1) * stride, n)), 50, replace=False)))
+    groups = rng.choice(max(1, n // stride), min(3, max(1, n // stride)), replace=False)
+    out.append(np.sort(np.concatenate([g_ * stride + rng.choice(min(stride, n - g_ * stride), 5, replace=False) for g_ in groups])))
+    edge = min(stride, n - 1)
+    out.append(np.arange(max(0, edge - 3), min(n, edge + 3)))
+    return out
+
+
+@pytest.mark.parametrize("compression", ["uncompressed", "zlib", "snappy", "zstd"])
+@pytest.mark.parametrize("dictionary", [False, True])
+def test_selected_rows_decode_only_their_row_groups(tmp_path: Path, compression: str, dictionary: bool) -> None:
+    path = tmp_path / "t.orc"
+    table = _table(60_000, 11)
+    porc.write_table(table, path, compression=compression, dictionary_key_size_threshold=1.0 if dictionary else 0.0)
+    f = OrcFile(path)
+    assert f.num_stripes == 1 and f.row_index_stride == 10_000
+    full = porc.ORCFile(str(path)).read_stripe(0)
+    rng = np.random.default_rng(12)
+    for rows in _selections(f.num_rows, f.row_index_stride, rng):
+        for c in f.columns:
+            counters = ReadCounters()
+            got = f.read_column(0, c.name, rows, counters)
+            assert_same_array(got, _combined(full.column(c.name)).take(pa.array(rows)), f"{c.name} rows {rows[:3]}")
+            groups = len(np.unique(rows // f.row_index_stride))
+            # only the row groups holding selected rows are decoded
+            assert counters.values_decoded <= groups * f.row_index_stride, c.name
+
+
+@pytest.mark.parametrize("name", ["TestOrcFile.testSeek.orc", "demo-11-zlib.orc", "TestStringDictionary.testRowIndex.orc",
+                                  "orc_index_int_string.orc", "TestOrcFile.testSnappy.orc", "nulls-at-end-snappy.orc",
+                                  "over1k_bloom.orc", "TestOrcFile.testPredicatePushdown.orc", "decimal.orc"])
+def test_selections_in_apache_examples(name: str) -> None:
+    path = ORC_TESTING / name
+    f = OrcFile(path)
+    ref = porc.ORCFile(str(path))
+    rng = np.random.default_rng(len(name))
+    stride = f.row_index_stride
+    for s in sorted({0, f.num_stripes - 1}):
+        n = f.stripe(s).number_of_rows
+        expected = ref.read_stripe(s)
+        for rows in _selections(n, stride, rng):
+            for c in f.columns:
+                got = f.read_column(s, c.name, rows)
+                assert_same_array(got, _combined(expected.column(c.name)).take(pa.array(rows)), f"stripe {s} {c.name}")

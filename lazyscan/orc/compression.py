@@ -29,11 +29,20 @@ class Decompressed:
     chunk_offsets: np.ndarray
     #: offset of each chunk's first byte in ``data``
     data_offsets: np.ndarray
+    #: False for an uncompressed file: positions are plain byte offsets in the stream
+    compressed: bool = True
 
     def position(self, chunk_offset: int, within: int) -> int:
         """The offset in ``data`` of row-index position (``chunk_offset``, ``within``)."""
+        if not self.compressed:
+            pos = chunk_offset - int(self.chunk_offsets[0])
+            if not 0 <= pos <= len(self.data):
+                raise CorruptFileError(f"row index position {chunk_offset} lies outside the bytes read")
+            return pos
         i = int(np.searchsorted(self.chunk_offsets, chunk_offset))
-        if i >= len(self.chunk_offsets) or self.chunk_offsets[i] != chunk_offset:
+        if i == len(self.chunk_offsets) and within == 0:
+            return len(self.data)  # at the end of the bytes read: a row group without values here
+        if self.chunk_offsets[i] != chunk_offset:
             raise CorruptFileError(f"row index position {chunk_offset} is not the start of a compression chunk")
         pos = int(self.data_offsets[i]) + within
         if pos > len(self.data):
@@ -64,13 +73,16 @@ def check_codec(codec: int) -> None:
         raise UnsupportedFeatureError(f"ORC {COMPRESSION_NAMES.get(codec, f'codec {codec}')} compression is not supported")
 
 
-def decompress_stream(data: bytes | memoryview | np.ndarray, codec: int, block_size: int, base: int = 0) -> Decompressed:
+def decompress_stream(
+    data: bytes | memoryview | np.ndarray, codec: int, block_size: int, base: int = 0, partial: bool = False
+) -> Decompressed:
     """Decompress the chunks of ``data``, a stream or a part of one starting at a chunk header
-    (``base`` is that header's offset in the stream)."""
+    (``base`` is that header's offset in the stream). With ``partial``, ``data`` may end inside
+    a chunk, which is then left out."""
     view = data if isinstance(data, memoryview) else memoryview(data).cast("B")  # type: ignore[arg-type]
     if codec == NONE:
         arr = np.frombuffer(view, dtype=np.uint8)
-        return Decompressed(arr, np.array([base], np.int64), np.zeros(1, np.int64))
+        return Decompressed(arr, np.array([base], np.int64), np.zeros(1, np.int64), compressed=False)
     pieces: list[bytes | memoryview] = []
     chunk_offsets: list[int] = []
     data_offsets: list[int] = []
@@ -79,11 +91,15 @@ def decompress_stream(data: bytes | memoryview | np.ndarray, codec: int, block_s
     limit = max(block_size, 1)
     while pos < end:
         if pos + 3 > end:
+            if partial:
+                break
             raise CorruptFileError("compression chunk header cut short")
         header = view[pos] | (view[pos + 1] << 8) | (view[pos + 2] << 16)
         length, original = header >> 1, header & 1
         start = pos + 3
         if length > end - start:
+            if partial:
+                break
             raise CorruptFileError(f"compression chunk of {length} bytes runs past the stream end")
         chunk = view[start : start + length]
         chunk_offsets.append(base + pos)

@@ -23,6 +23,7 @@ from lazyscan.io.source import Source, SourceError, open_source
 from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
+from lazyscan.orc.positions import StreamPosition, decode_positions, stream_layout
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.selection import RowRanges
 
@@ -32,6 +33,11 @@ _TAIL_READ = 64 * 1024
 #: seconds from 1970-01-01 to ORC's timestamp base, 2015-01-01 00:00:00
 ORC_EPOCH = 1_420_070_400
 _UTC_NAMES = {"", "UTC", "GMT", "Etc/UTC", "Etc/GMT", "Z", "Zulu", "Universal", "Etc/Universal"}
+#: the longest encoded run-length run (512 values of 8 bytes, plus its header)
+_MAX_RUN_BYTES = 2 + 8 * 512
+#: a selection whose row groups hold more than this share of the stripe's rows is read whole
+SEEK_MAX_SHARE = 0.5
+_START = StreamPosition(0, 0, 0, 0)
 
 
 @dataclass
@@ -99,6 +105,7 @@ class OrcFile:
         self.path = self.source.path
         self.counters = ReadCounters()
         self._stripe_footers: dict[int, P.StripeFooter] = {}
+        self._row_indexes: dict[tuple[int, int], list[P.RowIndexEntry] | None] = {}
         self._stripe_stats: list[list[P.ColumnStatistics]] | None = None
         self._metadata_bytes: memoryview | None = None
         self._read_tail()
@@ -250,14 +257,19 @@ class OrcFile:
     def row_index(self, stripe: int, column: int | str) -> list[P.RowIndexEntry] | None:
         """The row index of a column in a stripe (one entry per ``row_index_stride`` rows)."""
         c = self.column(column)
+        key = (stripe, c.id)
+        if key in self._row_indexes:
+            return self._row_indexes[key]
         st = self.streams(stripe, c.id).get(P.ROW_INDEX)
-        if st is None:
-            return None
-        raw = self._fetch(stripe, [st], None)[0]
-        try:
-            return P.parse_row_index(self._decompress(raw).data)
-        except (P.ProtoError, CorruptFileError) as e:
-            raise self._error(CorruptFileError, f"corrupt row index: {e}", stripe=stripe, column=c.name) from None
+        index = None
+        if st is not None:
+            raw = self._fetch(stripe, [st], None)[0]
+            try:
+                index = P.parse_row_index(self._decompress(raw).data)
+            except (P.ProtoError, CorruptFileError) as e:
+                raise self._error(CorruptFileError, f"corrupt row index: {e}", stripe=stripe, column=c.name) from None
+        self._row_indexes[key] = index
+        return index
 
     def bloom_filters(self, stripe: int, column: int | str) -> list[P.BloomFilterEntry] | None:
         """The column's Bloom filters in a stripe (one per row group), UTF-8 kind preferred;
@@ -306,14 +318,115 @@ class OrcFile:
         selection = _as_selection(rows, n)
         if not c.flat:
             arr = self._read_nested(stripe, c)
-        else:
-            try:
-                arr = self._read_flat(stripe, c, counters)
-            except FileError as e:
-                raise e.at(file=self.path, stripe=stripe, column=c.name) from None
+            return arr.take(pa.array(selection.to_indices())) if selection is not None else arr
+        try:
+            if selection is not None:
+                spans = self._spans(stripe, c, selection)
+                if spans is not None:
+                    return self._read_spans(stripe, c, selection, spans, counters)
+            arr = self._read_flat(stripe, c, counters)
+        except FileError as e:
+            raise e.at(file=self.path, stripe=stripe, column=c.name) from None
         if selection is not None:
             arr = arr.take(pa.array(selection.to_indices()))
         return arr
+
+    # ---- selective reads ------------------------------------------------------------------
+
+    def _spans(self, stripe: int, c: OrcColumn, selection: RowRanges) -> list[tuple[int, int]] | None:
+        """Runs ``[g0, g1]`` of the row groups holding selected rows; None when the whole
+        stripe is the better read (no row index, or most of its rows selected)."""
+        stride = self.row_index_stride
+        n = self.stripe(stripe).number_of_rows
+        index = self.row_index(stripe, c.name)
+        if stride <= 0 or selection.is_empty or not index or not index[0].positions:
+            return None  # some writers leave the positions out: the stripe is read whole
+        first = selection.starts // stride
+        last = (selection.ends - 1) // stride
+        groups = np.unique(np.concatenate([np.arange(a, b + 1) for a, b in zip(first.tolist(), last.tolist())]))
+        if len(groups) * stride > SEEK_MAX_SHARE * n:
+            return None
+        breaks = np.flatnonzero(np.diff(groups) != 1)
+        starts = np.concatenate([[groups[0]], groups[breaks + 1]])
+        ends = np.concatenate([groups[breaks], [groups[-1]]])
+        return list(zip(starts.tolist(), ends.tolist()))
+
+    def _read_spans(
+        self, stripe: int, c: OrcColumn, selection: RowRanges, spans: list[tuple[int, int]], counters: ReadCounters | None
+    ) -> pa.Array:
+        """The selected rows, decoding only the row groups of ``spans``."""
+        n = self.stripe(stripe).number_of_rows
+        stride = self.row_index_stride
+        enc = self.stripe_footer(stripe).columns[c.id]
+        streams = self.streams(stripe, c.id)
+        index = self.row_index(stripe, c.name)
+        assert index is not None
+        compressed = self.compression != NONE
+        layout = stream_layout(c.type.kind, enc.kind, P.PRESENT in streams)
+        positioned = [kind for kind, _ in layout]
+        whole = [kind for kind in (P.LENGTH, P.DICTIONARY_DATA) if kind in streams and kind not in positioned]
+        if compressed:
+            slop = (2 + (_MAX_RUN_BYTES - 1) // self.block_size) * (3 + self.block_size)
+        else:
+            slop = _MAX_RUN_BYTES
+        ranges: list[P.Stream] = []
+        plan: list[tuple[int, int, dict[int, StreamPosition], dict[int, int]]] = []
+        for g0, g1 in spans:
+            if g1 >= len(index):
+                raise CorruptFileError(f"row index has {len(index)} entries, the stripe needs {g1 + 1}")
+            pos = decode_positions(index[g0].positions, layout, compressed)
+            nxt = decode_positions(index[g1 + 1].positions, layout, compressed) if g1 + 1 < len(index) else None
+            where: dict[int, int] = {}
+            for kind in positioned:
+                st = streams.get(kind)
+                if st is None:
+                    raise CorruptFileError(f"the {P.STREAM_NAMES[kind]} stream is missing")
+                start = pos[kind].chunk
+                end = st.length if nxt is None else min(st.length, nxt[kind].chunk + slop)
+                if not 0 <= start <= end:
+                    raise CorruptFileError(f"row index position {start} lies outside the {P.STREAM_NAMES[kind]} stream")
+                where[kind] = len(ranges)
+                ranges.append(P.Stream(kind, c.id, end - start, st.offset + start))
+            plan.append((g0, g1, pos, where))
+        whole_at = {kind: len(ranges) + i for i, kind in enumerate(whole)}
+        ranges.extend(streams[kind] for kind in whole)
+        views = self._fetch(stripe, ranges, counters)
+        cnt = counters if counters is not None else self.counters
+        t0 = time.perf_counter()
+        whole_data = {kind: self._decompress(views[i]).data for kind, i in whole_at.items()}
+        cnt.decompress_seconds += time.perf_counter() - t0
+        tz = self.stripe_footer(stripe).writer_timezone
+        pieces = []
+        for g0, g1, pos, where in plan:
+            t0 = time.perf_counter()
+            parts: dict[int, Decompressed] = {}
+            for kind, i in where.items():
+                base = pos[kind].chunk
+                parts[kind] = decompress_stream(views[i], self.compression, self.block_size, base, partial=True)
+            cnt.decompress_seconds += time.perf_counter() - t0
+            cnt.bytes_decompressed += sum(len(d.data) for d in parts.values())
+            t0 = time.perf_counter()
+            first_row = g0 * stride
+            span_rows = min((g1 + 1) * stride, n) - first_row
+            data = dict(whole_data)
+            starts: dict[int, StreamPosition] = {}
+            for kind, d in parts.items():
+                p = pos[kind]
+                data[kind] = d.data
+                starts[kind] = StreamPosition(d.position(p.chunk, p.within), 0, p.skip, p.bits)
+            present = None
+            if P.PRESENT in starts:
+                present = _booleans(data[P.PRESENT], span_rows, starts[P.PRESENT])
+            count = int(present.sum()) if present is not None else span_rows
+            arr = _ColumnDecoder(c, enc, data, count, tz, starts).decode()
+            cnt.values_decoded += count
+            arr = _with_nulls(arr, present, span_rows)
+            inside = selection.intersect(RowRanges(np.array([first_row]), np.array([first_row + span_rows])))
+            pieces.append(arr.take(pa.array(inside.to_indices() - first_row)))
+            cnt.decode_seconds += time.perf_counter() - t0
+        if len(pieces) == 1:
+            return pieces[0]
+        return pa.concat_arrays(pieces)
 
     def read_stripe(self, stripe: int, columns: Sequence[int | str] | None = None) -> pa.Table:
         cols = [self.column(c) for c in columns] if columns is not None else self.columns
@@ -378,12 +491,13 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def _booleans(buf: np.ndarray, n: int) -> np.ndarray:
-    """A boolean stream (bits MSB first over byte RLE) of ``n`` values."""
-    nbytes = (n + 7) // 8
+def _booleans(buf: np.ndarray, n: int, start: StreamPosition = _START) -> np.ndarray:
+    """A boolean stream (bits MSB first over byte RLE) of ``n`` values, from ``start`` (byte
+    position, bytes of the run to skip, bits to skip)."""
+    nbytes = (start.bits + n + 7) // 8
     packed = np.empty(nbytes, np.uint8)
-    _check(K.byte_rle(buf, 0, len(buf), 0, nbytes, packed), "boolean stream")
-    return np.unpackbits(packed, count=n).astype(bool)
+    _check(K.byte_rle(buf, start.chunk, len(buf), start.skip, nbytes, packed), "boolean stream")
+    return np.unpackbits(packed, count=start.bits + n)[start.bits :].astype(bool)
 
 
 def _with_nulls(arr: pa.Array, present: np.ndarray | None, n: int) -> pa.Array:
@@ -400,13 +514,21 @@ def _with_nulls(arr: pa.Array, present: np.ndarray | None, n: int) -> pa.Array:
 class _ColumnDecoder:
     """Decodes the non-null values of one flat column of a stripe from its streams."""
 
-    def __init__(self, c: OrcColumn, enc: P.ColumnEncoding, data: dict[int, np.ndarray], count: int, writer_tz: str) -> None:
+    def __init__(
+        self, c: OrcColumn, enc: P.ColumnEncoding, data: dict[int, np.ndarray], count: int, writer_tz: str,
+        starts: dict[int, StreamPosition] | None = None,
+    ) -> None:
         self.c = c
         self.enc = enc
         self.data = data
         self.count = count
         self.writer_tz = writer_tz
+        #: where each positioned stream resumes (byte position in ``data``, values, bits to skip)
+        self.starts = starts or {}
         self.v2 = enc.kind in (P.DIRECT_V2, P.DICTIONARY_V2)
+
+    def start(self, kind: int) -> StreamPosition:
+        return self.starts.get(kind, _START)
 
     def stream(self, kind: int) -> np.ndarray:
         s = self.data.get(kind)
@@ -420,8 +542,9 @@ class _ColumnDecoder:
         buf = self.stream(kind)
         out = np.empty(count, np.int64)
         if count:
+            at = self.start(kind)
             fn = K.int_rle_v2 if self.v2 else K.int_rle_v1
-            _check(fn(buf, 0, len(buf), signed, 0, count, out), f"{P.STREAM_NAMES[kind]} stream")
+            _check(fn(buf, at.chunk, len(buf), signed, at.skip, count, out), f"{P.STREAM_NAMES[kind]} stream")
         return out
 
     def decode(self) -> pa.Array:
@@ -429,12 +552,13 @@ class _ColumnDecoder:
         n = self.count
         t = self.c.arrow_type
         if k == P.BOOLEAN:
-            return pa.array(_booleans(self.stream(P.DATA), n), pa.bool_())
+            return pa.array(_booleans(self.stream(P.DATA), n, self.start(P.DATA)), pa.bool_())
         if k == P.BYTE:
             buf = self.stream(P.DATA)
             out = np.empty(n, np.uint8)
             if n:
-                _check(K.byte_rle(buf, 0, len(buf), 0, n, out), "DATA stream")
+                at = self.start(P.DATA)
+                _check(K.byte_rle(buf, at.chunk, len(buf), at.skip, n, out), "DATA stream")
             return pa.array(out.view(np.int8), pa.int8())
         if k in (P.SHORT, P.INT, P.LONG):
             vals = self.ints(P.DATA, n, True)
@@ -444,9 +568,10 @@ class _ColumnDecoder:
         if k in (P.FLOAT, P.DOUBLE):
             width = 4 if k == P.FLOAT else 8
             buf = self.stream(P.DATA)
-            if len(buf) < n * width:
-                raise CorruptFileError(f"DATA stream holds {len(buf) // width} values, {n} expected")
-            return pa.array(np.frombuffer(buf[: n * width].tobytes(), "<f4" if width == 4 else "<f8"), t)
+            begin = self.start(P.DATA).chunk
+            if len(buf) - begin < n * width:
+                raise CorruptFileError(f"DATA stream holds {(len(buf) - begin) // width} values, {n} expected")
+            return pa.array(np.frombuffer(buf[begin : begin + n * width].tobytes(), "<f4" if width == 4 else "<f8"), t)
         if k in (P.STRING, P.VARCHAR, P.CHAR, P.BINARY):
             return self.strings()
         if k == P.DECIMAL:
@@ -462,7 +587,7 @@ class _ColumnDecoder:
             lengths = self.ints(P.LENGTH, n, False)
             offsets = np.empty(n + 1, np.int64)
             total = _check(K.string_offsets(lengths, offsets), "LENGTH stream")
-            data = self.stream(P.DATA) if n else np.empty(0, np.uint8)
+            data = self.stream(P.DATA)[self.start(P.DATA).chunk :] if n else np.empty(0, np.uint8)
             if total > len(data):
                 raise CorruptFileError(f"string lengths add up to {total} bytes, the DATA stream holds {len(data)}")
             large = pa.large_binary() if pa.types.is_binary(t) else pa.large_string()
@@ -506,7 +631,7 @@ class _ColumnDecoder:
             lo = np.empty(n, np.int64)
             hi = np.empty(n, np.int64)
             if n:
-                _check(K.varint128(buf, 0, len(buf), 0, n, lo, hi), "decimal DATA stream")
+                _check(K.varint128(buf, self.start(P.DATA).chunk, len(buf), 0, n, lo, hi), "decimal DATA stream")
             scales = self.ints(P.SECONDARY, n, True)
             if n and (scales != t.scale).any():
                 return self._rescaled(lo, hi, scales)
