@@ -333,3 +333,77 @@ def test_selections_in_apache_examples(name: str) -> None:
             for c in f.columns:
                 got = f.read_column(s, c.name, rows)
                 assert_same_array(got, _combined(expected.column(c.name)).take(pa.array(rows)), f"stripe {s} {c.name}")
+
+
+def test_statistics_bound_every_value(tmp_path: Path) -> None:
+    """Stripe and row-group statistics, as the predicate layer reads them, bound the data."""
+    path = tmp_path / "t.orc"
+    table = _table(30_000, 13)
+    porc.write_table(table, path, compression="zstd", stripe_size=256 * 1024)
+    f = OrcFile(path)
+    start = 0
+    checked = 0
+    for s in range(f.num_stripes):
+        n = f.stripe(s).number_of_rows
+        for c in f.columns:
+            col = table.column(c.name).slice(start, n).combine_chunks()
+            groups = f.row_group_statistics(s, c.name) or []
+            units = [(f.statistics(s, c.name), col)] + [
+                (g, col.slice(i * f.row_index_stride, f.row_index_stride)) for i, g in enumerate(groups)
+            ]
+            for st_, part in units:
+                if st_ is None:
+                    continue
+                assert st_.null_count == part.null_count, c.name
+                if st_.min is None or (pa.types.is_floating(part.type) and pc.any(pc.is_nan(part)).as_py()):
+                    continue
+                values = part.drop_null()
+                if pa.types.is_timestamp(part.type) or pa.types.is_date32(part.type):
+                    values = values.cast(pa.int64()) if pa.types.is_timestamp(part.type) else values.cast(pa.int32())
+                if pa.types.is_decimal(part.type):
+                    unscaled = [int(v.scaleb(part.type.scale)) for v in values.to_pylist()]
+                    lo, hi = min(unscaled), max(unscaled)
+                elif pa.types.is_string(part.type) or pa.types.is_binary(part.type):
+                    raw = [v.encode() if isinstance(v, str) else v for v in values.to_pylist()]
+                    lo, hi = min(raw), max(raw)
+                else:
+                    mm = pc.min_max(values)
+                    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+                assert st_.min <= lo and hi <= st_.max, c.name
+                if st_.min_exact:
+                    assert st_.min == lo, c.name
+                checked += 1
+        start += n
+    assert checked > 100
+
+
+def test_bloom_filters_have_no_false_negatives(tmp_path: Path) -> None:
+    from lazyscan.orc.bloom import might_contain
+
+    rng = np.random.default_rng(21)
+    n = 40_000
+    table = pa.table({
+        "i": pa.array(rng.integers(-(10**12), 10**12, n)),
+        "s": pa.array([f"k{x}-ü" for x in rng.integers(0, 10**9, n)]),
+        "d": pa.array(rng.normal(size=n)),
+        "i32": pa.array(rng.integers(0, 10**6, n).astype(np.int32)),
+        "day": pa.array(rng.integers(0, 30_000, n).astype(np.int32), pa.date32()),
+    })
+    path = tmp_path / "bloom.orc"
+    porc.write_table(table, path, bloom_filter_columns=[1, 2, 3, 4, 5], bloom_filter_fpp=0.01)
+    f = OrcFile(path)
+    stride = f.row_index_stride
+    for c in f.columns:
+        blooms = f.bloom_filters(0, c.name)
+        assert blooms is not None
+        values = table.column(c.name).cast(pa.int32()) if c.name == "day" else table.column(c.name)
+        raw = [v.encode() if isinstance(v, str) else v for v in values.to_pylist()]
+        hits = tries = 0
+        for g, entry in enumerate(blooms):
+            mine = raw[g * stride : (g + 1) * stride]
+            assert all(might_contain(entry, v, c.arrow_type) for v in mine[:400]), c.name
+            others = set(raw) - set(mine)
+            for v in list(others)[:400]:
+                tries += 1
+                hits += might_contain(entry, v, c.arrow_type)
+        assert hits / tries < 0.05, (c.name, hits / tries)

@@ -24,8 +24,10 @@ from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
 from lazyscan.orc.positions import StreamPosition, decode_positions, stream_layout
+from lazyscan.orc.statistics import column_stats
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.selection import RowRanges
+from lazyscan.parquet.statistics import ColumnStats
 
 MAGIC = b"ORC"
 #: bytes read from the end of the file first (postscript, footer and usually the metadata)
@@ -229,6 +231,31 @@ class OrcFile:
             return None
         per_column = self._stripe_stats[stripe]
         return per_column[c.id] if c.id < len(per_column) else None
+
+    def _utc_values(self, stripe: int, c: OrcColumn) -> bool:
+        """Whether the column's values read as UTC instants (so timestamp statistics apply)."""
+        if c.type.kind not in (P.TIMESTAMP, P.TIMESTAMP_INSTANT):
+            return True
+        return c.type.kind == P.TIMESTAMP_INSTANT or self.stripe_footer(stripe).writer_timezone in _UTC_NAMES
+
+    def statistics(self, stripe: int, column: int | str) -> ColumnStats | None:
+        """The column's statistics over a stripe, in the form predicates compare with."""
+        c = self.column(column)
+        rows = self.stripe(stripe).number_of_rows
+        return column_stats(self.stripe_statistics(stripe, c.name), c.arrow_type, rows, self._utc_values(stripe, c))
+
+    def row_group_statistics(self, stripe: int, column: int | str) -> list[ColumnStats | None] | None:
+        """Per row group (``row_index_stride`` rows) of a stripe, the column's statistics."""
+        c = self.column(column)
+        index = self.row_index(stripe, c.name)
+        if not index:
+            return None
+        rows = self.stripe(stripe).number_of_rows
+        stride = self.row_index_stride
+        utc = self._utc_values(stripe, c)
+        return [
+            column_stats(e.statistics, c.arrow_type, min(stride, rows - g * stride), utc) for g, e in enumerate(index)
+        ]
 
     def stripe_footer(self, stripe: int) -> P.StripeFooter:
         cached = self._stripe_footers.get(stripe)
