@@ -407,3 +407,19 @@ def test_bloom_filters_have_no_false_negatives(tmp_path: Path) -> None:
                 tries += 1
                 hits += might_contain(entry, v, c.arrow_type)
         assert hits / tries < 0.05, (c.name, hits / tries)
+
+
+def test_inspect_describes_stripes_encodings_indexes_and_blooms(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lazyscan.cli.main import main
+
+    path = tmp_path / "bloom.orc"
+    porc.write_table(_table(25_000, 7), path, compression="zstd", bloom_filter_columns=[11], dictionary_key_size_threshold=1.0)
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    f = OrcFile(path)
+    assert f"{f.num_rows:,} rows, {f.num_stripes} stripes, ZSTD compression" in out
+    assert "s (string):" in out and "DICTIONARY_V2" in out and "bloom (utf8)" in out
+    assert f"row index ({len(f.row_index(0, 's') or [])} row groups)" in out
+    bad = ORC_TESTING / "corrupt" / "stripe_footer_bad_column_encodings.orc"
+    assert main(["inspect", str(bad)]) == 2
+    assert "corrupt stripe footer" in capsys.readouterr().err

@@ -4,7 +4,8 @@
   rows as a table (or writes .parquet / .csv / .json) and a one-line profile;
 - ``lazyscan explain PATH --where SQL``: the plan, which predicate runs at which tier, the
   decision log and the full profile;
-- ``lazyscan inspect PATH``: row groups, columns, encodings, indexes and Bloom filters of a file.
+- ``lazyscan inspect PATH``: row groups, columns, encodings, indexes and Bloom filters of a
+  Parquet file; stripes, row groups, encodings, streams and Bloom filters of an ORC file.
 
 Errors are one line on stderr with a non-zero exit code. A progress bar is shown on long scans
 when stderr is a terminal.
@@ -43,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="show the plan, the pruning decisions and the profile")
     common(e)
     e.add_argument("--no-run", action="store_true", help="plan only, do not run the scan")
-    i = sub.add_parser("inspect", help="describe a file's layout")
+    i = sub.add_parser("inspect", help="describe a Parquet or ORC file's layout")
     i.add_argument("path")
     return p
 
@@ -117,9 +118,60 @@ def _write(table: pa.Table, path: str) -> None:
         raise LazyScanError(f"cannot write {path!r}: use .parquet, .csv or .json")
 
 
+def _inspect_orc(path: str) -> str:
+    from lazyscan.orc import OrcFile
+    from lazyscan.orc import proto as P
+
+    f = OrcFile(path)
+    ps = f.postscript
+    version = ".".join(map(str, ps.version)) or "?"
+    lines = [
+        f"{path}: ORC {version}, {f.num_rows:,} rows, {f.num_stripes} stripes, "
+        f"{P.COMPRESSION_NAMES.get(f.compression, f.compression)} compression"
+        + (f" ({f.block_size:,} B blocks)" if f.compression else "")
+        + f", row index stride {f.row_index_stride:,}"
+    ]
+    lines.append(f"schema: {f.arrow_schema}")
+    for s in range(f.num_stripes):
+        info = f.stripe(s)
+        footer = f.stripe_footer(s)
+        tz = f", writer time zone {footer.writer_timezone}" if footer.writer_timezone else ""
+        lines.append(
+            f"stripe {s}: {info.number_of_rows:,} rows, index {info.index_length:,} B, data {info.data_length:,} B{tz}"
+        )
+        for c in f.columns:
+            streams = f.streams(s, c.id)
+            enc = footer.columns[c.id]
+            size = sum(st.length for k, st in streams.items() if k not in (P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8))
+            extras = []
+            index = f.row_index(s, c.name) if c.flat else None
+            if index:
+                extras.append(f"row index ({len(index)} row groups)")
+            if P.BLOOM_FILTER_UTF8 in streams or P.BLOOM_FILTER in streams:
+                extras.append("bloom" + (" (utf8)" if P.BLOOM_FILTER_UTF8 in streams else " (pre-UTF-8)"))
+            encoding = P.ENCODING_NAMES.get(enc.kind, str(enc.kind))
+            if enc.kind in (P.DICTIONARY, P.DICTIONARY_V2):
+                encoding += f" ({enc.dictionary_size:,} entries)"
+            kinds = "+".join(P.STREAM_NAMES.get(k, str(k)) for k in sorted(streams) if k not in (P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8))
+            lines.append(
+                f"  {c.name} ({P.TYPE_NAMES.get(c.type.kind, c.type.kind)}): {size:,} B, {encoding}, streams {kinds or '-'}"
+                + (f", {', '.join(extras)}" if extras else "")
+            )
+    return "\n".join(lines)
+
+
+def _is_orc(path: str) -> bool:
+    from lazyscan.io.source import open_source
+
+    with open_source(path) as src:
+        return src.size >= 3 and src.read_at(0, 3) == b"ORC"
+
+
 def _inspect(path: str) -> str:
     from lazyscan.parquet import ParquetFile
 
+    if _is_orc(path):
+        return _inspect_orc(path)
     pf = ParquetFile(path)
     lines = [f"{path}: {pf.num_rows:,} rows, {pf.num_row_groups} row groups, created by {pf.metadata.created_by}"]
     lines.append(f"schema: {pf.arrow_schema}")
