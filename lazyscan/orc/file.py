@@ -9,6 +9,7 @@ the stripe and are then selected, with the same results.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 import zoneinfo
 from collections.abc import Sequence
@@ -697,9 +698,9 @@ class _ColumnDecoder:
         # writers truncate millis toward zero: a negative second with sub-millisecond nanos is one less
         secs = np.where((secs < 0) & (nanos > 999_999), secs - 1, secs)
         if self.c.type.kind == P.TIMESTAMP and self.writer_tz not in _UTC_NAMES:
+            # a timestamp without time zone reads as the wall clock of the writer's zone
             secs = secs + _utc_offsets(self.writer_tz, secs)
-        values = secs * 1_000_000_000 + nanos
-        return pa.array(values, pa.int64()).view(self.c.arrow_type)
+        return pa.array(secs * 1_000_000_000 + nanos, pa.int64()).view(self.c.arrow_type)
 
 
 def _div_truncate(v: int, d: int) -> int:
@@ -716,16 +717,50 @@ def _local_epoch(tz: str) -> int:
     return int(dt.datetime(2015, 1, 1, tzinfo=zone).timestamp())
 
 
+#: the instants (UTC seconds) between which :func:`_zone_table` tabulates a zone's offsets
+_TABLE_FROM = int(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc).timestamp())
+_TABLE_TO = int(dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc).timestamp())
+
+
+@functools.lru_cache(maxsize=16)
+def _zone_table(tz: str) -> tuple[np.ndarray, np.ndarray]:
+    """(instants where the UTC offset of ``tz`` changes, the offset from each on), 1900-2100."""
+    zone = zoneinfo.ZoneInfo(tz)
+
+    def offset(t: int) -> int:
+        return int(dt.datetime.fromtimestamp(t, zone).utcoffset().total_seconds())  # type: ignore[union-attr]
+
+    days = range(_TABLE_FROM, _TABLE_TO + 86_400, 86_400)
+    changes = [_TABLE_FROM]
+    offsets = [offset(_TABLE_FROM)]
+    prev_t, prev = _TABLE_FROM, offsets[0]
+    for t in days:
+        cur = offset(t)
+        if cur != prev:
+            lo, hi = prev_t, t  # the change lies in (lo, hi]: bisect to the second
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if offset(mid) == prev:
+                    lo = mid
+                else:
+                    hi = mid
+            changes.append(hi)
+            offsets.append(cur)
+            prev = cur
+        prev_t = t
+    return np.array(changes, np.int64), np.array(offsets, np.int64)
+
+
 def _utc_offsets(tz: str, secs: np.ndarray) -> np.ndarray:
     """The UTC offset (seconds) of ``tz`` at each instant of ``secs``: wall clock = instant + offset."""
-    zone = zoneinfo.ZoneInfo(tz)
-    out = np.empty(len(secs), np.int64)
-    cache: dict[int, int] = {}
-    for i, s in enumerate(secs.tolist()):
-        hour = s // 3600
-        off = cache.get(hour)
-        if off is None:
-            off = int(dt.datetime.fromtimestamp(s, zone).utcoffset().total_seconds())  # type: ignore[union-attr]
-            cache[hour] = off
-        out[i] = off
+    changes, offsets = _zone_table(tz)
+    out = offsets[np.maximum(np.searchsorted(changes, secs, side="right") - 1, 0)]
+    outside = np.flatnonzero((secs < _TABLE_FROM) | (secs > _TABLE_TO))
+    if len(outside):
+        zone = zoneinfo.ZoneInfo(tz)
+        for i in outside.tolist():
+            try:
+                out[i] = int(dt.datetime.fromtimestamp(int(secs[i]), zone).utcoffset().total_seconds())  # type: ignore[union-attr]
+            except (OverflowError, OSError, ValueError):
+                out[i] = 0  # beyond what the zone database describes
     return out
