@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as porc
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lazyscan.errors import CorruptFileError, LazyScanError, UnsupportedFeatureError
@@ -150,6 +150,7 @@ def _sequence(shape: str, n: int, rng: np.random.Generator) -> np.ndarray:
 
 @given(shapes=st.lists(_SHAPES, min_size=1, max_size=4), n=st.integers(1, 3_000), seed=st.integers(0, 2**32 - 1),
        nulls=st.booleans())
+@example(shapes=["wide", "wide", "monotonic", "constant"], n=918, seed=918, nulls=False)  # patch + data width > 64
 @settings(max_examples=60, deadline=None)
 def test_integer_rle_v2_round_trip(tmp_path_factory: pytest.TempPathFactory, shapes: list[str], n: int, seed: int, nulls: bool) -> None:
     rng = np.random.default_rng(seed)

@@ -50,21 +50,22 @@ class Decompressed:
         return pos
 
 
-def _decompress_chunk(codec: int, chunk: memoryview, limit: int) -> bytes:
+def _decompress_chunk_into(codec: int, chunk: memoryview, out: np.ndarray) -> int:
+    """Decompress one chunk into ``out`` (block-size bytes); the number of bytes written."""
+    limit = len(out)
     if codec == ZLIB:
         d = zlib.decompressobj(-15)
-        out = d.decompress(chunk, limit)
+        raw = d.decompress(chunk, limit)
         if d.unconsumed_tail:
             raise CorruptFileError(f"a zlib chunk decompresses beyond the block size {limit}")
-        return out
+        out[: len(raw)] = np.frombuffer(raw, np.uint8)
+        return len(raw)
     if codec == SNAPPY:
-        return bytes(cramjam.snappy.decompress_raw(chunk))
+        return int(cramjam.snappy.decompress_raw_into(chunk, out))
     if codec == ZSTD:
-        return bytes(cramjam.zstd.decompress(chunk))
+        return int(cramjam.zstd.decompress_into(chunk, out))
     if codec == LZ4:
-        buf = np.empty(limit, np.uint8)
-        n = cramjam.lz4.decompress_block_into(chunk, buf)  # type: ignore[arg-type]
-        return bytes(buf[:n])
+        return int(cramjam.lz4.decompress_block_into(chunk, out))  # type: ignore[arg-type]
     raise UnsupportedFeatureError(f"{COMPRESSION_NAMES.get(codec, codec)} compression is not supported")
 
 
@@ -83,12 +84,9 @@ def decompress_stream(
     if codec == NONE:
         arr = np.frombuffer(view, dtype=np.uint8)
         return Decompressed(arr, np.array([base], np.int64), np.zeros(1, np.int64), compressed=False)
-    pieces: list[bytes | memoryview] = []
-    chunk_offsets: list[int] = []
-    data_offsets: list[int] = []
-    pos, end, total = 0, len(view), 0
-    # zlib of random data can exceed the block a little; a decoder bound guards the rest
-    limit = max(block_size, 1)
+    chunks: list[tuple[int, int, int]] = []  # (header offset, payload start, length | original << 62)
+    pos, end = 0, len(view)
+    bound = 0
     while pos < end:
         if pos + 3 > end:
             if partial:
@@ -101,27 +99,29 @@ def decompress_stream(
             if partial:
                 break
             raise CorruptFileError(f"compression chunk of {length} bytes runs past the stream end")
-        chunk = view[start : start + length]
-        chunk_offsets.append(base + pos)
-        data_offsets.append(total)
-        if original:
-            piece: bytes | memoryview = chunk
-        else:
-            try:
-                piece = _decompress_chunk(codec, chunk, limit)
-            except (CorruptFileError, UnsupportedFeatureError):
-                raise
-            except Exception as e:
-                raise CorruptFileError(f"{COMPRESSION_NAMES.get(codec)} chunk cannot be decompressed: {e}") from None
-            if len(piece) > limit:
-                raise CorruptFileError(f"a compression chunk decompressed to {len(piece)} bytes, above the block size {limit}")
-        pieces.append(piece)
-        total += len(piece)
+        chunks.append((pos, start, length | (original << 62)))
+        bound += length if original else max(block_size, 1)
         pos = start + length
-    out = np.empty(total, np.uint8)
-    at = 0
-    for piece in pieces:
-        n = len(piece)
-        out[at : at + n] = np.frombuffer(piece, np.uint8)
-        at += n
-    return Decompressed(out, np.array(chunk_offsets, np.int64), np.array(data_offsets, np.int64))
+    out = np.empty(bound, np.uint8)
+    chunk_offsets = np.empty(len(chunks), np.int64)
+    data_offsets = np.empty(len(chunks), np.int64)
+    total = 0
+    limit = max(block_size, 1)
+    for i, (head, start, packed) in enumerate(chunks):
+        length, original = packed & ((1 << 62) - 1), packed >> 62
+        chunk_offsets[i] = base + head
+        data_offsets[i] = total
+        chunk = view[start : start + length]
+        if original:
+            out[total : total + length] = np.frombuffer(chunk, np.uint8)
+            total += length
+            continue
+        try:
+            n = _decompress_chunk_into(codec, chunk, out[total : total + limit])
+        except (CorruptFileError, UnsupportedFeatureError):
+            raise
+        except Exception as e:
+            raise CorruptFileError(f"{COMPRESSION_NAMES.get(codec)} chunk cannot be decompressed: {e}") from None
+        total += n
+    out = out[:total]
+    return Decompressed(out, chunk_offsets, data_offsets)

@@ -629,6 +629,12 @@ class _ColumnDecoder:
             dict_data = self.data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
             if total > len(dict_data):
                 raise CorruptFileError(f"dictionary lengths add up to {total} bytes, DICTIONARY_DATA holds {len(dict_data)}")
+            if pa.types.is_string(t) and size:
+                entries = pa.Array.from_buffers(pa.large_string(), size, [None, pa.py_buffer(offsets), pa.py_buffer(dict_data[:total])])
+                try:
+                    entries.validate(full=True)  # each entry once, not once per row
+                except pa.ArrowInvalid:
+                    raise CorruptFileError("dictionary entries are not valid UTF-8") from None
             out_size = K.dictionary_size(offsets, codes)
             if out_size < 0:
                 raise CorruptFileError(f"a dictionary code is outside the dictionary of {size} entries")
@@ -639,7 +645,7 @@ class _ColumnDecoder:
             arr = pa.Array.from_buffers(large, n, [None, pa.py_buffer(out_offsets), pa.py_buffer(out_data)])
         else:
             raise UnsupportedFeatureError(f"string encoding {P.ENCODING_NAMES.get(self.enc.kind, self.enc.kind)}")
-        if pa.types.is_string(t):
+        if pa.types.is_string(t) and self.enc.kind in (P.DIRECT, P.DIRECT_V2):
             try:
                 arr.validate(full=True)
             except pa.ArrowInvalid:

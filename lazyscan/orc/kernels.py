@@ -200,6 +200,29 @@ def _unpack_be(buf, pos, end, width, n, dst):
     stop = pos + (nbits + 7) // 8
     if stop > end:
         return -1
+    if width % 8 == 0:  # whole bytes, big-endian
+        nb = width // 8
+        p = pos
+        for i in range(n):
+            v = np.uint64(0)
+            for b in range(nb):
+                v = (v << np.uint64(8)) | np.uint64(buf[p + b])
+            p += nb
+            dst[i] = np.int64(v)
+        return stop
+    if width <= 56:  # a bit buffer never holds more than width + 7 <= 63 bits
+        acc = np.uint64(0)
+        have = 0
+        p = pos
+        mask = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+        for i in range(n):
+            while have < width:
+                acc = ((acc << np.uint64(8)) | np.uint64(buf[p])) & np.uint64(0x7FFFFFFFFFFFFFFF)
+                p += 1
+                have += 8
+            have -= width
+            dst[i] = np.int64((acc >> np.uint64(have)) & mask)
+        return stop
     bit = np.int64(pos) * 8
     for i in range(n):
         v = np.uint64(0)
@@ -269,8 +292,8 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
                 patch_width = _width(third & 0x1F)
                 gap_width = ((fourth >> 5) & 7) + 1
                 n_patches = fourth & 0x1F
-                if patch_width + width > 64:
-                    return ERR_BAD_HEADER
+                # patch_width + width may exceed 64 (the patch width is rounded up to the
+                # table): the bits beyond 64 are zero for any value that fits 64 bits
                 if pos + base_bytes > end:
                     return ERR_TRUNCATED
                 ub = np.uint64(0)
@@ -422,8 +445,7 @@ def gather_strings(data, offsets, codes, out_offsets, out_data):
         n = e - s
         if at + n > out_data.shape[0]:
             return -1
-        for b in range(n):
-            out_data[at + b] = data[s + b]
+        out_data[at : at + n] = data[s:e]
         at += n
         out_offsets[i + 1] = at
     return at
