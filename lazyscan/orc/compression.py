@@ -61,9 +61,9 @@ def _decompress_chunk_into(codec: int, chunk: memoryview, out: np.ndarray) -> in
         out[: len(raw)] = np.frombuffer(raw, np.uint8)
         return len(raw)
     if codec == SNAPPY:
-        return int(cramjam.snappy.decompress_raw_into(chunk, out))
+        return int(cramjam.snappy.decompress_raw_into(chunk, out))  # type: ignore[arg-type]
     if codec == ZSTD:
-        return int(cramjam.zstd.decompress_into(chunk, out))
+        return int(cramjam.zstd.decompress_into(chunk, out))  # type: ignore[arg-type]
     if codec == LZ4:
         return int(cramjam.lz4.decompress_block_into(chunk, out))  # type: ignore[arg-type]
     raise UnsupportedFeatureError(f"{COMPRESSION_NAMES.get(codec, codec)} compression is not supported")
