@@ -118,7 +118,7 @@ def run(path: str, reps: int = 5, columns: list[str] | None = None, seed: int = 
                 t = _interleaved({"lazyscan": ours, "pyarrow": theirs}, reps)
                 share = hit / groups_total
                 sels[label] = {
-                    "rows": int(len(picked)),
+                    "rows": len(picked),
                     "row_group_share": share,
                     "lazyscan": _stat(t["lazyscan"]),
                     "pyarrow_full_take": _stat(t["pyarrow"]),
