@@ -397,14 +397,15 @@ class OrcFile:
             slop = (2 + (_MAX_RUN_BYTES - 1) // self.block_size) * (3 + self.block_size)
         else:
             slop = _MAX_RUN_BYTES
-        ranges: list[P.Stream] = []
-        plan: list[tuple[int, int, dict[int, StreamPosition], dict[int, int]]] = []
+        # per stream, the byte range each span needs; overlapping ranges (spans sharing a
+        # compression chunk) merge, so a chunk is fetched and decompressed once
+        plan: list[tuple[int, int, dict[int, StreamPosition]]] = []
+        wanted: dict[int, list[tuple[int, int]]] = {kind: [] for kind in positioned}
         for g0, g1 in spans:
             if g1 >= len(index):
                 raise CorruptFileError(f"row index has {len(index)} entries, the stripe needs {g1 + 1}")
             pos = decode_positions(index[g0].positions, layout, compressed)
             nxt = decode_positions(index[g1 + 1].positions, layout, compressed) if g1 + 1 < len(index) else None
-            where: dict[int, int] = {}
             for kind in positioned:
                 st = streams.get(kind)
                 if st is None:
@@ -413,33 +414,46 @@ class OrcFile:
                 end = st.length if nxt is None else min(st.length, nxt[kind].chunk + slop)
                 if not 0 <= start <= end:
                     raise CorruptFileError(f"row index position {start} lies outside the {P.STREAM_NAMES[kind]} stream")
-                where[kind] = len(ranges)
-                ranges.append(P.Stream(kind, c.id, end - start, st.offset + start))
-            plan.append((g0, g1, pos, where))
+                wanted[kind].append((start, end))
+            plan.append((g0, g1, pos))
+        ranges: list[P.Stream] = []
+        merged: dict[int, list[tuple[int, int, int]]] = {}  # kind -> (start, end, index in ranges)
+        for kind, spans_of_kind in wanted.items():
+            out: list[list[int]] = []
+            for a, b in spans_of_kind:  # spans come in row order, so their starts ascend
+                if out and a <= out[-1][1]:
+                    out[-1][1] = max(out[-1][1], b)
+                else:
+                    out.append([a, b])
+            merged[kind] = []
+            for a, b in out:
+                merged[kind].append((a, b, len(ranges)))
+                ranges.append(P.Stream(kind, c.id, b - a, streams[kind].offset + a))
         whole_at = {kind: len(ranges) + i for i, kind in enumerate(whole)}
         ranges.extend(streams[kind] for kind in whole)
         views = self._fetch(stripe, ranges, counters)
         cnt = counters if counters is not None else self.counters
         t0 = time.perf_counter()
         whole_data = {kind: self._decompress(views[i]).data for kind, i in whole_at.items()}
+        decompressed: dict[int, list[tuple[int, int, Decompressed]]] = {}
+        for kind, parts_of_kind in merged.items():
+            decompressed[kind] = [
+                (a, b, decompress_stream(views[i], self.compression, self.block_size, a, partial=True))
+                for a, b, i in parts_of_kind
+            ]
         cnt.decompress_seconds += time.perf_counter() - t0
+        cnt.bytes_decompressed += sum(len(d.data) for parts in decompressed.values() for _, _, d in parts)
         tz = self.stripe_footer(stripe).writer_timezone
         pieces = []
-        for g0, g1, pos, where in plan:
-            t0 = time.perf_counter()
-            parts: dict[int, Decompressed] = {}
-            for kind, i in where.items():
-                base = pos[kind].chunk
-                parts[kind] = decompress_stream(views[i], self.compression, self.block_size, base, partial=True)
-            cnt.decompress_seconds += time.perf_counter() - t0
-            cnt.bytes_decompressed += sum(len(d.data) for d in parts.values())
+        for g0, g1, pos in plan:
             t0 = time.perf_counter()
             first_row = g0 * stride
             span_rows = min((g1 + 1) * stride, n) - first_row
             data = dict(whole_data)
             starts: dict[int, StreamPosition] = {}
-            for kind, d in parts.items():
+            for kind in positioned:
                 p = pos[kind]
+                d = next(d for a, b, d in decompressed[kind] if a <= p.chunk < b or a == p.chunk)
                 data[kind] = d.data
                 starts[kind] = StreamPosition(d.position(p.chunk, p.within), 0, p.skip, p.bits)
             present = None
