@@ -156,16 +156,18 @@ class Dataset:
     partition_schema: pa.Schema
     filesystem: Any = None
     _file_schema: pa.Schema | None = None
+    #: ``parquet``, ``orc`` or None (each file recognized by its extension or first bytes)
+    format: str | None = None
 
     def file_schema(self, merge: bool = True) -> pa.Schema:
         """Arrow schema of the files (merged across all files, or the first file's)."""
         if self._file_schema is None or not merge:
-            from lazyscan.parquet import ParquetFile
+            from lazyscan.scan.units import open_units
 
             schemas = []
             for info in self.files if merge else self.files[:1]:
-                with ParquetFile(info.path, self.filesystem) as pf:
-                    schemas.append(pf.arrow_schema)
+                with open_units(info.path, self.filesystem, fmt=self.format) as f:
+                    schemas.append(f.arrow_schema)
             merged = merge_schemas(schemas)
             if not merge:
                 return merged

@@ -30,6 +30,8 @@ class ScanOptions:
       of fixed width are read whole and then filtered (cheaper there than a selective read;
       byte-array columns are always read selectively, which copies each kept value once).
     - ``batch_size``: rows per output record batch. ``threads``: row groups read in parallel.
+    - ``format``: ``parquet`` or ``orc``; None recognizes each file by its extension or its
+      first bytes.
     """
 
     enabled: bool = True
@@ -47,6 +49,7 @@ class ScanOptions:
     batch_size: int = 65536
     threads: int = 0  # 0: one per core
     merge_schema: bool = True
+    format: str | None = None
 
     @classmethod
     def names(cls) -> list[str]:
@@ -65,6 +68,9 @@ class ScanOptions:
                     f"unknown scan option {key!r}; accepted: {', '.join(sorted(cls.names()))}"
                 )
             out[f.name] = _convert(f.name, f.type, raw)
+        if isinstance(out.get("format"), str):
+            fmt = out["format"].strip().lower()
+            out["format"] = None if fmt in ("", "auto") else fmt
         opts = cls(**out)
         opts.validate()
         return opts
@@ -78,6 +84,8 @@ class ScanOptions:
             raise OptionError("materialization_threshold must be >= 0")
         if not 0.0 <= self.dense_threshold <= 1.0:
             raise OptionError("dense_threshold must be between 0 and 1")
+        if self.format not in (None, "parquet", "orc"):
+            raise OptionError(f"format must be 'parquet' or 'orc', got {self.format!r}")
 
     @property
     def effective_threads(self) -> int:

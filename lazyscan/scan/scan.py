@@ -31,13 +31,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, FileError, LazyScanError, OptionError, PredicateError
-from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
+from lazyscan.errors import CorruptFileError, FileError, OptionError, PredicateError
+from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
-from lazyscan.parquet.bloom import BloomFilter, encode_plain, hash_bytes
+from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher
-from lazyscan.parquet.metadata import PageType, PhysicalType
 from lazyscan.parquet.statistics import ColumnStats
 from lazyscan.predicate import (
     Answer,
@@ -65,6 +64,7 @@ from lazyscan.predicate.prune import BLOOM_PROBE_KEYS
 from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, discover
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
+from lazyscan.scan.units import UnitFile, open_units
 
 # --------------------------------------------------------------------------------------------
 # planning
@@ -205,61 +205,18 @@ class _FileContext:
     def __init__(self, scan: Scan, task: _FileTask) -> None:
         self.scan = scan
         self.info = task.info
-        self.pf = ParquetFile(task.info.path, scan.filesystem, options=scan.reader_options)
+        self.file: UnitFile = open_units(task.info.path, scan.filesystem, scan.reader_options, scan.options.format)
         self.partition_values = dict(task.info.partition_values)
-        names: dict[str, Any] = {}
-        for c in self.pf.schema.columns:
-            top = self.pf.arrow_schema.field(c.top_level_field).name
-            names.setdefault(top, c)
-        self.leaf_of = names  # top-level name -> first leaf descriptor
-        rgs = task.row_groups
+        units = task.row_groups
         if isinstance(task.info, FileSplit):
-            rgs = _row_groups_of_split(self.pf, task.info)
-        self.row_groups = list(range(self.pf.num_row_groups)) if rgs is None else rgs
+            units = self.file.units_of_split(task.info)
+        self.row_groups = list(range(self.file.num_units())) if units is None else units
 
     def has(self, name: str) -> bool:
-        return name in self.leaf_of
+        return self.file.has(name)
 
     def flat(self, name: str) -> bool:
-        d = self.leaf_of.get(name)
-        return d is not None and d.flat
-
-
-def _row_groups_of_split(pf: ParquetFile, split: FileSplit) -> list[int]:
-    """Row groups whose midpoint lies in the split's byte range (Spark's rule)."""
-    out = []
-    end = split.start + split.length
-    for i, rg in enumerate(pf.metadata.row_groups):
-        starts = []
-        size = 0
-        for ch in rg.columns:
-            md = ch.meta_data
-            if md is None:
-                continue
-            starts.append(md.chunk_start)
-            size += md.total_compressed_size
-        if not starts:
-            if split.start == 0:
-                out.append(i)
-            continue
-        mid = min(starts) + size // 2
-        if split.start <= mid < end:
-            out.append(i)
-    return out
-
-
-def _pages_in_chunk(pf: ParquetFile, rg: int, name: str) -> int:
-    """Data pages of a column chunk, from encoding stats or a cached layout; 0 if unknown."""
-    try:
-        _, _, md = pf.column_chunk(rg, name)
-    except (LazyScanError, KeyError, IndexError):
-        return 0
-    if md.encoding_stats is not None:
-        return sum(s.count for s in md.encoding_stats if s.page_type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2))
-    try:
-        return len(pf.page_layout(rg, name).pages)
-    except LazyScanError:
-        return 0
+        return self.file.flat(name)
 
 
 class _RowGroupScan:
@@ -268,9 +225,9 @@ class _RowGroupScan:
     def __init__(self, ctx: _FileContext, rg: int) -> None:
         self.ctx = ctx
         self.scan = ctx.scan
-        self.pf = ctx.pf
+        self.file = ctx.file
         self.rg = rg
-        self.n = self.pf.metadata.row_groups[rg].num_rows
+        self.n = self.file.unit_rows(rg)
         self.profile = Profile()
         self.counters = ReadCounters()
         self.opts = self.scan.options
@@ -280,7 +237,7 @@ class _RowGroupScan:
         self.assembled: dict[str, tuple[RowRanges, Assembled]] = {}
         self.dict_masks: dict[int, tuple[np.ndarray, bool]] = {}
         #: pages of predicate columns holding a match, reused when those columns are output
-        self.pages = PageCache()
+        self.pages = ctx.file.new_cache()
         self._blooms: dict[str, BloomFilter | None] = {}
 
     # ---- helpers ----------------------------------------------------------------------------
@@ -295,22 +252,15 @@ class _RowGroupScan:
             elif not self.ctx.has(name):
                 out[name] = ColumnStats(None, None, self.n, self.n)  # missing column: all NULL
             elif self.ctx.flat(name):
-                out[name] = self.pf.statistics(self.rg, self.ctx.leaf_of[name].index)
+                st = self.file.statistics(self.rg, name)
+                if st is not None:
+                    out[name] = st
         return out
 
     def _might_contain(self, name: str, values: list[Any]) -> list[bool] | None:
         if not self.ctx.flat(name):
             return None
-        if name not in self._blooms:
-            self._blooms[name] = self.pf.bloom_filter(self.rg, self.ctx.leaf_of[name].index)
-        bf = self._blooms[name]
-        if bf is None:
-            return None
-        desc = self.ctx.leaf_of[name]
-        encoded = [encode_plain(desc, v) for v in values]
-        if any(e is None for e in encoded):
-            return None
-        return [bool(x) for x in bf.check_hashes(hash_bytes([e for e in encoded if e is not None]))]
+        return self.file.might_contain(self.rg, name, values)
 
     def _constant_array(self, name: str, n: int) -> pa.Array:
         field_type = self.scan.dataset_schema.field(name).type
@@ -324,11 +274,8 @@ class _RowGroupScan:
         n = self.n if selection is None else selection.row_count
         if name in self.ctx.partition_values or not self.ctx.has(name):
             return self._constant_array(name, n)
-        desc = self.ctx.leaf_of[name]
-        if not desc.flat:
-            return self.pf.read_column(self.rg, desc.index, selection, self.counters)
-        arr = self.pf.read_column(self.rg, desc.index, selection, self.counters, cache=self.pages)
-        return self._as_output(name, arr)
+        arr = self.file.read(self.rg, name, selection, self.counters, self.pages if self.ctx.flat(name) else None)
+        return self._as_output(name, arr) if self.ctx.flat(name) else arr
 
     def _as_output(self, name: str, arr: pa.Array) -> pa.Array:
         want = self.scan.dataset_schema.field(name).type
@@ -351,7 +298,7 @@ class _RowGroupScan:
         p.add("rows_total", self.n)
         for name in scan.needed_columns:
             if self.ctx.flat(name) and name not in self.ctx.partition_values:
-                p.add("pages_total", _pages_in_chunk(self.pf, self.rg, name))
+                p.add("pages_total", self.file.finer_units(self.rg, name))
         try:
             result = self._run()
         finally:
@@ -411,11 +358,8 @@ class _RowGroupScan:
                 name = c.columns[0]
                 if not self.ctx.flat(name):
                     continue
-                leaf = self.ctx.leaf_of[name].index
-                if not self.pf.is_fully_dictionary_encoded(self.rg, leaf):
-                    continue
                 t0 = time.perf_counter()
-                dictionary = self.pf.read_dictionary(self.rg, leaf, self.counters, cache=self.pages)
+                dictionary = self.file.dictionary(self.rg, name, self.counters, self.pages)
                 if dictionary is None:
                     continue
                 want = scan.dataset_schema.field(name).type
@@ -429,7 +373,8 @@ class _RowGroupScan:
                     p.add("key_probes_dictionary", len(dictionary))
                     p.join_filter(c.text, dictionary_probes=len(dictionary), probe_seconds=seconds)
                 if opts.prune_dictionary and not mask.any():
-                    nulls = self.pf.statistics(self.rg, leaf).null_count
+                    st = self.file.statistics(self.rg, name)
+                    nulls = st.null_count if st is not None else None
                     if not passes_null or nulls == 0:
                         p.add("row_groups_pruned_dictionary")
                         p.decide(c.text, "dictionary")
@@ -445,19 +390,19 @@ class _RowGroupScan:
                 if len(c.columns) != 1 or not self.ctx.flat(c.columns[0]):
                     continue
                 name = c.columns[0]
-                ps = self.pf.page_statistics(self.rg, self.ctx.leaf_of[name].index)
-                if ps is None:
+                fs = self.file.finer_statistics(self.rg, name)
+                if fs is None:
                     continue
-                page_stats, layout = ps
+                finer_stats, firsts, counts = fs
                 keep_s, keep_e = [], []
                 pruned = pruned_rows = 0
-                for st, page in zip(page_stats, layout.pages):
-                    if evaluate_statistics(c.bound, {name: st}) is Answer.CANNOT_MATCH:
+                for st, first, count in zip(finer_stats, firsts.tolist(), counts.tolist()):
+                    if st is not None and evaluate_statistics(c.bound, {name: st}) is Answer.CANNOT_MATCH:
                         pruned += 1
-                        pruned_rows += page.num_rows
+                        pruned_rows += count
                     else:
-                        keep_s.append(page.first_row)
-                        keep_e.append(page.first_row + page.num_rows)
+                        keep_s.append(first)
+                        keep_e.append(first + count)
                 if pruned:
                     p.decide(c.text, "page_index", pruned)
                     if c.has_keys:
@@ -465,7 +410,7 @@ class _RowGroupScan:
                     selection = selection.intersect(RowRanges(np.array(keep_s, np.int64), np.array(keep_e, np.int64)))
             if selection.is_empty:
                 p.add("row_groups_pruned_page_index")
-                p.add("pages_pruned_index", sum(_pages_in_chunk(self.pf, self.rg, n) for n in scan.predicate_columns if self.ctx.flat(n)))
+                p.add("pages_pruned_index", sum(self.file.finer_units(self.rg, n) for n in scan.predicate_columns if self.ctx.flat(n)))
                 return None
         p.add("row_groups_read")
         p.add("rows_after_pruning", selection.row_count)
@@ -484,7 +429,7 @@ class _RowGroupScan:
             p.add("row_groups_without_survivors")
             p.add(
                 "pages_skipped_lazily",
-                sum(_pages_in_chunk(self.pf, self.rg, n) for n in scan.payload_columns if self.ctx.flat(n)),
+                sum(self.file.finer_units(self.rg, n) for n in scan.payload_columns if self.ctx.flat(n)),
             )
             return None
         return self._materialize(selection)
@@ -553,17 +498,10 @@ class _RowGroupScan:
         sel0, chunk = earlier
         return chunk if sel0 == selection else chunk.take(sel0.positions_in(selection))
 
-    def _match_mask(self, name: str, selection: RowRanges, matcher: BytesMatcher) -> np.ndarray:
-        """``=`` / ``IN`` on a byte-array column, evaluated on the encoded pages."""
-        desc = self.ctx.leaf_of[name]
-        chunk = self.pf.read_assembled(self.rg, desc.index, selection, self.counters, matcher=matcher, cache=self.pages)
-        assert chunk.values is not None
-        hits = np.asarray(chunk.values, dtype=bool)
-        if chunk.valid is None:
-            return hits
-        mask = np.zeros(chunk.num_rows, dtype=bool)
-        mask[chunk.valid] = hits
-        return mask
+    def _match_mask(self, name: str, selection: RowRanges, matcher: BytesMatcher) -> np.ndarray | None:
+        """``=`` / ``IN`` on a byte-array column, evaluated on the encoded values where the
+        format offers it (None otherwise)."""
+        return self.file.match(self.rg, name, selection, self.counters, matcher, self.pages)
 
     def _dictionary_hits(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
         """The selected rows whose dictionary entry passes (``dict_mask``); None when the
@@ -572,13 +510,14 @@ class _RowGroupScan:
             return None
         chunk = self._codes_for(name, selection)
         if chunk is None:
-            leaf = self.ctx.leaf_of[name].index
             # the dictionary decoded for tier 4 comes from the page cache
-            chunk = self.pf.read_assembled(self.rg, leaf, selection, self.counters, cache=self.pages)
+            chunk = self.file.codes(self.rg, name, selection, self.counters, self.pages)
+            if chunk is None:
+                return None
         tf = time.perf_counter()
         if chunk.codes is None:
             # not dictionary encoded after all (fallback pages): keep the values for reuse
-            arr = self.pf.to_arrow(self.rg, self.ctx.leaf_of[name], chunk, self.counters)
+            arr = self.file.codes_to_arrow(self.rg, name, chunk, self.counters)
             self.decoded[name] = (selection, self._as_output(name, arr))
             return None
         self.assembled[name] = (selection, chunk)
@@ -587,7 +526,7 @@ class _RowGroupScan:
         valid = chunk.valid if chunk.valid is not None else _NO_VALID
         n = K.dictionary_hits(chunk.codes, dict_mask, valid, chunk.valid is not None, passes_null, rows, kept)
         if n < 0:
-            raise CorruptFileError(K.ERROR_MESSAGES.get(n, "bad dictionary codes"), file=self.pf.path, row_group=self.rg, column=name)
+            raise CorruptFileError(K.ERROR_MESSAGES.get(n, "bad dictionary codes"), file=self.file.path, row_group=self.rg, column=name)
         self.profile.time("filter", time.perf_counter() - tf)
         return kept[:n]
 
@@ -604,7 +543,7 @@ class _RowGroupScan:
             chunk = self._codes_for(name, selection)
             if chunk is not None:
                 # the codes read for the predicate: no second read of the column
-                arrays[name] = self._as_output(name, self.pf.to_arrow(self.rg, self.ctx.leaf_of[name], chunk, self.counters))
+                arrays[name] = self._as_output(name, self.file.codes_to_arrow(self.rg, name, chunk, self.counters))
                 continue
             if name in self.ctx.partition_values or not self.ctx.has(name):
                 arrays[name] = self._constant_array(name, n_sel)
@@ -618,15 +557,14 @@ class _RowGroupScan:
         if selective:
             # every other payload column in one pass: one plan, one fetch for all their pages
             before = self.counters.pages_skipped
-            leaves = [self.ctx.leaf_of[name].index for name in selective]
-            read = self.pf.read_columns(self.rg, leaves, selection, self.counters, cache=self.pages)
+            read = self.file.read_many(self.rg, selective, selection, self.counters, self.pages)
             for name, arr in zip(selective, read):
                 arrays[name] = self._as_output(name, arr)
             self.profile.add("pages_skipped_lazily", self.counters.pages_skipped - before)
         return pa.Table.from_batches([self._batch(scan.output_columns, arrays, n_sel)])
 
     def _byte_array(self, name: str) -> bool:
-        return self.ctx.has(name) and self.ctx.leaf_of[name].physical_type == PhysicalType.BYTE_ARRAY
+        return self.file.byte_array(name)
 
     def _plain(self) -> pa.Table | None:
         """No filter in the scan: read every needed column whole, then filter."""
@@ -751,14 +689,16 @@ class Scan:
 
                 schemas = []
                 for s in source:
-                    with ParquetFile(s.path, filesystem) as pf:
-                        schemas.append(pf.arrow_schema)
+                    with open_units(s.path, filesystem, fmt=self.options.format) as f:
+                        schemas.append(f.arrow_schema)
                 schema = merge_schemas(schemas)
                 extra = [pa.field(k, pa.array([source[0].partition_values[k]]).type) for k in partition_names if schema.get_field_index(k) < 0]
                 schema = pa.schema([*schema, *extra])
             self.partition_columns = set(partition_names)
         else:
             ds = discover(source, filesystem) if not isinstance(source, Dataset) else source
+            if ds.format is None and self.options.format is not None:
+                ds.format = self.options.format
             self.dataset = ds
             self.filesystem = ds.filesystem
             self._plan.tasks = [_FileTask(f) for f in ds.files]
@@ -858,33 +798,19 @@ class Scan:
             self.profile.add("files")
             pruned_by = self._file_pruned(task)
             if pruned_by is not None:
-                try:
-                    with ParquetFile(task.info.path, self.filesystem) as pf:
-                        rgs = (
-                            _row_groups_of_split(pf, task.info)
-                            if isinstance(task.info, FileSplit)
-                            else range(pf.num_row_groups)
-                        )
-                        for rg in rgs:
-                            self.profile.add("row_groups_total")
-                            self.profile.add("row_groups_pruned_partition")
-                            rows = pf.metadata.row_groups[rg].num_rows
-                            self.profile.add("rows_total", rows)
-                            if pruned_by.has_keys:
-                                self.profile.join_filter(pruned_by.text, row_groups_partition=1, rows_partition=rows)
-                except LazyScanError:
-                    raise
+                with open_units(task.info.path, self.filesystem, self.reader_options, self.options.format) as f:
+                    units = f.units_of_split(task.info) if isinstance(task.info, FileSplit) else range(f.num_units())
+                    for rg in units:
+                        self.profile.add("row_groups_total")
+                        self.profile.add("row_groups_pruned_partition")
+                        rows = f.unit_rows(rg)
+                        self.profile.add("rows_total", rows)
+                        if pruned_by.has_keys:
+                            self.profile.join_filter(pruned_by.text, row_groups_partition=1, rows_partition=rows)
                 continue
             ctx = _FileContext(self, task)
-            self._sources.append(ctx.pf.source.stats)
-            if len(ctx.row_groups) == ctx.pf.num_row_groups:
-                self.profile.add("bytes_total", ctx.pf.source.size)
-            else:  # a split of the file: the row groups it owns
-                groups = ctx.pf.metadata.row_groups
-                self.profile.add(
-                    "bytes_total",
-                    sum(ch.meta_data.total_compressed_size for rg in ctx.row_groups for ch in groups[rg].columns if ch.meta_data),
-                )
+            self._sources.append(ctx.file.source.stats)
+            self.profile.add("bytes_total", ctx.file.units_bytes(ctx.row_groups))
             for rg in ctx.row_groups:
                 yield ctx, rg
 
@@ -894,7 +820,7 @@ class Scan:
         try:
             table = job.run()
         except FileError as e:
-            raise e.at(file=ctx.pf.path, row_group=rg) from None
+            raise e.at(file=ctx.file.path, row_group=rg) from None
         return table, job.profile
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
