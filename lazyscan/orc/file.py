@@ -470,6 +470,39 @@ class OrcFile:
             return pieces[0]
         return pa.concat_arrays(pieces)
 
+    def read_dictionary(self, stripe: int, column: int | str, counters: ReadCounters | None = None) -> pa.Array | None:
+        """The stripe's dictionary of a dictionary-encoded string column (entries in the
+        column's Arrow type), or None when the column is not dictionary encoded there."""
+        c = self.column(column)
+        if c.type.kind not in (P.STRING, P.VARCHAR, P.CHAR, P.BINARY):
+            return None
+        enc = self.stripe_footer(stripe).columns[c.id]
+        if enc.kind not in (P.DICTIONARY, P.DICTIONARY_V2):
+            return None
+        streams = self.streams(stripe, c.id)
+        wanted = [streams[k] for k in (P.LENGTH, P.DICTIONARY_DATA) if k in streams]
+        try:
+            raw = dict(zip([st.kind for st in wanted], self._fetch(stripe, wanted, counters)))
+            data = {kind: self._decompress(view).data for kind, view in raw.items()}
+            size = enc.dictionary_size
+            decoder = _ColumnDecoder(c, enc, data, size, self.stripe_footer(stripe).writer_timezone)
+            lengths = decoder.ints(P.LENGTH, size, False) if size else np.empty(0, np.int64)
+            offsets = np.empty(size + 1, np.int64)
+            total = _check(K.string_offsets(lengths, offsets), "dictionary LENGTH stream")
+            blob = data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
+            if total > len(blob):
+                raise CorruptFileError(f"dictionary lengths add up to {total} bytes, DICTIONARY_DATA holds {len(blob)}")
+            large = pa.large_binary() if pa.types.is_binary(c.arrow_type) else pa.large_string()
+            arr = pa.Array.from_buffers(large, size, [None, pa.py_buffer(offsets), pa.py_buffer(blob[:total])])
+            if pa.types.is_string(c.arrow_type):
+                try:
+                    arr.validate(full=True)
+                except pa.ArrowInvalid:
+                    raise CorruptFileError("dictionary entries are not valid UTF-8") from None
+        except FileError as e:
+            raise e.at(file=self.path, stripe=stripe, column=c.name) from None
+        return arr.cast(c.arrow_type)
+
     def read_stripe(self, stripe: int, columns: Sequence[int | str] | None = None) -> pa.Table:
         cols = [self.column(c) for c in columns] if columns is not None else self.columns
         return pa.table({c.name: self.read_column(stripe, c.name) for c in cols})
