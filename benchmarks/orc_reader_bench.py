@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
-from benchmarks.reader_bench import FRACTIONS, selections
+from benchmarks.reader_bench import FRACTIONS, selections, split_rows
 
 #: selective reads are worth it where the row groups holding the rows are under this share
 GROUP_SHARE = 1 / 3
@@ -95,13 +95,7 @@ def run(path: str, reps: int = 5, columns: list[str] | None = None, seed: int = 
                     continue
                 label = f"{kind}:{'1row' if frac is None else f'{frac * 100:g}%'}"
                 picked = selections(total, kind, frac, rng)
-                wanted = []
-                base = 0
-                for s, n in enumerate(stripe_rows):
-                    lo, hi = np.searchsorted(picked, [base, base + n])
-                    if hi > lo:
-                        wanted.append((s, picked[lo:hi] - base))
-                    base += n
+                wanted = split_rows(picked, stripe_rows)
                 hit = sum(len(np.unique(idx // stride)) for _, idx in wanted)
 
                 def ours(name: str = name, wanted: list = wanted) -> None:

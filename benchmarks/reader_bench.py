@@ -54,6 +54,18 @@ def selections(num_rows: int, kind: str, frac: float | None, rng: np.random.Gene
     return np.unique(np.concatenate([np.arange(s, s + per) for s in starts]))
 
 
+def split_rows(picked: np.ndarray, unit_rows: list[int]) -> list[tuple[int, np.ndarray]]:
+    """Sorted file-wide row indices as (unit, indices within it) for the units holding any."""
+    out = []
+    base = 0
+    for unit, n in enumerate(unit_rows):
+        lo, hi = np.searchsorted(picked, [base, base + n])
+        if hi > lo:
+            out.append((unit, picked[lo:hi] - base))
+        base += n
+    return out
+
+
 def _take(arr: pa.ChunkedArray, idx: np.ndarray) -> pa.ChunkedArray:
     # tpchgen-cli stores string_view in its Arrow schema; pyarrow has no take for views
     if pa.types.is_string_view(arr.type):
@@ -165,13 +177,7 @@ def run(path: str, reps: int = 3, columns: list[str] | None = None, seed: int = 
                 label = f"{kind}:{'1row' if frac is None else f'{frac * 100:g}%'}"
                 # the same rows for both readers: global row indices split per row group
                 picked = selections(total_rows, kind, frac, rng)
-                per_rg = []
-                base = 0
-                for n in rg_rows:
-                    lo, hi = np.searchsorted(picked, [base, base + n])
-                    per_rg.append(picked[lo:hi] - base)
-                    base += n
-                wanted = [(rg, idx) for rg, idx in zip(rgs, per_rg) if len(idx)]
+                wanted = split_rows(picked, rg_rows)
 
                 def ours(name: str = name, wanted: list = wanted) -> None:
                     for rg, idx in wanted:

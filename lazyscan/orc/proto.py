@@ -249,6 +249,31 @@ class ColumnStatistics:
     upper_bound: bytes | None = None
 
 
+def _bounds(message: memoryview, name: str, read: Any) -> tuple[Any, Any]:
+    """Fields 1 and 2 (minimum, maximum) of a statistics message, each through ``read``."""
+    lo = hi = None
+    for m, mw, mv in fields(message):
+        if m == 1:
+            lo = read(mw, mv, name)
+        elif m == 2:
+            hi = read(mw, mv, name)
+    return lo, hi
+
+
+def _sint(wire: int, value: Any, name: str) -> int:
+    return zigzag(_varint_field(wire, value, name))
+
+
+def _fixed_double(wire: int, value: Any, name: str) -> float:
+    if wire != FIXED64:
+        raise ProtoError(f"{name}: expected a fixed64")
+    return _double(value)
+
+
+def _utf8(wire: int, value: Any, name: str) -> str:
+    return _text(_message(wire, value, name))
+
+
 def parse_column_statistics(buf: Buf, depth: int = 0) -> ColumnStatistics:
     s = ColumnStatistics()
     for n, w, v in fields(buf):
@@ -258,23 +283,10 @@ def parse_column_statistics(buf: Buf, depth: int = 0) -> ColumnStatistics:
             s.has_null = bool(_varint_field(w, v, "hasNull"))
         elif n == 2:
             s.kind = "int"
-            for m, mw, mv in fields(_message(w, v, "intStatistics")):
-                if m in (1, 2):
-                    val = zigzag(_varint_field(mw, mv, "intStatistics"))
-                    if m == 1:
-                        s.minimum = val
-                    else:
-                        s.maximum = val
+            s.minimum, s.maximum = _bounds(_message(w, v, "intStatistics"), "intStatistics", _sint)
         elif n == 3:
             s.kind = "double"
-            for m, mw, mv in fields(_message(w, v, "doubleStatistics")):
-                if m in (1, 2):
-                    if mw != FIXED64:
-                        raise ProtoError("doubleStatistics: expected a fixed64")
-                    if m == 1:
-                        s.minimum = _double(mv)
-                    else:
-                        s.maximum = _double(mv)
+            s.minimum, s.maximum = _bounds(_message(w, v, "doubleStatistics"), "doubleStatistics", _fixed_double)
         elif n == 4:
             s.kind = "string"
             for m, mw, mv in fields(_message(w, v, "stringStatistics")):
@@ -295,20 +307,10 @@ def parse_column_statistics(buf: Buf, depth: int = 0) -> ColumnStatistics:
             s.true_count = counts[0] if counts else None
         elif n == 6:
             s.kind = "decimal"
-            for m, mw, mv in fields(_message(w, v, "decimalStatistics")):
-                if m == 1:
-                    s.minimum = _text(_message(mw, mv, "minimum"))
-                elif m == 2:
-                    s.maximum = _text(_message(mw, mv, "maximum"))
+            s.minimum, s.maximum = _bounds(_message(w, v, "decimalStatistics"), "decimalStatistics", _utf8)
         elif n == 7:
             s.kind = "date"
-            for m, mw, mv in fields(_message(w, v, "dateStatistics")):
-                if m in (1, 2):
-                    val = zigzag(_varint_field(mw, mv, "dateStatistics"))
-                    if m == 1:
-                        s.minimum = val
-                    else:
-                        s.maximum = val
+            s.minimum, s.maximum = _bounds(_message(w, v, "dateStatistics"), "dateStatistics", _sint)
         elif n == 9:
             s.kind = "timestamp"
             utc: dict[int, int] = {}

@@ -18,16 +18,19 @@ from lazyscan.orc import proto as P
 from lazyscan.parquet.statistics import ColumnStats
 
 
-def _unscaled(text: str | None, scale: int) -> int | None:
+def _unscaled(text: str | None, scale: int) -> tuple[int, bool] | None:
+    """A decimal statistic as (the unscaled integer at ``scale``, rounded down; whether it is
+    exact), or None when absent or not a number."""
     if text is None:
         return None
     try:
-        d = decimal.Decimal(text)
+        d = decimal.Decimal(text).scaleb(scale)
     except decimal.InvalidOperation:
         return None
     if not d.is_finite():
         return None
-    return int(d.scaleb(scale).to_integral_value(rounding=decimal.ROUND_FLOOR))
+    floor = d.to_integral_value(rounding=decimal.ROUND_FLOOR)
+    return int(floor), floor == d
 
 
 def column_stats(stats: P.ColumnStatistics | None, t: pa.DataType, rows: int, utc_timestamps: bool = True) -> ColumnStats | None:
@@ -57,11 +60,10 @@ def column_stats(stats: P.ColumnStatistics | None, t: pa.DataType, rows: int, ut
         if hi is None and stats.upper_bound is not None:
             hi, hi_exact = stats.upper_bound, False
     elif kind == "decimal" and pa.types.is_decimal(t):
-        lo = _unscaled(stats.minimum, t.scale)
-        hi_floor = _unscaled(stats.maximum, t.scale)
-        hi = None if hi_floor is None else hi_floor + (0 if _exact(stats.maximum, t.scale) else 1)
-        lo_exact = _exact(stats.minimum, t.scale)
-        hi_exact = _exact(stats.maximum, t.scale)
+        low, high = _unscaled(stats.minimum, t.scale), _unscaled(stats.maximum, t.scale)
+        if low is not None and high is not None:
+            lo, lo_exact = low
+            hi, hi_exact = high[0] + (0 if high[1] else 1), high[1]
     elif kind == "timestamp" and pa.types.is_timestamp(t) and utc_timestamps:
         if stats.minimum is not None and stats.maximum is not None:
             # milliseconds, truncated toward zero by writers: widen by one millisecond each way
@@ -74,13 +76,3 @@ def column_stats(stats: P.ColumnStatistics | None, t: pa.DataType, rows: int, ut
     if lo is None or hi is None:
         lo = hi = None
     return ColumnStats(lo, hi, nulls, rows, lo_exact, hi_exact)
-
-
-def _exact(text: str | None, scale: int) -> bool:
-    if text is None:
-        return False
-    try:
-        d = decimal.Decimal(text)
-    except decimal.InvalidOperation:
-        return False
-    return d.is_finite() and d.scaleb(scale) == d.scaleb(scale).to_integral_value()
