@@ -254,9 +254,17 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
             return ERR_TRUNCATED
         first = np.int64(buf[pos])
         kind = first >> 6
+        if kind == 0:
+            n = (first & 7) + 3
+        else:
+            if pos + 2 > end:
+                return ERR_TRUNCATED
+            n = (((first & 1) << 8) | np.int64(buf[pos + 1])) + 1
+        # a run wholly inside the output window is decoded in place, others through ``run``
+        direct = k >= skip and k - skip + n <= count
+        dst = out[k - skip : k - skip + n] if direct else run
         if kind == 0:  # SHORT_REPEAT
             size = ((first >> 3) & 7) + 1
-            n = (first & 7) + 3
             pos += 1
             if pos + size > end:
                 return ERR_TRUNCATED
@@ -266,21 +274,18 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
             pos += size
             v = _unzigzag(u) if signed else np.int64(u)
             for i in range(n):
-                run[i] = v
+                dst[i] = v
         else:
-            if pos + 2 > end:
-                return ERR_TRUNCATED
-            n = (((first & 1) << 8) | np.int64(buf[pos + 1])) + 1
             code = (first >> 1) & 0x1F
             pos += 2
             if kind == 1:  # DIRECT
                 width = _width(code)
-                pos = _unpack_be(buf, pos, end, width, n, run)
+                pos = _unpack_be(buf, pos, end, width, n, dst)
                 if pos < 0:
                     return ERR_TRUNCATED
                 if signed:
                     for i in range(n):
-                        run[i] = _unzigzag(np.uint64(run[i]))
+                        dst[i] = _unzigzag(np.uint64(dst[i]))
             elif kind == 2:  # PATCHED_BASE
                 width = _width(code)
                 if pos + 2 > end:
@@ -304,7 +309,7 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
                 base = np.int64(ub & ~sign)
                 if ub & sign:
                     base = -base
-                pos = _unpack_be(buf, pos, end, width, n, run)
+                pos = _unpack_be(buf, pos, end, width, n, dst)
                 if pos < 0:
                     return ERR_TRUNCATED
                 pos = _unpack_be(buf, pos, end, _closest_width(patch_width + gap_width), n_patches, patches)
@@ -321,9 +326,9 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
                         continue  # a long gap, carried into the next entry
                     if at >= n:
                         return ERR_BAD_HEADER
-                    run[at] = np.int64(np.uint64(run[at]) | (patch << np.uint64(width)))
+                    dst[at] = np.int64(np.uint64(dst[at]) | (patch << np.uint64(width)))
                 for i in range(n):
-                    run[i] = base + run[i]
+                    dst[i] = base + dst[i]
             else:  # DELTA
                 width = _width(code) if code != 0 else 0
                 u, pos = _uvarint(buf, pos, end)
@@ -334,23 +339,26 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
                 if pos < 0:
                     return ERR_BAD_HEADER
                 delta_base = _unzigzag(ud)
-                run[0] = first_value
+                dst[0] = first_value
                 if width == 0:
                     for i in range(1, n):
-                        run[i] = run[i - 1] + delta_base
+                        dst[i] = dst[i - 1] + delta_base
                 else:
                     if n < 2:
                         return ERR_BAD_HEADER
-                    run[1] = first_value + delta_base
-                    pos = _unpack_be(buf, pos, end, width, n - 2, run[2:])
+                    dst[1] = first_value + delta_base
+                    pos = _unpack_be(buf, pos, end, width, n - 2, dst[2:])
                     if pos < 0:
                         return ERR_TRUNCATED
                     for i in range(2, n):
                         if delta_base < 0:
-                            run[i] = run[i - 1] - run[i]
+                            dst[i] = dst[i - 1] - dst[i]
                         else:
-                            run[i] = run[i - 1] + run[i]
-        k = _emit(run, n, k, skip, out, count)
+                            dst[i] = dst[i - 1] + dst[i]
+        if direct:
+            k += n
+        else:
+            k = _emit(run, n, k, skip, out, count)
     return pos
 
 
