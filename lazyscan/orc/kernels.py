@@ -453,7 +453,11 @@ def gather_strings(data, offsets, codes, out_offsets, out_data):
         n = e - s
         if at + n > out_data.shape[0]:
             return -1
-        out_data[at : at + n] = data[s:e]
+        if n > 16:
+            out_data[at : at + n] = data[s:e]
+        else:  # short values: a byte loop beats a slice copy's setup
+            for b in range(n):
+                out_data[at + b] = data[s + b]
         at += n
         out_offsets[i + 1] = at
     return at
