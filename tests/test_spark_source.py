@@ -161,7 +161,7 @@ def test_schema_evolution(spark, tmp_path):
 
 
 def test_empty_folder(spark, tmp_path):
-    with pytest.raises(Exception, match="no Parquet files"):
+    with pytest.raises(Exception, match="no Parquet or ORC files"):
         lazy(spark, tmp_path)
     df = spark.read.format("lazyscan").schema("id long, a string").load(str(tmp_path))
     assert df.collect() == []

@@ -442,6 +442,17 @@ class _Plan:
         parts += [col(c).isin_keys(kf, adaptive=True) for c, kf in self.keys]
         return conjunction(parts) if parts else None
 
+    @property
+    def orc(self) -> bool:
+        """Whether the files are ORC (judged by the first, as Spark's ORC source is per path)."""
+        from lazyscan.scan.units import detect_format
+
+        files = self.listing.files
+        if not files:
+            return False
+        fs, _ = self.settings.filesystem.open(self.settings.paths[0])
+        return detect_format(files[0].path, fs) == "orc"
+
     @classmethod
     def make(
         cls,
@@ -636,7 +647,8 @@ class _Plan:
             opts["mergeSchema"] = str(self.settings.merge_schema).lower()
         else:
             opts["mergeSchema"] = "true" if self.settings.merge_schema and len(self.listing.files) > 1 else "false"
-        df = self.spark.read.options(**opts).parquet(*self.paths)
+        reader = self.spark.read.options(**opts)
+        df = reader.orc(*self.paths) if self.orc else reader.parquet(*self.paths)
         if self.where is not None:
             df = df.where(self.where if isinstance(self.where, str) else str(self.where))
         for column, kf in self.keys:
@@ -745,6 +757,10 @@ def read(
             bind(expr, plan.listing.scan_schema)  # a key type the column cannot hold: PredicateError
     if force not in (None, "lazyscan", "spark"):
         raise ValueError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
+    if plan.orc and force is None:
+        # the cost model samples Parquet layouts; ORC is read with lazyscan
+        force = "lazyscan"
+        log.info("lazyscan.spark.read %s: ORC files, read with lazyscan (no estimate for ORC yet)", ", ".join(plan.paths))
     if force is not None:
         use = force == "lazyscan"
         log.info("lazyscan.spark.read %s: %s (forced)", ", ".join(plan.paths), force)

@@ -108,6 +108,7 @@ from lazyscan.spark.types import (
     OutputColumn,
     file_spark_schema,
     merge_spark_schemas,
+    orc_spark_schema,
     partition_spark_type,
 )
 
@@ -199,11 +200,16 @@ def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema
 
 
 def _read_footer(path: str, fs: Any, binary_as_string: bool) -> tuple[str, pa.Schema, StructType]:
-    from lazyscan.parquet import ParquetFile
+    from lazyscan.scan.units import ParquetUnits, open_units
 
     try:
-        with ParquetFile(path, fs) as pf:
-            return path, pf.arrow_schema, file_spark_schema(pf, binary_as_string=binary_as_string)
+        with open_units(path, fs) as f:
+            if isinstance(f, ParquetUnits):
+                return path, f.arrow_schema, file_spark_schema(f.pf, binary_as_string=binary_as_string)
+            from lazyscan.orc.units import OrcUnits
+
+            assert isinstance(f, OrcUnits)
+            return path, f.arrow_schema, orc_spark_schema(f.orc)
     except LazyScanError:
         raise
     except OSError as e:
@@ -226,7 +232,7 @@ def build_listing(settings: SourceSettings, *, require_files: bool = True) -> Li
     if not files:
         if require_files:
             raise SourceError(
-                f"unable to infer a schema for {', '.join(settings.paths)}: no Parquet files "
+                f"unable to infer a schema for {', '.join(settings.paths)}: no Parquet or ORC files "
                 "found; give the schema with .schema(...)"
             )
         return Listing((), pschema, pa.schema([]), StructType([]), settings.time_zone)

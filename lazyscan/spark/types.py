@@ -2,6 +2,7 @@
 
 Parts and their roles:
 
+- :func:`orc_spark_schema` does the same for an ORC file, as Spark's ORC reader maps ORC types.
 - :func:`file_spark_schema` maps the top-level fields of one Parquet file to Spark types exactly
   as Spark's own Parquet reader does (``ParquetToSparkSchemaConverter``): INT96 and UTC-adjusted
   timestamps are ``TIMESTAMP``, other timestamps ``TIMESTAMP_NTZ``, ``UINT_8/16/32`` widen to
@@ -186,6 +187,21 @@ def file_spark_schema(parquet_file: Any, *, binary_as_string: bool = False) -> S
             path=parquet_file.path,
         )
         fields.append(StructField(field.name, stype, True))
+    return StructType(fields)
+
+
+def orc_spark_schema(orc_file: Any) -> StructType:
+    """The Spark schema of an open :class:`lazyscan.orc.OrcFile`, as Spark's ORC reader maps
+    ORC types: ``timestamp`` and ``timestamp with local time zone`` are ``TIMESTAMP`` (values
+    truncated to microseconds), ``char``/``varchar`` are strings."""
+    fields = []
+    for c in orc_file.columns:
+        atype = c.arrow_type
+        if pa.types.is_timestamp(atype):
+            stype: DataType = TimestampType()
+        else:
+            stype = spark_type_of(atype, c.name, path=orc_file.path)
+        fields.append(StructField(c.name, stype, True))
     return StructType(fields)
 
 
