@@ -75,11 +75,18 @@ def check_codec(codec: int) -> None:
 
 
 def decompress_stream(
-    data: bytes | memoryview | np.ndarray, codec: int, block_size: int, base: int = 0, partial: bool = False
+    data: bytes | memoryview | np.ndarray,
+    codec: int,
+    block_size: int,
+    base: int = 0,
+    partial: bool = False,
+    stop_at: int | None = None,
+    extra: int = 0,
 ) -> Decompressed:
     """Decompress the chunks of ``data``, a stream or a part of one starting at a chunk header
     (``base`` is that header's offset in the stream). With ``partial``, ``data`` may end inside
-    a chunk, which is then left out."""
+    a chunk, which is then left out. With ``stop_at`` (a stream offset), decompression ends with
+    the first chunk starting at or after it, plus ``extra`` chunks."""
     view = data if isinstance(data, memoryview) else memoryview(data).cast("B")  # type: ignore[arg-type]
     if codec == NONE:
         arr = np.frombuffer(view, dtype=np.uint8)
@@ -102,6 +109,10 @@ def decompress_stream(
         chunks.append((pos, start, length | (original << 62)))
         bound += length if original else max(block_size, 1)
         pos = start + length
+        if stop_at is not None and base + chunks[-1][0] >= stop_at:
+            if extra <= 0:
+                break
+            extra -= 1
     out = np.empty(bound, np.uint8)
     chunk_offsets = np.empty(len(chunks), np.int64)
     data_offsets = np.empty(len(chunks), np.int64)

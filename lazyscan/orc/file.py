@@ -351,7 +351,10 @@ class OrcFile:
             if selection is not None:
                 spans = self._spans(stripe, c, selection)
                 if spans is not None:
-                    return self._read_spans(stripe, c, selection, spans, counters)
+                    try:
+                        return self._read_spans(stripe, c, selection, spans, counters)
+                    except CorruptFileError:
+                        pass  # the whole stripe decides: a corrupt one fails there, with its place
             arr = self._read_flat(stripe, c, counters)
         except FileError as e:
             raise e.at(file=self.path, stripe=stripe, column=c.name) from None
@@ -401,6 +404,9 @@ class OrcFile:
         # compression chunk) merge, so a chunk is fetched and decompressed once
         plan: list[tuple[int, int, dict[int, StreamPosition]]] = []
         wanted: dict[int, list[tuple[int, int]]] = {kind: [] for kind in positioned}
+        # per stream, the chunk where the row group after each span starts (and whether its run
+        # began earlier, so the next chunk may be needed too): decompression stops there
+        stops: dict[int, list[tuple[int, int]]] = {kind: [] for kind in positioned}
         for g0, g1 in spans:
             if g1 >= len(index):
                 raise CorruptFileError(f"row index has {len(index)} entries, the stripe needs {g1 + 1}")
@@ -415,19 +421,24 @@ class OrcFile:
                 if not 0 <= start <= end:
                     raise CorruptFileError(f"row index position {start} lies outside the {P.STREAM_NAMES[kind]} stream")
                 wanted[kind].append((start, end))
+                if nxt is None:
+                    stops[kind].append((st.length, 0))
+                else:
+                    stops[kind].append((nxt[kind].chunk, 1 if nxt[kind].skip or nxt[kind].bits else 0))
             plan.append((g0, g1, pos))
         ranges: list[P.Stream] = []
-        merged: dict[int, list[tuple[int, int, int]]] = {}  # kind -> (start, end, index in ranges)
+        merged: dict[int, list[tuple[int, int, int, int, int]]] = {}  # kind -> (start, end, index, stop, extra)
         for kind, spans_of_kind in wanted.items():
             out: list[list[int]] = []
-            for a, b in spans_of_kind:  # spans come in row order, so their starts ascend
+            for (a, b), (stop, more) in zip(spans_of_kind, stops[kind]):  # starts ascend with rows
                 if out and a <= out[-1][1]:
                     out[-1][1] = max(out[-1][1], b)
+                    out[-1][2], out[-1][3] = max((out[-1][2], out[-1][3]), (stop, more))
                 else:
-                    out.append([a, b])
+                    out.append([a, b, stop, more])
             merged[kind] = []
-            for a, b in out:
-                merged[kind].append((a, b, len(ranges)))
+            for a, b, stop, more in out:
+                merged[kind].append((a, b, len(ranges), stop, more))
                 ranges.append(P.Stream(kind, c.id, b - a, streams[kind].offset + a))
         whole_at = {kind: len(ranges) + i for i, kind in enumerate(whole)}
         ranges.extend(streams[kind] for kind in whole)
@@ -438,8 +449,8 @@ class OrcFile:
         decompressed: dict[int, list[tuple[int, int, Decompressed]]] = {}
         for kind, parts_of_kind in merged.items():
             decompressed[kind] = [
-                (a, b, decompress_stream(views[i], self.compression, self.block_size, a, partial=True))
-                for a, b, i in parts_of_kind
+                (a, b, decompress_stream(views[i], self.compression, self.block_size, a, partial=True, stop_at=stop, extra=more))
+                for a, b, i, stop, more in parts_of_kind
             ]
         cnt.decompress_seconds += time.perf_counter() - t0
         cnt.bytes_decompressed += sum(len(d.data) for parts in decompressed.values() for _, _, d in parts)
