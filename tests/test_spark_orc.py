@@ -87,3 +87,19 @@ def test_lazyscan_spark_read_takes_orc(spark, orc_dir: str) -> None:
     forced = lazyscan.spark.read(spark, orc_dir, ["k", "s", "m"], where=where, force="spark")
     assert "orc" in forced._jdf.queryExecution().simpleString().lower()
     assert_same_rows(forced.collect(), expected, where)
+
+
+def test_spark_written_orc_reads_as_spark_reads_it(spark, tmp_path) -> None:
+    from lazyscan.orc import OrcFile
+
+    rows = [(i, decimal.Decimal(i * 7 % 10_000) / 100, f"c{i % 13}", None if i % 11 == 0 else decimal.Decimal(i) / 1000)
+            for i in range(20_000)]
+    df = spark.createDataFrame(rows, "k long, price decimal(12,2), s string, tiny decimal(9,3)")
+    out = str(tmp_path / "spark.orc")
+    df.repartition(1).write.orc(out)
+    # ORC Java writes each decimal at its own scale: read back at the column's scale
+    got = lazyscan.scan(out, where="k < 5000 OR price < 1").to_table()
+    expected = spark.read.orc(out).where("k < 5000 OR price < 1").collect()
+    assert_same_rows([tuple(r.values()) for r in got.to_pylist()], [tuple(r) for r in expected])
+    f = OrcFile(next(p for p in (tmp_path / "spark.orc").iterdir() if p.suffix == ".orc"))
+    assert f.read_column(0, "price").to_pylist()[:3] == [r[1] for r in rows[:3]]
