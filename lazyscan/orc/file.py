@@ -495,21 +495,8 @@ class OrcFile:
         try:
             raw = dict(zip([st.kind for st in wanted], self._fetch(stripe, wanted, counters)))
             data = {kind: self._decompress(view).data for kind, view in raw.items()}
-            size = enc.dictionary_size
-            decoder = _ColumnDecoder(c, enc, data, size, self.stripe_footer(stripe).writer_timezone)
-            lengths = decoder.ints(P.LENGTH, size, False) if size else np.empty(0, np.int64)
-            offsets = np.empty(size + 1, np.int64)
-            total = _check(K.string_offsets(lengths, offsets), "dictionary LENGTH stream")
-            blob = data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
-            if total > len(blob):
-                raise CorruptFileError(f"dictionary lengths add up to {total} bytes, DICTIONARY_DATA holds {len(blob)}")
-            large = pa.large_binary() if pa.types.is_binary(c.arrow_type) else pa.large_string()
-            arr = pa.Array.from_buffers(large, size, [None, pa.py_buffer(offsets), pa.py_buffer(blob[:total])])
-            if pa.types.is_string(c.arrow_type):
-                try:
-                    arr.validate(full=True)
-                except pa.ArrowInvalid:
-                    raise CorruptFileError("dictionary entries are not valid UTF-8") from None
+            decoder = _ColumnDecoder(c, enc, data, 0, self.stripe_footer(stripe).writer_timezone)
+            arr = decoder.dictionary_entries()[2]
         except FileError as e:
             raise e.at(file=self.path, stripe=stripe, column=c.name) from None
         return arr.cast(c.arrow_type)
@@ -584,6 +571,19 @@ def _booleans(buf: np.ndarray, n: int, start: StreamPosition = _START) -> np.nda
     packed = np.empty(nbytes, np.uint8)
     _check(K.byte_rle(buf, start.chunk, len(buf), start.skip, nbytes, packed), "boolean stream")
     return np.unpackbits(packed, count=start.bits + n)[start.bits :].astype(bool)
+
+
+def _byte_values(t: pa.DataType, n: int, offsets: np.ndarray, data: np.ndarray, what: str | None) -> pa.Array:
+    """``n`` byte strings in Arrow's large layout for column type ``t``; with ``what``, string
+    values are checked as UTF-8 (a failure names ``what``)."""
+    large = pa.large_binary() if pa.types.is_binary(t) else pa.large_string()
+    arr = pa.Array.from_buffers(large, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    if what is not None and pa.types.is_string(t):
+        try:
+            arr.validate(full=True)
+        except pa.ArrowInvalid:
+            raise CorruptFileError(f"{what} are not valid UTF-8") from None
+    return arr
 
 
 def _with_nulls(arr: pa.Array, present: np.ndarray | None, n: int) -> pa.Array:
@@ -676,39 +676,33 @@ class _ColumnDecoder:
             data = self.stream(P.DATA)[self.start(P.DATA).chunk :] if n else np.empty(0, np.uint8)
             if total > len(data):
                 raise CorruptFileError(f"string lengths add up to {total} bytes, the DATA stream holds {len(data)}")
-            large = pa.large_binary() if pa.types.is_binary(t) else pa.large_string()
-            arr = pa.Array.from_buffers(large, n, [None, pa.py_buffer(offsets), pa.py_buffer(data[:total])])
+            arr = _byte_values(t, n, offsets, data[:total], "string values")
         elif self.enc.kind in (P.DICTIONARY, P.DICTIONARY_V2):
-            size = self.enc.dictionary_size
             codes = self.ints(P.DATA, n, False)
-            lengths = self.ints(P.LENGTH, size, False) if size else np.empty(0, np.int64)
-            offsets = np.empty(size + 1, np.int64)
-            total = _check(K.string_offsets(lengths, offsets), "dictionary LENGTH stream")
-            dict_data = self.data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
-            if total > len(dict_data):
-                raise CorruptFileError(f"dictionary lengths add up to {total} bytes, DICTIONARY_DATA holds {len(dict_data)}")
-            if pa.types.is_string(t) and size:
-                entries = pa.Array.from_buffers(pa.large_string(), size, [None, pa.py_buffer(offsets), pa.py_buffer(dict_data[:total])])
-                try:
-                    entries.validate(full=True)  # each entry once, not once per row
-                except pa.ArrowInvalid:
-                    raise CorruptFileError("dictionary entries are not valid UTF-8") from None
-            out_size = K.dictionary_size(offsets, codes)
+            # entries are checked once, not once per row
+            entry_offsets, blob, _ = self.dictionary_entries()
+            out_size = K.dictionary_size(entry_offsets, codes)
             if out_size < 0:
-                raise CorruptFileError(f"a dictionary code is outside the dictionary of {size} entries")
+                raise CorruptFileError(f"a dictionary code is outside the dictionary of {self.enc.dictionary_size} entries")
             out_offsets = np.empty(n + 1, np.int64)
             out_data = np.empty(out_size, np.uint8)
-            _check(K.gather_strings(dict_data, offsets, codes, out_offsets, out_data), "dictionary codes")
-            large = pa.large_binary() if pa.types.is_binary(t) else pa.large_string()
-            arr = pa.Array.from_buffers(large, n, [None, pa.py_buffer(out_offsets), pa.py_buffer(out_data)])
+            _check(K.gather_strings(blob, entry_offsets, codes, out_offsets, out_data), "dictionary codes")
+            arr = _byte_values(t, n, out_offsets, out_data, None)
         else:
             raise UnsupportedFeatureError(f"string encoding {P.ENCODING_NAMES.get(self.enc.kind, self.enc.kind)}")
-        if pa.types.is_string(t) and self.enc.kind in (P.DIRECT, P.DIRECT_V2):
-            try:
-                arr.validate(full=True)
-            except pa.ArrowInvalid:
-                raise CorruptFileError("string values are not valid UTF-8") from None
         return arr.cast(t)
+
+    def dictionary_entries(self) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+        """The stripe's dictionary: (entry offsets, entry bytes, the entries as a large Arrow
+        array, checked as UTF-8 for strings)."""
+        size = self.enc.dictionary_size
+        lengths = self.ints(P.LENGTH, size, False) if size else np.empty(0, np.int64)
+        offsets = np.empty(size + 1, np.int64)
+        total = _check(K.string_offsets(lengths, offsets), "dictionary LENGTH stream")
+        blob = self.data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
+        if total > len(blob):
+            raise CorruptFileError(f"dictionary lengths add up to {total} bytes, DICTIONARY_DATA holds {len(blob)}")
+        return offsets, blob, _byte_values(self.c.arrow_type, size, offsets, blob[:total], "dictionary entries")
 
     def decimals(self) -> pa.Array:
         n = self.count

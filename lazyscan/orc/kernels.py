@@ -405,24 +405,6 @@ def varint128(buf, pos, end, skip, count, lo, hi):
 
 
 @_jit
-def expand_present(present, values, fill, out):
-    """Scatter the non-null ``values`` to the rows where ``present``; ``fill`` elsewhere."""
-    j = 0
-    n = present.shape[0]
-    if out.shape[0] < n:
-        return ERR_BAD_ARGUMENT
-    for i in range(n):
-        if present[i]:
-            if j >= values.shape[0]:
-                return ERR_BAD_ARGUMENT
-            out[i] = values[j]
-            j += 1
-        else:
-            out[i] = fill
-    return j
-
-
-@_jit
 def string_offsets(lengths, offsets):
     """Arrow offsets (n + 1) from value lengths; -1 on a negative length or overflow."""
     total = np.int64(0)

@@ -2,8 +2,9 @@
 
 Only what an ORC reader needs (the messages of ``orc_proto.proto``: PostScript, Footer, Type,
 StripeInformation, ColumnStatistics, Metadata, StripeFooter, RowIndex, BloomFilterIndex).
-Input bytes are untrusted: every length is checked against the end of its buffer, nesting is
-limited, and a damaged message raises :class:`ProtoError`; unknown fields are skipped.
+Input bytes are untrusted: every length is checked against the end of its buffer, each parser
+descends only into the messages its schema nests (no recursion on input), and a damaged message
+raises :class:`ProtoError`; unknown fields are skipped.
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ from typing import Any
 import numpy as np
 
 from lazyscan.errors import LazyScanError
-
-#: deepest message nesting read (ORC's deepest is a statistics message inside an index entry)
-MAX_DEPTH = 8
 
 VARINT, FIXED64, BYTES, FIXED32 = 0, 1, 2, 5
 
@@ -274,7 +272,7 @@ def _utf8(wire: int, value: Any, name: str) -> str:
     return _text(_message(wire, value, name))
 
 
-def parse_column_statistics(buf: Buf, depth: int = 0) -> ColumnStatistics:
+def parse_column_statistics(buf: Buf) -> ColumnStatistics:
     s = ColumnStatistics()
     for n, w, v in fields(buf):
         if n == 1:

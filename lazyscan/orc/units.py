@@ -26,7 +26,6 @@ class OrcUnits(UnitFile):
         self.path = self.orc.path
         self.source = self.orc.source
         self.arrow_schema = self.orc.arrow_schema
-        self._names = {c.name for c in self.orc.columns}
 
     def num_units(self) -> int:
         return self.orc.num_stripes
@@ -52,11 +51,8 @@ class OrcUnits(UnitFile):
             return self.source.size
         return sum(self._stripe_bytes(u) for u in units)
 
-    def has(self, name: str) -> bool:
-        return name in self._names
-
     def flat(self, name: str) -> bool:
-        return name in self._names and self.orc.column(name).flat
+        return self.has(name) and self.orc.column(name).flat
 
     def finer_units(self, unit: int, name: str) -> int:
         stride = self.orc.row_index_stride
@@ -65,8 +61,10 @@ class OrcUnits(UnitFile):
     def statistics(self, unit: int, name: str) -> ColumnStats | None:
         return self.orc.statistics(unit, name)
 
-    def might_contain(self, unit: int, name: str, values: list[Any]) -> list[bool] | None:
-        blooms = self.orc.bloom_filters(unit, name)
+    def might_contain(self, unit: int, name: str, values: list[Any], filters: dict[str, Any]) -> list[bool] | None:
+        if name not in filters:
+            filters[name] = self.orc.bloom_filters(unit, name)
+        blooms = filters[name]
         if not blooms:
             return None
         t = self.orc.column(name).arrow_type

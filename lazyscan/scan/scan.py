@@ -34,7 +34,6 @@ import pyarrow as pa
 from lazyscan.errors import CorruptFileError, FileError, OptionError, PredicateError
 from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
-from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher
 from lazyscan.parquet.statistics import ColumnStats
@@ -238,7 +237,8 @@ class _RowGroupScan:
         self.dict_masks: dict[int, tuple[np.ndarray, bool]] = {}
         #: pages of predicate columns holding a match, reused when those columns are output
         self.pages = ctx.file.new_cache()
-        self._blooms: dict[str, BloomFilter | None] = {}
+        #: Bloom filters read for this row group, by column
+        self._blooms: dict[str, Any] = {}
 
     # ---- helpers ----------------------------------------------------------------------------
 
@@ -260,7 +260,7 @@ class _RowGroupScan:
     def _might_contain(self, name: str, values: list[Any]) -> list[bool] | None:
         if not self.ctx.flat(name):
             return None
-        return self.file.might_contain(self.rg, name, values)
+        return self.file.might_contain(self.rg, name, values, self._blooms)
 
     def _constant_array(self, name: str, n: int) -> pa.Array:
         field_type = self.scan.dataset_schema.field(name).type

@@ -77,9 +77,10 @@ class UnitFile:
     def statistics(self, unit: int, name: str) -> ColumnStats | None:
         raise NotImplementedError
 
-    def might_contain(self, unit: int, name: str, values: list[Any]) -> list[bool] | None:
+    def might_contain(self, unit: int, name: str, values: list[Any], filters: dict[str, Any]) -> list[bool] | None:
         """Per value (storage domain of the column type), whether the unit's Bloom filter
-        may hold it; None without a usable Bloom filter."""
+        may hold it; None without a usable Bloom filter. ``filters`` is the caller's per-unit
+        cache of the filters read (one unit is scanned by one thread)."""
         return None
 
     def dictionary(self, unit: int, name: str, counters: ReadCounters, cache: Any) -> pa.Array | None:
@@ -203,9 +204,11 @@ class ParquetUnits(UnitFile):
     def statistics(self, unit: int, name: str) -> ColumnStats | None:
         return self.pf.statistics(unit, self.leaf_of[name].index)
 
-    def might_contain(self, unit: int, name: str, values: list[Any]) -> list[bool] | None:
+    def might_contain(self, unit: int, name: str, values: list[Any], filters: dict[str, Any]) -> list[bool] | None:
         desc = self.leaf_of[name]
-        bf = self.pf.bloom_filter(unit, desc.index)
+        if name not in filters:
+            filters[name] = self.pf.bloom_filter(unit, desc.index)
+        bf = filters[name]
         if bf is None:
             return None
         encoded = [encode_plain(desc, v) for v in values]

@@ -30,6 +30,7 @@ Python sources, are evaluated there and Spark does not filter again.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -442,7 +443,7 @@ class _Plan:
         parts += [col(c).isin_keys(kf, adaptive=True) for c, kf in self.keys]
         return conjunction(parts) if parts else None
 
-    @property
+    @functools.cached_property
     def orc(self) -> bool:
         """Whether the files are ORC (judged by the first, as Spark's ORC source is per path)."""
         from lazyscan.scan.units import detect_format
