@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import decimal
+import itertools
 import random
 from pathlib import Path
 
@@ -316,6 +317,56 @@ def test_selected_rows_decode_only_their_row_groups(tmp_path: Path, compression:
             groups = len(np.unique(rows // f.row_index_stride))
             # only the row groups holding selected rows are decoded
             assert counters.values_decoded <= groups * f.row_index_stride, c.name
+
+
+@pytest.mark.parametrize("compression", ["uncompressed", "zstd"])
+def test_spans_decode_up_to_their_last_selected_row(tmp_path: Path, compression: str) -> None:
+    """A row group is decoded from its start to its last selected row, not to its end, and
+    every span of a stream is decoded in one pass: the first rows of scattered row groups cost
+    about one value each."""
+    path = tmp_path / "t.orc"
+    table = _table(120_000, 5)
+    porc.write_table(table, path, compression=compression)
+    f = OrcFile(path)
+    assert f.num_stripes == 1
+    stride = f.row_index_stride
+    full = porc.ORCFile(str(path)).read_stripe(0)
+    rows = np.array([0, 2 * stride + 3, 4 * stride + 1, 7 * stride], np.int64)
+    for name in ("seq", "i64", "d", "u", "dec38", "ts", "b"):
+        counters = ReadCounters()
+        got = f.read_column(0, name, rows, counters)
+        assert_same_array(got, _combined(full.column(name)).take(pa.array(rows)), name)
+        # 1 + 4 + 2 + 1 rows reach the last selected row of each span
+        assert counters.values_decoded <= 8, (name, counters.values_decoded)
+
+
+def test_row_index_positions_kernel_equals_the_protobuf_parser() -> None:
+    from lazyscan.orc import kernels as K
+
+    checked = 0
+    for path in orc_testing_files():
+        try:
+            f = OrcFile(path)
+        except LazyScanError:
+            continue
+        for s in range(min(f.num_stripes, 2)):
+            for c in f.columns:
+                if not c.flat:
+                    continue
+                index = f.row_index(s, c.name)
+                st = f.streams(s, c.id).get(P.ROW_INDEX)
+                if index is None or st is None:
+                    continue
+                buf = f._decompress(f._fetch(s, [st], None)[0]).data
+                status, offsets, values = K.row_index_positions(buf)
+                assert status == 0
+                assert [values[a:b].tolist() for a, b in itertools.pairwise(offsets.tolist())] == [e.positions for e in index]
+                checked += 1
+                # cut short or damaged, the kernel reports an error or parses what is there
+                for cut in (1, len(buf) // 2, len(buf) - 1):
+                    status, offsets, values = K.row_index_positions(buf[:cut])
+                    assert status < 0 or offsets[-1] == len(values)
+    assert checked > 50
 
 
 @pytest.mark.parametrize("name", ["TestOrcFile.testSeek.orc", "demo-11-zlib.orc", "TestStringDictionary.testRowIndex.orc",

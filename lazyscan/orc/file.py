@@ -24,7 +24,7 @@ from lazyscan.io.source import Source, SourceError, open_source
 from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
-from lazyscan.orc.positions import StreamPosition, decode_positions, stream_layout
+from lazyscan.orc.positions import PositionColumns, Resume, position_columns, stream_layout
 from lazyscan.orc.statistics import column_stats
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.selection import RowRanges
@@ -40,7 +40,6 @@ _UTC_NAMES = {"", "UTC", "GMT", "Etc/UTC", "Etc/GMT", "Z", "Zulu", "Universal", 
 _MAX_RUN_BYTES = 2 + 8 * 512
 #: a selection whose row groups hold more than this share of the stripe's rows is read whole
 SEEK_MAX_SHARE = 0.5
-_START = StreamPosition(0, 0, 0, 0)
 
 
 @dataclass
@@ -109,6 +108,7 @@ class OrcFile:
         self.counters = ReadCounters()
         self._stripe_footers: dict[int, P.StripeFooter] = {}
         self._row_indexes: dict[tuple[int, int], list[P.RowIndexEntry] | None] = {}
+        self._positions: dict[tuple[int, int], np.ndarray | None] = {}
         self._stripe_stats: list[list[P.ColumnStatistics]] | None = None
         self._metadata_bytes: memoryview | None = None
         self._read_tail()
@@ -331,16 +331,39 @@ class OrcFile:
                 raise self._error(CorruptFileError, f"the file ends inside stream {P.STREAM_NAMES.get(st.kind, st.kind)}", stripe=stripe)
         return views
 
+    def positions(self, stripe: int, column: int | str) -> np.ndarray | None:
+        """The row index's positions of a column in a stripe: one row per row group, one
+        column per position (see :mod:`lazyscan.orc.positions`); None without a row index or
+        when its entries differ in length."""
+        c = self.column(column)
+        key = (stripe, c.id)
+        if key in self._positions:
+            return self._positions[key]
+        st = self.streams(stripe, c.id).get(P.ROW_INDEX)
+        matrix = None
+        if st is not None:
+            raw = self._fetch(stripe, [st], None)[0]
+            status, offsets, values = K.row_index_positions(self._decompress(raw).data)
+            if status < 0:
+                raise self._error(CorruptFileError, f"corrupt row index: {K.ERROR_MESSAGES[status]}", stripe=stripe, column=c.name)
+            widths = np.diff(offsets)
+            if len(widths) and (widths == widths[0]).all():
+                matrix = values.reshape(len(widths), int(widths[0]))
+        self._positions[key] = matrix
+        return matrix
+
     def read_column(
         self,
         stripe: int,
         column: int | str,
         rows: RowRanges | np.ndarray | Sequence[int] | None = None,
         counters: ReadCounters | None = None,
+        cache: dict | None = None,
     ) -> pa.Array:
         """Read a column of a stripe: all rows, or the rows selected by ``rows`` (a sorted array
         of distinct row indices within the stripe, or a :class:`RowRanges`). Values equal
-        pyarrow's for the same rows, nulls included."""
+        pyarrow's for the same rows, nulls included. ``cache``: a dict kept across the reads of
+        one stripe (decoded dictionaries)."""
         c = self.column(column)
         n = self.stripe(stripe).number_of_rows
         selection = _as_selection(rows, n)
@@ -352,10 +375,10 @@ class OrcFile:
                 spans = self._spans(stripe, c, selection)
                 if spans is not None:
                     try:
-                        return self._read_spans(stripe, c, selection, spans, counters)
+                        return self._read_spans(stripe, c, selection, spans, counters, cache)
                     except CorruptFileError:
                         pass  # the whole stripe decides: a corrupt one fails there, with its place
-            arr = self._read_flat(stripe, c, counters)
+            arr = self._read_flat(stripe, c, counters, cache)
         except FileError as e:
             raise e.at(file=self.path, stripe=stripe, column=c.name) from None
         if selection is not None:
@@ -364,139 +387,160 @@ class OrcFile:
 
     # ---- selective reads ------------------------------------------------------------------
 
-    def _spans(self, stripe: int, c: OrcColumn, selection: RowRanges) -> list[tuple[int, int]] | None:
-        """Runs ``[g0, g1]`` of the row groups holding selected rows; None when the whole
-        stripe is the better read (no row index, or most of its rows selected)."""
+    def _spans(self, stripe: int, c: OrcColumn, selection: RowRanges) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first and last row group of each run of row groups holding selected rows; None
+        when the whole stripe is the better read (no usable row index, or most of its rows
+        selected)."""
         stride = self.row_index_stride
         n = self.stripe(stripe).number_of_rows
-        index = self.row_index(stripe, c.name)
-        if stride <= 0 or selection.is_empty or not index or not index[0].positions:
+        if stride <= 0 or selection.is_empty:
+            return None
+        try:
+            matrix = self.positions(stripe, c.name)
+        except CorruptFileError:
+            return None  # the whole-stripe read reports it with its place
+        if matrix is None or matrix.shape[1] == 0:
             return None  # some writers leave the positions out: the stripe is read whole
         first = selection.starts // stride
         last = (selection.ends - 1) // stride
-        groups = np.unique(np.concatenate([np.arange(a, b + 1) for a, b in zip(first.tolist(), last.tolist())]))
-        if len(groups) * stride > SEEK_MAX_SHARE * n:
+        # row groups covered by the selected ranges, as runs: ranges ascend and do not overlap
+        keep = np.ones(len(first), bool)
+        keep[1:] = first[1:] > last[:-1] + 1
+        starts = first[keep]
+        ends = np.maximum.accumulate(last)[np.append(np.flatnonzero(keep)[1:] - 1, len(last) - 1)]
+        if int((ends - starts + 1).sum()) * stride > SEEK_MAX_SHARE * n:
             return None
-        breaks = np.flatnonzero(np.diff(groups) != 1)
-        starts = np.concatenate([[groups[0]], groups[breaks + 1]])
-        ends = np.concatenate([groups[breaks], [groups[-1]]])
-        return list(zip(starts.tolist(), ends.tolist()))
+        return starts.astype(np.int64), ends.astype(np.int64)
 
     def _read_spans(
-        self, stripe: int, c: OrcColumn, selection: RowRanges, spans: list[tuple[int, int]], counters: ReadCounters | None
+        self, stripe: int, c: OrcColumn, selection: RowRanges, spans: tuple[np.ndarray, np.ndarray],
+        counters: ReadCounters | None, cache: dict | None,
     ) -> pa.Array:
-        """The selected rows, decoding only the row groups of ``spans``."""
-        n = self.stripe(stripe).number_of_rows
+        """The selected rows, decoding only the row groups of ``spans``, all spans of a stream
+        in one kernel call."""
+        g0, g1 = spans
         stride = self.row_index_stride
         enc = self.stripe_footer(stripe).columns[c.id]
         streams = self.streams(stripe, c.id)
-        index = self.row_index(stripe, c.name)
-        assert index is not None
+        matrix = self.positions(stripe, c.name)
+        assert matrix is not None
+        entries = matrix.shape[0]
+        if int(g1[-1]) >= entries:
+            raise CorruptFileError(f"row index has {entries} entries, the stripe needs {int(g1[-1]) + 1}")
         compressed = self.compression != NONE
         layout = stream_layout(c.type.kind, enc.kind, P.PRESENT in streams)
-        positioned = [kind for kind, _ in layout]
-        whole = [kind for kind in (P.LENGTH, P.DICTIONARY_DATA) if kind in streams and kind not in positioned]
+        where = position_columns(layout, compressed, matrix.shape[1])
         if compressed:
             slop = (2 + (_MAX_RUN_BYTES - 1) // self.block_size) * (3 + self.block_size)
         else:
             slop = _MAX_RUN_BYTES
-        # per stream, the byte range each span needs; overlapping ranges (spans sharing a
-        # compression chunk) merge, so a chunk is fetched and decompressed once
-        plan: list[tuple[int, int, dict[int, StreamPosition]]] = []
-        wanted: dict[int, list[tuple[int, int]]] = {kind: [] for kind in positioned}
-        # per stream, the chunk where the row group after each span starts (and whether its run
-        # began earlier, so the next chunk may be needed too): decompression stops there
-        stops: dict[int, list[tuple[int, int]]] = {kind: [] for kind in positioned}
-        for g0, g1 in spans:
-            if g1 >= len(index):
-                raise CorruptFileError(f"row index has {len(index)} entries, the stripe needs {g1 + 1}")
-            pos = decode_positions(index[g0].positions, layout, compressed)
-            nxt = decode_positions(index[g1 + 1].positions, layout, compressed) if g1 + 1 < len(index) else None
-            for kind in positioned:
-                st = streams.get(kind)
-                if st is None:
-                    raise CorruptFileError(f"the {P.STREAM_NAMES[kind]} stream is missing")
-                start = pos[kind].chunk
-                end = st.length if nxt is None else min(st.length, nxt[kind].chunk + slop)
-                if not 0 <= start <= end:
-                    raise CorruptFileError(f"row index position {start} lies outside the {P.STREAM_NAMES[kind]} stream")
-                wanted[kind].append((start, end))
-                if nxt is None:
-                    stops[kind].append((st.length, 0))
-                else:
-                    stops[kind].append((nxt[kind].chunk, 1 if nxt[kind].skip or nxt[kind].bits else 0))
-            plan.append((g0, g1, pos))
+        has_next = g1 + 1 < entries
+        after = np.minimum(g1 + 1, entries - 1)
+        # per stream, the byte range each span needs; ranges that overlap (spans sharing a
+        # compression chunk) merge, so a chunk is fetched and decompressed once; decompression
+        # stops at the chunk where the next row group starts (one more if its run began earlier)
+        pieces: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         ranges: list[P.Stream] = []
-        merged: dict[int, list[tuple[int, int, int, int, int]]] = {}  # kind -> (start, end, index, stop, extra)
-        for kind, spans_of_kind in wanted.items():
-            out: list[list[int]] = []
-            for (a, b), (stop, more) in zip(spans_of_kind, stops[kind]):  # starts ascend with rows
-                if out and a <= out[-1][1]:
-                    out[-1][1] = max(out[-1][1], b)
-                    out[-1][2], out[-1][3] = max((out[-1][2], out[-1][3]), (stop, more))
-                else:
-                    out.append([a, b, stop, more])
-            merged[kind] = []
-            for a, b, stop, more in out:
-                merged[kind].append((a, b, len(ranges), stop, more))
-                ranges.append(P.Stream(kind, c.id, b - a, streams[kind].offset + a))
-        whole_at = {kind: len(ranges) + i for i, kind in enumerate(whole)}
-        ranges.extend(streams[kind] for kind in whole)
+        for kind, col in where.items():
+            st = streams.get(kind)
+            if st is None:
+                raise CorruptFileError(f"the {P.STREAM_NAMES[kind]} stream is missing")
+            start = matrix[g0, col.chunk]
+            nxt = matrix[after, col.chunk]
+            end = np.where(has_next, np.minimum(st.length, nxt + slop), st.length)
+            if (start < 0).any() or (start > end).any():
+                raise CorruptFileError(f"row index position lies outside the {P.STREAM_NAMES[kind]} stream")
+            begun = np.zeros(len(g0), bool)
+            for extra in (col.skip, col.bits):
+                if extra >= 0:
+                    begun |= matrix[after, extra] != 0
+            stop = np.where(has_next, nxt * 2 + begun, st.length * 2)
+            reach = np.maximum.accumulate(end)
+            fresh = np.ones(len(start), bool)
+            fresh[1:] = start[1:] > reach[:-1]
+            heads = np.flatnonzero(fresh)
+            tails = np.append(heads[1:] - 1, len(start) - 1)
+            p_start, p_end = start[heads], reach[tails]
+            p_stop = np.maximum.reduceat(stop, heads)
+            pieces[kind] = (p_start, p_end, p_stop, np.arange(len(ranges), len(ranges) + len(heads)))
+            ranges.extend(P.Stream(kind, c.id, int(b - a), st.offset + int(a)) for a, b in zip(p_start, p_end))
+        dictionary = None
+        if enc.kind in (P.DICTIONARY, P.DICTIONARY_V2) and c.type.kind in _STRING_KINDS:
+            dictionary = self._dictionary(stripe, c, counters, cache)
+        whole = [k for k in (P.LENGTH, P.DICTIONARY_DATA) if k in streams and k not in where and dictionary is None]
+        whole_at = len(ranges)
+        ranges.extend(streams[k] for k in whole)
         views = self._fetch(stripe, ranges, counters)
         cnt = counters if counters is not None else self.counters
         t0 = time.perf_counter()
-        whole_data = {kind: self._decompress(views[i]).data for kind, i in whole_at.items()}
-        decompressed: dict[int, list[tuple[int, int, Decompressed]]] = {}
-        for kind, parts_of_kind in merged.items():
-            decompressed[kind] = [
-                (a, b, decompress_stream(views[i], self.compression, self.block_size, a, partial=True, stop_at=stop, extra=more))
-                for a, b, i, stop, more in parts_of_kind
+        data = {k: self._decompress(views[whole_at + i]).data for i, k in enumerate(whole)}
+        starts: dict[int, Resume] = {}
+        for kind, col in where.items():
+            p_start, p_end, p_stop, at = pieces[kind]
+            parts = [
+                decompress_stream(views[i], self.compression, self.block_size, int(a), partial=True,
+                                  stop_at=int(s) >> 1, extra=int(s) & 1)
+                for a, s, i in zip(p_start.tolist(), p_stop.tolist(), at.tolist())
             ]
+            data[kind], starts[kind] = _resume(parts, matrix[g0], col, p_start, compressed)
         cnt.decompress_seconds += time.perf_counter() - t0
-        cnt.bytes_decompressed += sum(len(d.data) for parts in decompressed.values() for _, _, d in parts)
-        tz = self.stripe_footer(stripe).writer_timezone
-        pieces = []
-        for g0, g1, pos in plan:
-            t0 = time.perf_counter()
-            first_row = g0 * stride
-            span_rows = min((g1 + 1) * stride, n) - first_row
-            data = dict(whole_data)
-            starts: dict[int, StreamPosition] = {}
-            for kind in positioned:
-                p = pos[kind]
-                d = next(d for a, b, d in decompressed[kind] if a <= p.chunk < b or a == p.chunk)
-                data[kind] = d.data
-                starts[kind] = StreamPosition(d.position(p.chunk, p.within), 0, p.skip, p.bits)
-            present = None
-            if P.PRESENT in starts:
-                present = _booleans(data[P.PRESENT], span_rows, starts[P.PRESENT])
-            count = int(present.sum()) if present is not None else span_rows
-            arr = _ColumnDecoder(c, enc, data, count, tz, starts).decode()
-            cnt.values_decoded += count
-            arr = _with_nulls(arr, present, span_rows)
-            inside = selection.intersect(RowRanges(np.array([first_row]), np.array([first_row + span_rows])))
-            pieces.append(arr.take(pa.array(inside.to_indices() - first_row)))
-            cnt.decode_seconds += time.perf_counter() - t0
-        if len(pieces) == 1:
-            return pieces[0]
-        return pa.concat_arrays(pieces)
+        cnt.bytes_decompressed += sum(len(data[k]) for k in where)
+        t0 = time.perf_counter()
+        # each span is decoded from its first row to its last selected row
+        rows = selection.to_indices()
+        first_rows = g0 * stride
+        span = np.searchsorted(first_rows, rows, side="right") - 1
+        span_rows = np.zeros(len(g0), np.int64)
+        np.maximum.at(span_rows, span, rows - first_rows[span] + 1)
+        base = np.cumsum(span_rows) - span_rows
+        local = rows - first_rows[span] + base[span]  # the selected rows among those decoded
+        present = None
+        counts = span_rows
+        keep = local
+        if P.PRESENT in starts:
+            present = _boolean_values(data[P.PRESENT], starts[P.PRESENT], span_rows)
+            ones = np.concatenate([[0], np.cumsum(present, dtype=np.int64)])
+            counts = ones[base + span_rows] - ones[base]
+            present = present[local]
+            keep = ones[local][present]
+        decoder = _ColumnDecoder(c, enc, data, counts, self.stripe_footer(stripe).writer_timezone, starts, dictionary)
+        arr = decoder.decode(keep)
+        cnt.values_decoded += decoder.count
+        out = _with_nulls(arr, present, len(rows))
+        cnt.decode_seconds += time.perf_counter() - t0
+        return out
 
-    def read_dictionary(self, stripe: int, column: int | str, counters: ReadCounters | None = None) -> pa.Array | None:
+    def _dictionary(
+        self, stripe: int, c: OrcColumn, counters: ReadCounters | None, cache: dict | None
+    ) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+        """A dictionary-encoded string column's entries in a stripe: (entry offsets, entry
+        bytes, the entries as a large Arrow array), decoded once per ``cache``."""
+        key = ("dictionary", stripe, c.id)
+        if cache is not None and key in cache:
+            return cache[key]  # type: ignore[no-any-return]
+        enc = self.stripe_footer(stripe).columns[c.id]
+        streams = self.streams(stripe, c.id)
+        wanted = [streams[k] for k in (P.LENGTH, P.DICTIONARY_DATA) if k in streams]
+        raw = dict(zip([st.kind for st in wanted], self._fetch(stripe, wanted, counters)))
+        data = {kind: self._decompress(view).data for kind, view in raw.items()}
+        entries = _ColumnDecoder(c, enc, data, np.zeros(1, np.int64), "").dictionary_entries()
+        if cache is not None:
+            cache[key] = entries
+        return entries
+
+    def read_dictionary(
+        self, stripe: int, column: int | str, counters: ReadCounters | None = None, cache: dict | None = None
+    ) -> pa.Array | None:
         """The stripe's dictionary of a dictionary-encoded string column (entries in the
         column's Arrow type), or None when the column is not dictionary encoded there."""
         c = self.column(column)
-        if c.type.kind not in (P.STRING, P.VARCHAR, P.CHAR, P.BINARY):
+        if c.type.kind not in _STRING_KINDS:
             return None
         enc = self.stripe_footer(stripe).columns[c.id]
         if enc.kind not in (P.DICTIONARY, P.DICTIONARY_V2):
             return None
-        streams = self.streams(stripe, c.id)
-        wanted = [streams[k] for k in (P.LENGTH, P.DICTIONARY_DATA) if k in streams]
         try:
-            raw = dict(zip([st.kind for st in wanted], self._fetch(stripe, wanted, counters)))
-            data = {kind: self._decompress(view).data for kind, view in raw.items()}
-            decoder = _ColumnDecoder(c, enc, data, 0, self.stripe_footer(stripe).writer_timezone)
-            arr = decoder.dictionary_entries()[2]
+            arr = self._dictionary(stripe, c, counters, cache)[2]
         except FileError as e:
             raise e.at(file=self.path, stripe=stripe, column=c.name) from None
         return arr.cast(c.arrow_type)
@@ -516,11 +560,15 @@ class OrcFile:
         col = batch.column(0)
         return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
 
-    def _read_flat(self, stripe: int, c: OrcColumn, counters: ReadCounters | None) -> pa.Array:
+    def _read_flat(self, stripe: int, c: OrcColumn, counters: ReadCounters | None, cache: dict | None) -> pa.Array:
         n = self.stripe(stripe).number_of_rows
         enc = self.stripe_footer(stripe).columns[c.id]
         streams = self.streams(stripe, c.id)
-        wanted = [st for kind, st in streams.items() if kind in (P.PRESENT, P.DATA, P.LENGTH, P.DICTIONARY_DATA, P.SECONDARY)]
+        dictionary = None
+        if enc.kind in (P.DICTIONARY, P.DICTIONARY_V2) and c.type.kind in _STRING_KINDS:
+            dictionary = self._dictionary(stripe, c, counters, cache)
+        kinds = (P.PRESENT, P.DATA, P.SECONDARY) if dictionary is not None else (P.PRESENT, P.DATA, P.LENGTH, P.DICTIONARY_DATA, P.SECONDARY)
+        wanted = [st for kind, st in streams.items() if kind in kinds]
         raw = dict(zip([st.kind for st in wanted], self._fetch(stripe, wanted, counters)))
         cnt = counters if counters is not None else self.counters
         t0 = time.perf_counter()
@@ -530,10 +578,10 @@ class OrcFile:
         t0 = time.perf_counter()
         present = None
         if P.PRESENT in data:
-            present = _booleans(data[P.PRESENT], n)
+            present = _boolean_values(data[P.PRESENT], Resume.whole(len(data[P.PRESENT])), np.array([n], np.int64))
         count = int(present.sum()) if present is not None else n
-        reader = _ColumnDecoder(c, enc, data, count, self.stripe_footer(stripe).writer_timezone)
-        arr = reader.decode()
+        decoder = _ColumnDecoder(c, enc, data, np.array([count], np.int64), self.stripe_footer(stripe).writer_timezone, None, dictionary)
+        arr = decoder.decode()
         cnt.values_decoded += count
         out = _with_nulls(arr, present, n)
         cnt.decode_seconds += time.perf_counter() - t0
@@ -547,6 +595,48 @@ class OrcFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_STRING_KINDS = (P.STRING, P.VARCHAR, P.CHAR, P.BINARY)
+
+
+def _resume(
+    parts: list[Decompressed], entries: np.ndarray, col: PositionColumns, piece_starts: np.ndarray, compressed: bool
+) -> tuple[np.ndarray, Resume]:
+    """The decompressed pieces of a stream as one buffer, and where each span starts in it
+    (``entries``: the row-index entry of each span's first row group)."""
+    sizes = np.array([len(p.data) for p in parts], np.int64)
+    bases = np.concatenate([[0], np.cumsum(sizes)])
+    buf = parts[0].data if len(parts) == 1 else np.concatenate([p.data for p in parts])
+    chunk = entries[:, col.chunk]
+    piece = np.searchsorted(piece_starts, chunk, side="right") - 1
+    if (piece < 0).any():
+        raise CorruptFileError("row index position lies before the bytes read")
+    if compressed:
+        offsets = np.concatenate([p.chunk_offsets for p in parts])
+        landed = np.concatenate([p.data_offsets + b for p, b in zip(parts, bases[:-1].tolist())])
+        within = entries[:, col.within]
+        if len(offsets):
+            i = np.minimum(np.searchsorted(offsets, chunk), len(offsets) - 1)
+            found = offsets[i] == chunk
+        else:
+            i = np.zeros(len(chunk), np.int64)
+            found = np.zeros(len(chunk), bool)
+            landed = np.zeros(1, np.int64)
+        # a position just past the last chunk read (with nothing inside it) is the piece's end
+        if not (found | (within == 0)).all():
+            raise CorruptFileError("row index position is not the start of a compression chunk")
+        pos = np.where(found, landed[i] + within, bases[piece + 1])
+    else:
+        pos = chunk - piece_starts[piece] + bases[piece]
+    end = bases[piece + 1]
+    if (pos > end).any():
+        raise CorruptFileError("row index position lies beyond the bytes read")
+    skip = entries[:, col.skip] if col.skip >= 0 else np.zeros(len(chunk), np.int64)
+    bits = entries[:, col.bits] if col.bits >= 0 else np.zeros(len(chunk), np.int64)
+    if (bits > 7).any() or (bits < 0).any() or (skip < 0).any():
+        raise CorruptFileError("row index position skips more bits than a byte holds")
+    return buf, Resume(pos, end, skip, bits)
 
 
 def _as_selection(rows: RowRanges | np.ndarray | Sequence[int] | None, n: int) -> RowRanges | None:
@@ -564,13 +654,11 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def _booleans(buf: np.ndarray, n: int, start: StreamPosition = _START) -> np.ndarray:
-    """A boolean stream (bits MSB first over byte RLE) of ``n`` values, from ``start`` (byte
-    position, bytes of the run to skip, bits to skip)."""
-    nbytes = (start.bits + n + 7) // 8
-    packed = np.empty(nbytes, np.uint8)
-    _check(K.byte_rle(buf, start.chunk, len(buf), start.skip, nbytes, packed), "boolean stream")
-    return np.unpackbits(packed, count=start.bits + n)[start.bits :].astype(bool)
+def _boolean_values(buf: np.ndarray, at: Resume, counts: np.ndarray) -> np.ndarray:
+    """A boolean stream (bits MSB first over byte RLE): ``counts[i]`` values from span ``i``."""
+    out = np.empty(int(counts.sum()), np.bool_)
+    _check(K.boolean_spans(buf, at.pos, at.end, at.skip, at.bits, counts, out.view(np.uint8)), "boolean stream")
+    return out
 
 
 def _byte_values(t: pa.DataType, n: int, offsets: np.ndarray, data: np.ndarray, what: str | None) -> pa.Array:
@@ -598,23 +686,26 @@ def _with_nulls(arr: pa.Array, present: np.ndarray | None, n: int) -> pa.Array:
 
 
 class _ColumnDecoder:
-    """Decodes the non-null values of one flat column of a stripe from its streams."""
+    """Decodes the non-null values of one flat column of a stripe from its streams: the whole
+    stripe, or spans of row groups (``counts[i]`` values from span ``i``; ``starts``: where each
+    positioned stream resumes for each span)."""
 
     def __init__(
-        self, c: OrcColumn, enc: P.ColumnEncoding, data: dict[int, np.ndarray], count: int, writer_tz: str,
-        starts: dict[int, StreamPosition] | None = None,
+        self, c: OrcColumn, enc: P.ColumnEncoding, data: dict[int, np.ndarray], counts: np.ndarray, writer_tz: str,
+        starts: dict[int, Resume] | None = None, dictionary: tuple[np.ndarray, np.ndarray, pa.Array] | None = None,
     ) -> None:
         self.c = c
         self.enc = enc
         self.data = data
-        self.count = count
+        self.counts = counts
+        self.count = int(counts.sum())
         self.writer_tz = writer_tz
-        #: where each positioned stream resumes (byte position in ``data``, values, bits to skip)
         self.starts = starts or {}
+        self.dictionary = dictionary
         self.v2 = enc.kind in (P.DIRECT_V2, P.DICTIONARY_V2)
-
-    def start(self, kind: int) -> StreamPosition:
-        return self.starts.get(kind, _START)
+        #: which of the decoded values to return (sorted positions), None: all of them
+        self.keep: np.ndarray | None = None
+        self.out_count = self.count
 
     def stream(self, kind: int) -> np.ndarray:
         s = self.data.get(kind)
@@ -624,41 +715,52 @@ class _ColumnDecoder:
             raise CorruptFileError(f"the {P.STREAM_NAMES.get(kind, kind)} stream is missing")
         return s
 
-    def ints(self, kind: int, count: int, signed: bool) -> np.ndarray:
-        buf = self.stream(kind)
-        out = np.empty(count, np.int64)
-        if count:
-            at = self.start(kind)
-            fn = K.int_rle_v2 if self.v2 else K.int_rle_v1
-            _check(fn(buf, at.chunk, len(buf), signed, at.skip, count, out), f"{P.STREAM_NAMES[kind]} stream")
+    def at(self, kind: int, buf: np.ndarray) -> Resume:
+        r = self.starts.get(kind)
+        if r is None:
+            if len(self.counts) != 1:
+                raise CorruptFileError(f"no row-index position for the {P.STREAM_NAMES.get(kind, kind)} stream")
+            return Resume.whole(len(buf))
+        return r
+
+    def ints(self, kind: int, signed: bool, counts: np.ndarray | None = None) -> np.ndarray:
+        counts = self.counts if counts is None else counts
+        total = int(counts.sum())
+        out = np.empty(total, np.int64)
+        if total:
+            buf = self.stream(kind)
+            r = self.at(kind, buf) if counts is self.counts else Resume.whole(len(buf))
+            _check(K.int_rle_spans(self.v2, buf, r.pos, r.end, r.skip, counts, signed, out), f"{P.STREAM_NAMES[kind]} stream")
         return out
 
-    def decode(self) -> pa.Array:
+    def kept(self, values: np.ndarray) -> np.ndarray:
+        return values if self.keep is None else values[self.keep]
+
+    def decode(self, keep: np.ndarray | None = None) -> pa.Array:
+        """The decoded values, or only those at positions ``keep`` (each kind of value is
+        converted after the selection where it can be)."""
+        self.keep = keep
+        self.out_count = self.count if keep is None else len(keep)
         k = self.c.type.kind
-        n = self.count
         t = self.c.arrow_type
         if k == P.BOOLEAN:
-            return pa.array(_booleans(self.stream(P.DATA), n, self.start(P.DATA)), pa.bool_())
-        if k == P.BYTE:
             buf = self.stream(P.DATA)
-            out = np.empty(n, np.uint8)
-            if n:
-                at = self.start(P.DATA)
-                _check(K.byte_rle(buf, at.chunk, len(buf), at.skip, n, out), "DATA stream")
-            return pa.array(out.view(np.int8), pa.int8())
+            return pa.array(self.kept(_boolean_values(buf, self.at(P.DATA, buf), self.counts)), pa.bool_())
+        if k == P.BYTE:
+            out = np.empty(self.count, np.uint8)
+            if self.count:
+                buf = self.stream(P.DATA)
+                r = self.at(P.DATA, buf)
+                _check(K.byte_rle_spans(buf, r.pos, r.end, r.skip, self.counts, out), "DATA stream")
+            return pa.array(self.kept(out).view(np.int8), pa.int8())
         if k in (P.SHORT, P.INT, P.LONG):
-            vals = self.ints(P.DATA, n, True)
+            vals = self.kept(self.ints(P.DATA, True))
             return pa.array(vals.astype(t.to_pandas_dtype(), copy=False), t)
         if k == P.DATE:
-            return pa.array(self.ints(P.DATA, n, True).astype(np.int32), pa.int32()).view(pa.date32())
+            return pa.array(self.kept(self.ints(P.DATA, True)).astype(np.int32), pa.int32()).view(pa.date32())
         if k in (P.FLOAT, P.DOUBLE):
-            width = 4 if k == P.FLOAT else 8
-            buf = self.stream(P.DATA)
-            begin = self.start(P.DATA).chunk
-            if len(buf) - begin < n * width:
-                raise CorruptFileError(f"DATA stream holds {(len(buf) - begin) // width} values, {n} expected")
-            return pa.array(np.frombuffer(buf[begin : begin + n * width].tobytes(), "<f4" if width == 4 else "<f8"), t)
-        if k in (P.STRING, P.VARCHAR, P.CHAR, P.BINARY):
+            return self.floats(4 if k == P.FLOAT else 8)
+        if k in _STRING_KINDS:
             return self.strings()
         if k == P.DECIMAL:
             return self.decimals()
@@ -666,28 +768,61 @@ class _ColumnDecoder:
             return self.timestamps()
         raise UnsupportedFeatureError(f"ORC type {P.TYPE_NAMES.get(k, k)} is not supported")
 
+    def floats(self, width: int) -> pa.Array:
+        buf = self.stream(P.DATA)
+        r = self.at(P.DATA, buf)
+        need = self.counts * width
+        if (r.pos + need > r.end).any():
+            raise CorruptFileError(f"DATA stream holds fewer than the {self.count} values expected")
+        if len(need) == 1 and self.keep is None:
+            raw = buf[int(r.pos[0]) : int(r.pos[0] + need[0])]
+        else:
+            # values are fixed width: the kept ones are picked straight from the bytes
+            wanted = np.arange(self.count, dtype=np.int64) if self.keep is None else self.keep
+            bounds = np.concatenate([[0], np.cumsum(self.counts)])
+            span = np.searchsorted(bounds, wanted, side="right") - 1
+            at = r.pos[span] + (wanted - bounds[span]) * width
+            raw = buf[at[:, None] + np.arange(width)]
+        return pa.array(np.frombuffer(raw.tobytes(), "<f4" if width == 4 else "<f8"), self.c.arrow_type)
+
     def strings(self) -> pa.Array:
         n = self.count
+        m = self.out_count
         t = self.c.arrow_type
         if self.enc.kind in (P.DIRECT, P.DIRECT_V2):
-            lengths = self.ints(P.LENGTH, n, False)
+            lengths = self.ints(P.LENGTH, False)
             offsets = np.empty(n + 1, np.int64)
             total = _check(K.string_offsets(lengths, offsets), "LENGTH stream")
-            data = self.stream(P.DATA)[self.start(P.DATA).chunk :] if n else np.empty(0, np.uint8)
-            if total > len(data):
-                raise CorruptFileError(f"string lengths add up to {total} bytes, the DATA stream holds {len(data)}")
-            arr = _byte_values(t, n, offsets, data[:total], "string values")
+            data = self.stream(P.DATA)
+            r = self.at(P.DATA, data) if n else Resume.whole(0)
+            # each span's values lie back to back from where the span starts
+            bounds = np.concatenate([[0], np.cumsum(self.counts)])
+            span_bytes = offsets[bounds[1:]] - offsets[bounds[:-1]]
+            if (r.pos + span_bytes > r.end).any():
+                raise CorruptFileError(f"string lengths add up to more bytes than the DATA stream holds ({len(data)})")
+            if len(self.counts) == 1 and self.keep is None:
+                start = int(r.pos[0])
+                arr = _byte_values(t, n, offsets, data[start : start + total], "string values")
+            else:
+                wanted = np.arange(n, dtype=np.int64) if self.keep is None else self.keep
+                span = np.searchsorted(bounds, wanted, side="right") - 1
+                starts = offsets[wanted] - offsets[bounds[span]] + r.pos[span]
+                sizes = lengths[wanted]
+                out_offsets = np.empty(m + 1, np.int64)
+                out_data = np.empty(int(sizes.sum()), np.uint8)
+                _check(K.gather_ranges(data, starts, sizes, out_offsets, out_data), "string values")
+                arr = _byte_values(t, m, out_offsets, out_data, "string values")
         elif self.enc.kind in (P.DICTIONARY, P.DICTIONARY_V2):
-            codes = self.ints(P.DATA, n, False)
-            # entries are checked once, not once per row
-            entry_offsets, blob, _ = self.dictionary_entries()
+            codes = self.kept(self.ints(P.DATA, False))
+            # entries are checked once per stripe, not once per row
+            entry_offsets, blob, _ = self.dictionary if self.dictionary is not None else self.dictionary_entries()
             out_size = K.dictionary_size(entry_offsets, codes)
             if out_size < 0:
                 raise CorruptFileError(f"a dictionary code is outside the dictionary of {self.enc.dictionary_size} entries")
-            out_offsets = np.empty(n + 1, np.int64)
+            out_offsets = np.empty(m + 1, np.int64)
             out_data = np.empty(out_size, np.uint8)
             _check(K.gather_strings(blob, entry_offsets, codes, out_offsets, out_data), "dictionary codes")
-            arr = _byte_values(t, n, out_offsets, out_data, None)
+            arr = _byte_values(t, m, out_offsets, out_data, None)
         else:
             raise UnsupportedFeatureError(f"string encoding {P.ENCODING_NAMES.get(self.enc.kind, self.enc.kind)}")
         return arr.cast(t)
@@ -696,7 +831,7 @@ class _ColumnDecoder:
         """The stripe's dictionary: (entry offsets, entry bytes, the entries as a large Arrow
         array, checked as UTF-8 for strings)."""
         size = self.enc.dictionary_size
-        lengths = self.ints(P.LENGTH, size, False) if size else np.empty(0, np.int64)
+        lengths = self.ints(P.LENGTH, False, np.array([size], np.int64))
         offsets = np.empty(size + 1, np.int64)
         total = _check(K.string_offsets(lengths, offsets), "dictionary LENGTH stream")
         blob = self.data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
@@ -710,21 +845,23 @@ class _ColumnDecoder:
         if self.enc.kind == P.DECIMAL_64 or (P.SECONDARY not in self.data and t.precision <= 18 and n):
             # DECIMAL_64, or the pre-2.0 format's decimal64: integers at the type's scale, RLE v2
             self.v2 = True
-            lo = self.ints(P.DATA, n, True)
+            lo = self.kept(self.ints(P.DATA, True))
             hi = np.where(lo < 0, -1, 0).astype(np.int64)
         else:
-            buf = self.stream(P.DATA)
             lo = np.empty(n, np.int64)
             hi = np.empty(n, np.int64)
             if n:
-                _check(K.varint128(buf, self.start(P.DATA).chunk, len(buf), 0, n, lo, hi), "decimal DATA stream")
-            scales = self.ints(P.SECONDARY, n, True)
-            if n and (scales != t.scale).any():
+                buf = self.stream(P.DATA)
+                r = self.at(P.DATA, buf)
+                _check(K.varint128_spans(buf, r.pos, r.end, self.counts, lo, hi), "decimal DATA stream")
+            scales = self.kept(self.ints(P.SECONDARY, True))
+            lo, hi = self.kept(lo), self.kept(hi)
+            if len(lo) and (scales != t.scale).any():
                 return self._rescaled(lo, hi, scales)
-        words = np.empty(2 * n, np.int64)
+        words = np.empty(2 * len(lo), np.int64)
         words[0::2] = lo
         words[1::2] = hi
-        return pa.Array.from_buffers(t, n, [None, pa.py_buffer(words)])
+        return pa.Array.from_buffers(t, len(lo), [None, pa.py_buffer(words)])
 
     def _rescaled(self, lo: np.ndarray, hi: np.ndarray, scales: np.ndarray) -> pa.Array:
         """Values written at their own scales (ORC Java writes each value's scale), brought to
@@ -753,9 +890,8 @@ class _ColumnDecoder:
         return pa.array([decimal.Decimal(v).scaleb(-t.scale, ctx) for v in out], t)
 
     def timestamps(self) -> pa.Array:
-        n = self.count
-        secs = self.ints(P.DATA, n, True)
-        raw = self.ints(P.SECONDARY, n, False)
+        secs = self.kept(self.ints(P.DATA, True))
+        raw = self.kept(self.ints(P.SECONDARY, False))
         zeros = raw & 7
         nanos = raw >> 3
         scale = np.where(zeros != 0, 10 ** (zeros + 1), 1)

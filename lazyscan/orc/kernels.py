@@ -456,3 +456,221 @@ def dictionary_size(offsets, codes):
             return -1
         total += offsets[c + 1] - offsets[c]
     return total
+
+
+# ---- several row-group spans of one stream in one call ------------------------------------
+#
+# A selective read decodes the row groups holding selected rows: spans of a stream, each
+# starting at its row-index position (``starts``, bounded by ``ends``) with ``skips`` values of
+# a run to drop, each producing ``counts`` values, one span after another in ``out``. They
+# return the number of values written or a negative ``ERR_*`` code.
+
+
+@_jit
+def int_rle_spans(v2, buf, starts, ends, skips, counts, signed, out):
+    """:func:`int_rle_v2` (``v2``) or :func:`int_rle_v1` over spans."""
+    o = 0
+    for i in range(starts.shape[0]):
+        c = counts[i]
+        if c == 0:
+            continue
+        if o + c > out.shape[0] or ends[i] > buf.shape[0]:
+            return ERR_BAD_ARGUMENT
+        if v2:
+            r = int_rle_v2(buf, starts[i], ends[i], signed, skips[i], c, out[o : o + c])
+        else:
+            r = int_rle_v1(buf, starts[i], ends[i], signed, skips[i], c, out[o : o + c])
+        if r < 0:
+            return r
+        o += c
+    return o
+
+
+@_jit
+def byte_rle_spans(buf, starts, ends, skips, counts, out):
+    """:func:`byte_rle` over spans."""
+    o = 0
+    for i in range(starts.shape[0]):
+        c = counts[i]
+        if c == 0:
+            continue
+        if o + c > out.shape[0] or ends[i] > buf.shape[0]:
+            return ERR_BAD_ARGUMENT
+        r = byte_rle(buf, starts[i], ends[i], skips[i], c, out[o : o + c])
+        if r < 0:
+            return r
+        o += c
+    return o
+
+
+@_jit
+def boolean_spans(buf, starts, ends, skips, bits, counts, out):
+    """Boolean streams (bits MSB first over byte RLE) over spans; ``bits`` of the first byte of
+    each span belong to the row group before it."""
+    o = 0
+    most = 0
+    for i in range(starts.shape[0]):
+        most = max(most, (bits[i] + counts[i] + 7) // 8)
+    packed = np.empty(most, np.uint8)
+    for i in range(starts.shape[0]):
+        c = counts[i]
+        if c == 0:
+            continue
+        b = bits[i]
+        if o + c > out.shape[0] or ends[i] > buf.shape[0] or b < 0 or b > 7:
+            return ERR_BAD_ARGUMENT
+        nbytes = (b + c + 7) // 8
+        r = byte_rle(buf, starts[i], ends[i], skips[i], nbytes, packed)
+        if r < 0:
+            return r
+        for j in range(c):
+            k = b + j
+            out[o + j] = (packed[k >> 3] >> (7 - (k & 7))) & 1
+        o += c
+    return o
+
+
+@_jit
+def varint128_spans(buf, starts, ends, counts, lo, hi):
+    """:func:`varint128` over spans (decimal values start at a byte, never inside a run)."""
+    o = 0
+    for i in range(starts.shape[0]):
+        c = counts[i]
+        if c == 0:
+            continue
+        if o + c > lo.shape[0] or ends[i] > buf.shape[0]:
+            return ERR_BAD_ARGUMENT
+        r = varint128(buf, starts[i], ends[i], 0, c, lo[o : o + c], hi[o : o + c])
+        if r < 0:
+            return r
+        o += c
+    return o
+
+
+@_jit
+def gather_ranges(data, starts, lengths, out_offsets, out_data):
+    """Byte strings ``data[starts[i]:starts[i] + lengths[i]]`` into Arrow layout; -1 when one
+    lies outside ``data`` or ``out_data`` is too small."""
+    at = np.int64(0)
+    out_offsets[0] = 0
+    for i in range(starts.shape[0]):
+        s = starts[i]
+        n = lengths[i]
+        if s < 0 or n < 0 or s + n > data.shape[0] or at + n > out_data.shape[0]:
+            return -1
+        if n > 16:
+            out_data[at : at + n] = data[s : s + n]
+        else:
+            for b in range(n):
+                out_data[at + b] = data[s + b]
+        at += n
+        out_offsets[i + 1] = at
+    return at
+
+
+@_jit
+def row_index_positions(buf):
+    """The positions of a ``RowIndex`` message (protobuf: ``repeated RowIndexEntry entry = 1``,
+    each ``repeated uint64 positions = 1``, packed or not; statistics are skipped) as
+    (status, entry offsets into the values, values). Status is 0 or ``ERR_*``."""
+    n = buf.shape[0]
+    empty = np.zeros(1, np.int64)
+    # pass 1 counts entries and positions, pass 2 fills them
+    entries = 0
+    values = 0
+    for fill in range(2):
+        if fill == 1:
+            offsets = np.zeros(entries + 1, np.int64)
+            out = np.empty(values, np.int64)
+        else:
+            offsets = empty
+            out = empty
+        e = 0
+        v = 0
+        pos = 0
+        while pos < n:
+            key, pos = _pb_varint(buf, pos, n)
+            if pos < 0:
+                return ERR_TRUNCATED, empty, empty
+            field = key >> 3
+            wire = key & 7
+            if field == 1 and wire == 2:
+                length, pos = _pb_varint(buf, pos, n)
+                if pos < 0 or length > n - pos:
+                    return ERR_TRUNCATED, empty, empty
+                end = pos + length
+                while pos < end:
+                    k2, pos = _pb_varint(buf, pos, end)
+                    if pos < 0:
+                        return ERR_TRUNCATED, empty, empty
+                    f2 = k2 >> 3
+                    w2 = k2 & 7
+                    if f2 == 1 and w2 == 2:
+                        ln, pos = _pb_varint(buf, pos, end)
+                        if pos < 0 or ln > end - pos:
+                            return ERR_TRUNCATED, empty, empty
+                        stop = pos + ln
+                        while pos < stop:
+                            x, pos = _pb_varint(buf, pos, stop)
+                            if pos < 0:
+                                return ERR_TRUNCATED, empty, empty
+                            if fill == 1:
+                                out[v] = x
+                            v += 1
+                    elif f2 == 1 and w2 == 0:
+                        x, pos = _pb_varint(buf, pos, end)
+                        if pos < 0:
+                            return ERR_TRUNCATED, empty, empty
+                        if fill == 1:
+                            out[v] = x
+                        v += 1
+                    else:
+                        pos = _pb_skip(buf, pos, end, w2)
+                        if pos < 0:
+                            return pos, empty, empty
+                if pos != end:
+                    return ERR_TRUNCATED, empty, empty
+                e += 1
+                if fill == 1:
+                    offsets[e] = v
+            else:
+                pos = _pb_skip(buf, pos, n, wire)
+                if pos < 0:
+                    return pos, empty, empty
+        entries = e
+        values = v
+    return 0, offsets, out
+
+
+@_jit_inline
+def _pb_varint(buf, pos, end):
+    """A protobuf varint (at most 64 bits) at ``pos``: (value, next position), or (0, -1)."""
+    x = np.int64(0)
+    shift = 0
+    while True:
+        if pos >= end or shift > 63:
+            return np.int64(0), -1
+        b = np.int64(buf[pos])
+        pos += 1
+        x |= (b & 0x7F) << shift
+        if b < 128:
+            return x, pos
+        shift += 7
+
+
+@_jit_inline
+def _pb_skip(buf, pos, end, wire):
+    """The position after a field of wire type ``wire`` whose key was read; negative on error."""
+    if wire == 0:
+        _, pos = _pb_varint(buf, pos, end)
+        return pos if pos >= 0 else ERR_TRUNCATED
+    if wire == 1:
+        return pos + 8 if pos + 8 <= end else ERR_TRUNCATED
+    if wire == 5:
+        return pos + 4 if pos + 4 <= end else ERR_TRUNCATED
+    if wire == 2:
+        length, pos = _pb_varint(buf, pos, end)
+        if pos < 0 or length < 0 or length > end - pos:
+            return ERR_TRUNCATED
+        return pos + length
+    return ERR_BAD_HEADER

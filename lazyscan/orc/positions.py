@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
 from lazyscan.orc import proto as P
 
@@ -19,17 +21,6 @@ from lazyscan.orc import proto as P
 #: or values to skip in a byte run plus bits to skip (booleans)
 RAW, RUN, BITS = 0, 1, 2
 _EXTRA = {RAW: 0, RUN: 1, BITS: 2}
-
-
-@dataclass(frozen=True)
-class StreamPosition:
-    """Where one stream resumes: the chunk (or byte) offset, the offset inside the decompressed
-    chunk, values to skip and bits to skip."""
-
-    chunk: int
-    within: int
-    skip: int
-    bits: int
 
 
 def stream_layout(kind: int, encoding: int, has_present: bool) -> list[tuple[int, int]]:
@@ -58,25 +49,44 @@ def stream_layout(kind: int, encoding: int, has_present: bool) -> list[tuple[int
     return out
 
 
-def decode_positions(
-    positions: list[int], layout: list[tuple[int, int]], compressed: bool
-) -> dict[int, StreamPosition]:
-    """The positions of one row-index entry, per stream kind."""
-    out: dict[int, StreamPosition] = {}
+@dataclass(frozen=True)
+class PositionColumns:
+    """Where one stream's position lies in a row-index entry: the columns of the chunk offset,
+    the offset inside the decompressed chunk, values to skip and bits to skip (-1: absent)."""
+
+    chunk: int
+    within: int
+    skip: int
+    bits: int
+
+
+def position_columns(layout: list[tuple[int, int]], compressed: bool, width: int) -> dict[int, PositionColumns]:
+    """Per stream kind, the columns of its position in entries of ``width`` positions."""
+    out: dict[int, PositionColumns] = {}
     i = 0
     for stream, how in layout:
         need = (2 if compressed else 1) + _EXTRA[how]
-        if i + need > len(positions):
-            raise CorruptFileError(
-                f"row index entry has {len(positions)} positions, the column's streams need at least {i + need}"
-            )
-        chunk = positions[i]
-        within = positions[i + 1] if compressed else 0
+        if i + need > width:
+            raise CorruptFileError(f"row index entry has {width} positions, the column's streams need at least {i + need}")
         j = i + (2 if compressed else 1)
-        skip = positions[j] if how != RAW else 0
-        bits = positions[j + 1] if how == BITS else 0
-        if bits > 7:
-            raise CorruptFileError(f"row index position skips {bits} bits of a byte")
-        out[stream] = StreamPosition(chunk, within, skip, bits)
+        out[stream] = PositionColumns(i, i + 1 if compressed else -1, j if how != RAW else -1, j + 1 if how == BITS else -1)
         i += need
     return out
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Where each span of row groups starts in one stream's decompressed bytes (``pos``),
+    where the bytes read for it end (``end``), the values of a run and the bits of a byte to
+    skip there; one entry per span."""
+
+    pos: np.ndarray
+    end: np.ndarray
+    skip: np.ndarray
+    bits: np.ndarray
+
+    @staticmethod
+    def whole(length: int) -> Resume:
+        """A stream read from its start to ``length``."""
+        zero = np.zeros(1, np.int64)
+        return Resume(zero, np.array([length], np.int64), zero, zero)

@@ -71,7 +71,7 @@ class OrcUnits(UnitFile):
         return [any(might_contain(b, v, t) for b in blooms) for v in values]
 
     def dictionary(self, unit: int, name: str, counters: ReadCounters, cache: Any) -> pa.Array | None:
-        return self.orc.read_dictionary(unit, name, counters)
+        return self.orc.read_dictionary(unit, name, counters, cache)
 
     def finer_statistics(self, unit: int, name: str) -> tuple[list[ColumnStats | None], np.ndarray, np.ndarray] | None:
         stats = self.orc.row_group_statistics(unit, name)
@@ -83,5 +83,8 @@ class OrcUnits(UnitFile):
         counts = np.minimum(firsts + stride, rows) - firsts
         return stats, firsts, counts
 
+    def new_cache(self) -> dict:
+        return {}
+
     def read(self, unit: int, name: str, rows: RowRanges | None, counters: ReadCounters, cache: Any) -> pa.Array:
-        return self.orc.read_column(unit, name, rows, counters)
+        return self.orc.read_column(unit, name, rows, counters, cache)
