@@ -1,7 +1,7 @@
 """Command line: `python -m benchmarks {demo,run,data,headline,readme}`.
 
     python -m benchmarks demo [--sf N] [--reps R]
-    python -m benchmarks run [seed|selectivity|width|encodings|skipping|reader|all]
+    python -m benchmarks run [seed|selectivity|width|encodings|skipping|spark|reader|q17|keys|orc|all]
                              [--sf N] [--reps R] [--quick] [--engines a,b] [--no-spark]
     python -m benchmarks data [--sf N] [--tables lineitem,orders]   # generate, print layout
     python -m benchmarks headline [--json FILE]                     # README table from JSON
@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.table import Table
 
 from benchmarks.engines import ALL_ENGINES, DEMO_ENGINES, ENGINES, close_engines, make_engines
-from benchmarks.scenarios import FULL, QUICK, SCENARIOS, RunContext, run_scenario
+from benchmarks.scenarios import EXTRA_SCENARIOS, FULL, QUICK, SCENARIOS, RunContext, run_scenario
 from benchmarks.ui import console, make_progress
 
 DEFAULT_REPS = {"seed": 5}
@@ -56,7 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(demo)
 
     run = sub.add_parser("run", help="run scenarios and write reports")
-    run.add_argument("scenario", nargs="?", default="all", choices=[*SCENARIOS, "all"])
+    run.add_argument(
+        "scenario", nargs="?", default="all", choices=[*SCENARIOS, *EXTRA_SCENARIOS, "all"],
+        help="`all` runs every scenario but the extra ones (orc)",
+    )
     run.add_argument("--quick", action="store_true", help="tiny data, one repetition")
     _add_common(run)
 

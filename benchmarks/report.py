@@ -255,6 +255,8 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
             *[f"| {q} | {r:.2f} |" for q, r in auto.items()],
             "",
         ]
+    if scenario.get("derived", {}).get("spread"):
+        lines += ["", orc_markdown(scenario), ""]
     profiles = profile_markdown(scenario)
     if profiles:
         lines += ["", profiles, ""]
@@ -327,6 +329,77 @@ def spark_ratio_markdown(scenario: dict[str, Any], ratios: dict[str, dict[str, f
     ]
     for query, by in ratios.items():
         lines.append(f"| {query} | " + " | ".join(f"{by[e]:.2f}x" if e in by else "n/a" for e in readers) + " |")
+    return "\n".join(lines)
+
+
+def _range(r: dict[str, float]) -> str:
+    return f"{r['median']:.2f} ({r['low']:.2f}–{r['high']:.2f})"
+
+
+def orc_markdown(scenario: dict[str, Any]) -> str:
+    """The `orc` scenario's spreads and ratios: per query and engine the median and min–max of
+    the runs, the ratios of `orc_bench.RATIOS` and the select-* penalty with their ranges, and
+    the rows ORC's scan handed to Spark."""
+    derived = scenario.get("derived", {})
+    spread = derived.get("spread", {})
+    engines = list(dict.fromkeys((e, m["label"]) for by in spread.values() for e, m in by.items()))
+    lines = []
+    layout = scenario.get("datasets", {}).get("lineitem_orc")
+    if layout:
+        lines += [
+            f"ORC copy: `{layout['path']}`, {layout['files']} files, {fmt_bytes(layout['bytes'])}, "
+            f"{layout['rows']:,} rows, {layout['stripes']} stripes ({'/'.join(map(str, layout['stripes_per_file']))} "
+            f"per file), {', '.join(layout['compression'])}, row index stride "
+            f"{'/'.join(map(str, layout['row_index_stride']))}.",
+            "",
+        ]
+    lines += [
+        "Seconds: median (min–max) of the timed runs.",
+        "",
+        "| query | rows | " + " | ".join(label for _, label in engines) + " |",
+        "|---|---:|" + "---:|" * len(engines),
+    ]
+    for query, by in spread.items():
+        rows = next((m["rows"] for m in by.values()), None)
+        cells = [query, "" if rows is None else f"{rows:,}"]
+        for e, _ in engines:
+            m = by.get(e)
+            cells.append(
+                "" if m is None
+                else f"{fmt_seconds(m['median_s'])} ({fmt_seconds(m['min_s'])}–{fmt_seconds(m['max_s'])})"
+            )
+        lines.append("| " + " | ".join(cells) + " |")
+    ratios = derived.get("orc_ratios", {})
+    names = list(dict.fromkeys(n for by in ratios.values() for n in by))
+    if names:
+        lines += [
+            "",
+            "Ratios (above 1: the second is faster): median ratio (range over the runs).",
+            "",
+            "| query | " + " | ".join(names) + " |",
+            "|---|" + "---:|" * len(names),
+        ]
+        for query, by in ratios.items():
+            lines.append(f"| {query} | " + " | ".join(_range(by[n]) if n in by else "n/a" for n in names) + " |")
+    penalty = derived.get("penalty_spread", {})
+    if penalty:
+        lines += ["", "| engine | select-* penalty Q-A/Q-B (range) |", "|---|---:|"]
+        lines += [f"| {p['label']} | {_range(p)} |" for p in penalty.values()]
+    reader_rows = derived.get("orc_reader_rows", {})
+    if reader_rows:
+        spark = list(dict.fromkeys(e for by in reader_rows.values() for e in by))
+        labels = {e: label for e, label in engines}
+        lines += [
+            "",
+            "Rows the ORC scan handed to Spark (its `numOutputRows`, one untimed run):",
+            "",
+            "| query | " + " | ".join(labels.get(e, e) for e in spark) + " |",
+            "|---|" + "---:|" * len(spark),
+        ]
+        for query, by in reader_rows.items():
+            lines.append(
+                f"| {query} | " + " | ".join("?" if by.get(e) is None else f"{by[e]:,}" for e in spark) + " |"
+            )
     return "\n".join(lines)
 
 

@@ -14,6 +14,9 @@
 - `spark`: the Spark data source against Spark's own reader on TPC-H lineitem: the seed's
   Q-A, a key range pruned by statistics, and a Q6-like filter through `lazyscan.spark.read`.
 - `reader`: the physical reader benchmark in `benchmarks.reader_bench`, when that module exists.
+- `orc` (run by name only, not part of `all`): Q-A, Q-B, the `spark` scenario's range and Q6
+  on lineitem written as ORC by Spark, Spark's ORC reader (with and without ORC's row filter),
+  Spark + lazyscan, pyarrow and lazyscan in-process (`benchmarks.orc_bench`).
 """
 
 from __future__ import annotations
@@ -808,13 +811,28 @@ SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
 }
 
 
+def orc(ctx: RunContext) -> ScenarioResult:
+    """lazyscan over Spark-written ORC (`benchmarks.orc_bench.scenario`)."""
+    from benchmarks import orc_bench
+
+    return orc_bench.scenario(ctx)
+
+
+EXTRA_SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
+    "orc": orc,
+}
+"""Scenarios run by name only, not by `all`: `orc` writes an ORC copy with Spark and runs
+mostly Spark engines (about a minute at SF1 with one repetition, 1-2 with three)."""
+
+
 def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:
     """Run one scenario by name, timing it; failures become an error status, not an exception."""
-    if name not in SCENARIOS:
-        raise ValueError(f"unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}, all")
+    known = {**SCENARIOS, **EXTRA_SCENARIOS}
+    if name not in known:
+        raise ValueError(f"unknown scenario {name!r}; choose from {', '.join(known)}, all")
     start = time.perf_counter()
     try:
-        result = SCENARIOS[name](ctx)
+        result = known[name](ctx)
     except Exception as e:
         result = ScenarioResult(
             name=name,

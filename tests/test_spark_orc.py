@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -103,3 +104,23 @@ def test_spark_written_orc_reads_as_spark_reads_it(spark, tmp_path) -> None:
     assert_same_rows([tuple(r.values()) for r in got.to_pylist()], [tuple(r) for r in expected])
     f = OrcFile(next(p for p in (tmp_path / "spark.orc").iterdir() if p.suffix == ".orc"))
     assert f.read_column(0, "price").to_pylist()[:3] == [r[1] for r in rows[:3]]
+
+
+def test_chooser_models_orc_stripes(spark, orc_dir: str) -> None:
+    """The estimate reads ORC stripes (statistics prune them, streams give the bytes) and
+    compares with Spark's ORC reader."""
+    from lazyscan.orc import OrcFile
+
+    stripes = sum(OrcFile(p).num_stripes for p in Path(orc_dir).rglob("*.orc"))
+    free = lazyscan.spark.CostModel(lazyscan_read_s=0.0, lazyscan_task_s=0.0)
+    needle = lazyscan.spark.estimate(spark, orc_dir, ["k", "s"], where="k BETWEEN 1000 AND 1010", costs=free)
+    w = needle.workload
+    assert w is not None and w.format == "orc"
+    assert w.row_groups == stripes
+    assert 0 < w.row_groups_left < stripes  # k is sorted: statistics leave the stripes holding the range
+    assert w.values_left == 2 * w.rows_left  # rows x needed columns (k, s)
+    assert w.bytes_left > 0 and w.sampled_row_groups > 0
+    assert needle.use_lazyscan, str(needle)
+    wide = lazyscan.spark.estimate(spark, orc_dir, ["k", "s"], where="k >= 0", costs=free)
+    assert not wide.use_lazyscan and "spark.read.orc" in str(wide), str(wide)
+    assert wide.workload is not None and wide.workload.selectivity > 0.2
