@@ -328,6 +328,50 @@ def penalty_spread(sp: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[s
 # --------------------------------------------------------------------------- scenario
 
 
+def orc_penalty_floor(path: Path, value: Any, qb_seconds: float | None, reps: int) -> dict[str, Any] | None:
+    """A lower bound on lazyscan's select-* penalty on this ORC copy: Q-A does at least what
+    Q-B does plus decompress, for each column Q-B does not read, the compression chunks that
+    hold the selected rows' values: from the chunk where each selected row's 10,000-row row
+    group starts (the row index's positions, the finest seek ORC offers) to the chunk where
+    the next one starts (``THREADS`` threads share that work). Measured as the decompression
+    time of lazyscan's own selective reads of those columns, one thread, best of ``reps``.
+    Floor = (Q-B + that / THREADS) / Q-B."""
+    if not qb_seconds:
+        return None
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from lazyscan.orc import OrcFile
+    from lazyscan.parquet.counters import ReadCounters
+
+    reads = []
+    for file in orc_files(path):
+        f = OrcFile(file)
+        for s in range(f.num_stripes):
+            comments = f.read_column(s, "l_comment")
+            rows = np.flatnonzero(pc.fill_null(pc.equal(comments, value.value), False).to_numpy(zero_copy_only=False))
+            if len(rows):
+                reads.append((f, s, rows))
+    extra = [c.name for c in reads[0][0].columns if c.name not in ("l_comment", "l_orderkey")] if reads else []
+    best = None
+    for _ in range(max(1, reps)):
+        counters = ReadCounters()
+        for f, s, rows in reads:
+            for name in extra:
+                f.read_column(s, name, rows, counters)
+        best = counters.decompress_seconds if best is None else min(best, counters.decompress_seconds)
+        fetched, decompressed = counters.bytes_fetched, counters.bytes_decompressed
+    seconds = best or 0.0
+    return {
+        "stripes_with_matches": len(reads),
+        "columns": len(extra),
+        "decompress_s": seconds,
+        "bytes_fetched": fetched if reads else 0,
+        "bytes_decompressed": decompressed if reads else 0,
+        "floor": (qb_seconds + seconds / THREADS) / qb_seconds,
+    }
+
+
 def scenario(ctx: RunContext) -> ScenarioResult:
     """The ``orc`` scenario of ``python -m benchmarks run orc`` (not part of ``all``)."""
     from benchmarks.data import ensure_tpch, pick_query_value
@@ -377,6 +421,8 @@ def scenario(ctx: RunContext) -> ScenarioResult:
     res.derived["orc_ratios"] = ratios(sp)
     res.derived["penalty"] = seed_penalty([q for q in res.queries if q.query.name in ("Q-A", "Q-B")])
     res.derived["penalty_spread"] = penalty_spread(sp)
+    ours = res.derived["penalty"].get("lazyscan", {})
+    res.derived["penalty_floor"] = orc_penalty_floor(path, value, ours.get("qb"), ctx.reps)
     spark_orc = [e for e in engines if isinstance(e, SparkOrcEngine)]
     res.derived["orc_reader_rows"] = {
         q.name: {e.name: e.reader_rows(q) for e in spark_orc} for q in queries if spark_orc

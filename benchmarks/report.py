@@ -291,6 +291,15 @@ def _status_notes(scenario: dict[str, Any]) -> list[str]:
 
 def floor_sentence(floor: dict[str, Any]) -> str:
     """The measured floor of lazyscan's select-* penalty, as a sentence."""
+    if "stripes_with_matches" in floor:
+        return (
+            f"Floor for lazyscan's penalty on this ORC copy: {floor['floor']:.2f}. Beyond Q-B's work, Q-A "
+            f"must decompress, for {floor['columns']} more columns in each of the "
+            f"{floor['stripes_with_matches']} stripes holding a match, the compression chunks from each "
+            f"selected row's row group start to the next row group's "
+            f"({floor['bytes_decompressed'] / 1e6:,.1f} MB): {fmt_seconds(floor['decompress_s'])} on one "
+            f"thread, shared by {THREADS}."
+        )
     return (
         f"Floor for lazyscan's penalty on this file: {floor['floor']:.2f}. Beyond Q-B's work, Q-A must "
         f"decompress, for {floor['columns']} more columns in each of the "
