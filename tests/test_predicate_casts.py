@@ -313,3 +313,50 @@ def test_decimal_precision() -> None:
     assert casts.decimal_precision(Decimal("1E+2")) == (3, 0)
     assert casts.decimal_precision(Decimal("0")) == (1, 0)
     assert casts.decimal_precision(Decimal("-12.340")) == (5, 3)
+
+
+# ---- the session time zone ---------------------------------------------------------------
+
+
+def _utc_micros(*args: int) -> int:
+    return int(dt.datetime(*args, tzinfo=dt.timezone.utc).timestamp()) * 1_000_000  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("zone", "text", "utc"),
+    [
+        ("UTC", "2021-03-14 01:30:00", (2021, 3, 14, 1, 30)),
+        ("America/Los_Angeles", "2021-03-14 01:30:00", (2021, 3, 14, 9, 30)),  # PST
+        ("America/Los_Angeles", "2021-03-14 03:30:00", (2021, 3, 14, 10, 30)),  # PDT
+        ("America/Los_Angeles", "2021-03-14 02:30:00", (2021, 3, 14, 10, 30)),  # in the gap: moved later, as Java does
+        ("America/Los_Angeles", "2021-11-07 01:30:00", (2021, 11, 7, 8, 30)),  # twice: the earlier one
+        ("Asia/Kolkata", "2021-01-01 00:00:00", (2020, 12, 31, 18, 30)),
+        ("+05:00", "2021-01-01 00:00:00", (2020, 12, 31, 19, 0)),
+        ("Asia/Kolkata", "2021-01-01 00:00:00 UTC", (2021, 1, 1, 0, 0)),  # a zone of its own wins
+    ],
+)
+def test_timestamp_strings_read_in_the_session_time_zone(zone: str, text: str, utc: tuple[int, ...]) -> None:
+    with casts.session_time_zone(zone):
+        assert casts.parse_timestamp_string(text) == _utc_micros(*utc)
+        assert casts.parse_timestamp_string(text.replace(" UTC", ""), ntz=True) == casts.parse_timestamp_string(
+            text.replace(" UTC", ""), ntz=True
+        )
+    # outside the block, UTC again
+    assert casts.parse_timestamp_string("2021-03-14 01:30:00") == _utc_micros(2021, 3, 14, 1, 30)
+
+
+def test_casts_between_timestamps_and_dates_use_the_session_time_zone() -> None:
+    instant = _utc_micros(2021, 3, 14, 3, 0)  # 2021-03-13 19:00 in Los Angeles
+    with casts.session_time_zone("America/Los_Angeles"):
+        assert casts.cast_literal(Literal(instant, "timestamp"), "date").value == (dt.date(2021, 3, 13) - dt.date(1970, 1, 1)).days
+        midnight = casts.cast_literal(Literal((dt.date(2021, 3, 13) - dt.date(1970, 1, 1)).days, "date"), "timestamp").value
+        assert midnight == _utc_micros(2021, 3, 13, 8, 0)
+        wall = casts.cast_literal(Literal(instant, "timestamp"), "timestamp_ntz").value
+        assert wall == _utc_micros(2021, 3, 13, 19, 0)
+        assert casts.cast_literal(Literal(wall, "timestamp_ntz"), "timestamp").value == instant
+    assert casts.cast_literal(Literal(instant, "timestamp"), "date").value == (dt.date(2021, 3, 14) - dt.date(1970, 1, 1)).days
+
+
+def test_unknown_session_time_zone_is_refused() -> None:
+    with pytest.raises(ValueError, match="Mars/Olympus"), casts.session_time_zone("Mars/Olympus"):
+        pass

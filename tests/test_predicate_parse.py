@@ -335,7 +335,7 @@ RENDERED = [
     ("x = CAST(1.1 AS FLOAT)", "x = CAST(1.100000023841858 AS FLOAT)"),
     ("x = 'it''s \\\\ \\n'", "x = 'it\\'s \\\\ \\n'"),
     ("x = DATE '2020-01-01'", "x = DATE '2020-01-01'"),
-    ("x = TIMESTAMP '2020-01-01 10:00:00.5'", "x = TIMESTAMP '2020-01-01 10:00:00.5'"),
+    ("x = TIMESTAMP '2020-01-01 10:00:00.5'", "x = TIMESTAMP '2020-01-01 10:00:00.5 UTC'"),
     ("x IN (1, NULL)", "x IN (1, NULL)"),
     ("x NOT LIKE 'a!%' ESCAPE '!'", "x NOT LIKE 'a!%' ESCAPE '!'"),
     ("x = 1 OR y = 2 AND x = 3", "x = 1 OR (y = 2 AND x = 3)"),

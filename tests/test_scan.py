@@ -408,3 +408,21 @@ def test_empty_folder_and_zero_rows(tmp_path: Path) -> None:
     pq.write_table(pa.table({"x": pa.array([], pa.int64())}), z)
     out = lazyscan.scan(str(z), where="x = 1").to_table()
     assert out.num_rows == 0 and out.schema.names == ["x"]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Asia/Kolkata"])
+def test_time_zone_option_reads_timestamp_literals_in_that_zone(tmp_path, zone: str) -> None:
+    import datetime as dt
+    import zoneinfo
+
+    import pyarrow.parquet as pq
+
+    start = int(dt.datetime(2021, 3, 13, tzinfo=dt.timezone.utc).timestamp()) * 1_000_000
+    ts = pa.array(np.arange(start, start + 3 * 86_400_000_000, 600_000_000), pa.timestamp("us", tz="UTC"))
+    path = tmp_path / "ts.parquet"
+    pq.write_table(pa.table({"ts": ts}), path)
+    bound = dt.datetime(2021, 3, 14, 3, 30, tzinfo=zoneinfo.ZoneInfo(zone))
+    for where in ("ts < TIMESTAMP '2021-03-14 03:30:00'", "ts < '2021-03-14 03:30:00'"):
+        got = lazyscan.scan(str(path), where=where, time_zone=zone).to_table()
+        expected = [t for t in ts.to_pylist() if t < bound]
+        assert got.column("ts").to_pylist() == expected, where

@@ -124,3 +124,30 @@ def test_chooser_models_orc_stripes(spark, orc_dir: str) -> None:
     wide = lazyscan.spark.estimate(spark, orc_dir, ["k", "s"], where="k >= 0", costs=free)
     assert not wide.use_lazyscan and "spark.read.orc" in str(wide), str(wide)
     assert wide.workload is not None and wide.workload.selectivity > 0.2
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Kolkata"])
+def test_timestamps_in_a_non_utc_session(spark, tmp_path, orc_dir: str, zone: str) -> None:
+    """Timestamps read as Spark's ORC reader reads them whatever the session time zone: files
+    Spark wrote in that zone, and pyarrow-written ones; filters on timestamp literals too."""
+    prev = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    lazyscan.spark.register(spark)  # the source takes the session time zone when registered
+    try:
+        df = spark.sql(
+            "select id, timestamp'2021-03-14 01:30:00' + make_interval(0, 0, 0, 0, 0, 0, id * 137.25) as ts, "
+            "date_add(date'2021-03-10', cast(id % 9 as int)) as d from range(0, 20000)"
+        )
+        out = str(tmp_path / "ts.orc")
+        df.repartition(1).write.orc(out)
+        for path, where in ((out, "ts < timestamp'2021-03-14 03:30:00' OR d = date'2021-03-15'"),
+                            (orc_dir, "ts < timestamp'2000-01-01 00:00:00' AND k < 50000")):
+            got = spark.read.format("lazyscan").option("where", where).load(path).collect()
+            expected = spark.read.orc(path).where(where).collect()
+            assert len(expected) > 0, where
+            assert_same_rows(got, expected, where)
+            auto = lazyscan.spark.read(spark, path, None, where=where, force="lazyscan").collect()
+            assert_same_rows(auto, expected, where)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", prev)
+        lazyscan.spark.register(spark)

@@ -69,6 +69,10 @@ def column_stats(stats: P.ColumnStatistics | None, t: pa.DataType, rows: int, ut
             # milliseconds, truncated toward zero by writers: widen by one millisecond each way
             lo = stats.minimum * 1_000_000 - 999_999
             hi = stats.maximum * 1_000_000 + 999_999
+            if stats.minimum < 0 and stats.maximum > -1000:
+                # a value less than a second before 1970 (-0.5 s) is stored with second 0 and
+                # reads one second later (0.5 s) than the statistics the writer took from it
+                hi = max(hi, 999_999_999)
             lo_exact = hi_exact = False
     elif kind == "boolean" and pa.types.is_boolean(t) and stats.true_count is not None and values is not None:
         lo = stats.true_count >= values

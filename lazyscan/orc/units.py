@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain
 from lazyscan.orc.file import OrcFile
 from lazyscan.parquet.counters import ReadCounters
@@ -62,6 +63,10 @@ class OrcUnits(UnitFile):
         return self.orc.statistics(unit, name)
 
     def might_contain(self, unit: int, name: str, values: list[Any], filters: dict[str, Any]) -> list[bool] | None:
+        if self.orc.column(name).type.kind == P.CHAR:
+            # the ORC C++ writer (pyorc; ORC 2.3) does not put the space-padded values a CHAR
+            # column reads as into its Bloom filters: they would rule out values that are present
+            return None
         if name not in filters:
             filters[name] = self.orc.bloom_filters(unit, name)
         blooms = filters[name]

@@ -17,15 +17,20 @@ Parts and their roles:
   :class:`lazyscan.predicate.expr.Literal`.
 - formatting for rendering: :func:`format_date`, :func:`format_timestamp`, :func:`format_time`.
 
-The session time zone is UTC: a timestamp string without a zone is read as UTC.
+A timestamp string without a zone is wall-clock time in the session time zone (UTC unless
+:func:`session_time_zone` says otherwise, as Spark's ``spark.sql.session.timeZone``); casts
+between timestamps and dates or times use it too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as _dt
 import decimal
 import math
 import re
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, cast
 
@@ -38,6 +43,54 @@ if TYPE_CHECKING:
 
 MICROS_PER_SECOND = 1_000_000
 MICROS_PER_DAY = 86_400 * MICROS_PER_SECOND
+
+_SESSION_ZONE: contextvars.ContextVar[str] = contextvars.ContextVar("lazyscan_session_time_zone", default="UTC")
+_UTC_ZONES = ("", "Z", "UTC", "GMT", "UT", "Etc/UTC", "Etc/GMT", "+00:00")
+
+
+@contextlib.contextmanager
+def session_time_zone(zone: str) -> Iterator[None]:
+    """Read timestamps without a zone (literals, strings, casts) in ``zone`` inside the block."""
+    check_time_zone(zone)
+    token = _SESSION_ZONE.set(zone)
+    try:
+        yield
+    finally:
+        _SESSION_ZONE.reset(token)
+
+
+def check_time_zone(zone: str) -> None:
+    """Raise ValueError unless ``zone`` is a region id (``Europe/Paris``), ``UTC`` or an offset."""
+    if not isinstance(zone, str):
+        raise ValueError(f"a time zone is a string, got {type(zone).__name__}")
+    try:
+        _zone_offset_seconds(zone, 0, zone)
+    except PredicateError:
+        raise ValueError(f"unknown time zone {zone!r}") from None
+
+
+def _session_offset_at_wall(wall_micros: int, text: str) -> int:
+    zone = _SESSION_ZONE.get()
+    return 0 if zone in _UTC_ZONES else _zone_offset_seconds(zone, wall_micros, text)
+
+
+def _session_offset_at_instant(micros: int) -> int:
+    """UTC offset (seconds) of the session time zone at an instant."""
+    zone = _SESSION_ZONE.get()
+    if zone in _UTC_ZONES:
+        return 0
+    m = _OFFSET_RE.match(zone[3:] if zone[:3] in ("UTC", "GMT") else zone)
+    if m:
+        return _zone_offset_seconds(zone, 0, zone)
+    import zoneinfo
+
+    try:
+        when = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(microseconds=micros)
+    except OverflowError:
+        return 0
+    offset = when.astimezone(zoneinfo.ZoneInfo(zone)).utcoffset()
+    assert offset is not None
+    return offset.days * 86_400 + offset.seconds
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INTEGRAL_RANGES = {
     "tinyint": (-(2**7), 2**7 - 1),
@@ -292,7 +345,7 @@ def parse_timestamp_string(text: str, *, ntz: bool = False) -> int:
 
     Accepts ``[+-]yyyy[-m[m][-d[d][( |T)h[h][:m[m][:s[s][.fraction]][zone]]]]]``; the fraction is
     truncated to microseconds; a zone is honoured for TIMESTAMP and ignored for TIMESTAMP_NTZ.
-    A string without a zone is read in the session time zone, which is UTC. Time-only strings
+    A string without a zone is read in the session time zone (:func:`session_time_zone`). Time-only strings
     (Spark takes today's date) are rejected.
     """
     target = "TIMESTAMP_NTZ" if ntz else "TIMESTAMP"
@@ -315,8 +368,10 @@ def parse_timestamp_string(text: str, *, ntz: bool = False) -> int:
         hour, minute, second, int(frac)
     )
     zone = g["z"]
-    if zone is None or ntz:
+    if ntz:
         return wall
+    if zone is None:
+        return wall - _session_offset_at_wall(wall, text) * MICROS_PER_SECOND
     return wall - _zone_offset_seconds(zone, wall, text) * MICROS_PER_SECOND
 
 
@@ -521,24 +576,35 @@ def cast_literal(lit: Literal, target: str, params: tuple[int, ...] = ()) -> Lit
             return lit
         if k == "string":
             return Literal(parse_date_string(v), "date")
-        if k in ("timestamp", "timestamp_ntz"):
+        if k == "timestamp":
+            return Literal((v + _session_offset_at_instant(v) * MICROS_PER_SECOND) // MICROS_PER_DAY, "date")
+        if k == "timestamp_ntz":
             return Literal(v // MICROS_PER_DAY, "date")
         raise unsupported
     if target in ("timestamp", "timestamp_ntz"):
         kind = cast(Any, target)
-        if k in ("timestamp", "timestamp_ntz"):
+        if k == target:
             return Literal(v, kind)
+        if k == "timestamp_ntz":  # wall clock read in the session time zone
+            return Literal(v - _session_offset_at_wall(v, str(v)) * MICROS_PER_SECOND, kind)
+        if k == "timestamp":  # the session's wall clock at that instant
+            return Literal(v + _session_offset_at_instant(v) * MICROS_PER_SECOND, kind)
         if k == "string":
             return Literal(parse_timestamp_string(v, ntz=target == "timestamp_ntz"), kind)
         if k == "date":
-            return Literal(v * MICROS_PER_DAY, kind)
+            wall = v * MICROS_PER_DAY
+            if target == "timestamp":
+                wall -= _session_offset_at_wall(wall, str(v)) * MICROS_PER_SECOND
+            return Literal(wall, kind)
         raise unsupported
     if target == "time":
         if k == "time":
             return lit
         if k == "string":
             return Literal(parse_time_string(v), "time")
-        if k in ("timestamp", "timestamp_ntz"):
+        if k == "timestamp":
+            return Literal((v + _session_offset_at_instant(v) * MICROS_PER_SECOND) % MICROS_PER_DAY, "time")
+        if k == "timestamp_ntz":
             return Literal(v % MICROS_PER_DAY, "time")
         raise unsupported
     raise PredicateError(f"unsupported: CAST to {target.upper()}")

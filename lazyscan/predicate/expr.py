@@ -617,7 +617,8 @@ def render_literal(value: Literal) -> str:
     if k == "date":
         return f"DATE '{casts.format_date(v)}'"
     if k == "timestamp":
-        return f"TIMESTAMP '{casts.format_timestamp(v)}'"
+        # the instant, whatever the time zone of the session that reads the text
+        return f"TIMESTAMP '{casts.format_timestamp(v)} UTC'"
     if k == "timestamp_ntz":
         return f"TIMESTAMP_NTZ '{casts.format_timestamp(v)}'"
     if k == "time":

@@ -32,6 +32,9 @@ class ScanOptions:
     - ``batch_size``: rows per output record batch. ``threads``: row groups read in parallel.
     - ``format``: ``parquet`` or ``orc``; None recognizes each file by its extension or its
       first bytes.
+    - ``time_zone``: the session time zone (Spark's ``spark.sql.session.timeZone``): a
+      ``TIMESTAMP '...'`` or a string compared with a timestamp column without a zone of its
+      own is wall-clock time there, and so are casts between timestamps and dates.
     """
 
     enabled: bool = True
@@ -50,6 +53,7 @@ class ScanOptions:
     threads: int = 0  # 0: one per core
     merge_schema: bool = True
     format: str | None = None
+    time_zone: str = "UTC"
 
     @classmethod
     def names(cls) -> list[str]:
@@ -86,6 +90,12 @@ class ScanOptions:
             raise OptionError("dense_threshold must be between 0 and 1")
         if self.format not in (None, "parquet", "orc"):
             raise OptionError(f"format must be 'parquet' or 'orc', got {self.format!r}")
+        from lazyscan.predicate.casts import check_time_zone
+
+        try:
+            check_time_zone(self.time_zone)
+        except ValueError as e:
+            raise OptionError(f"time_zone: {e}") from None
 
     @property
     def effective_threads(self) -> int:

@@ -58,6 +58,7 @@ from lazyscan.predicate.bound import (
     BoundKeyIn,
     BoundLike,
 )
+from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.expr import Expr
 from lazyscan.predicate.prune import BLOOM_PROBE_KEYS
 from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, discover
@@ -716,8 +717,9 @@ class Scan:
                 raise PredicateError(
                     f"unknown column(s) {', '.join(map(repr, missing))}; the data has: {', '.join(names)}"
                 )
-        self.expr = to_expr(where)
-        self.bound: BoundExpr | None = bind(self.expr, schema) if self.expr is not None else None
+        with session_time_zone(self.options.time_zone):
+            self.expr = to_expr(where)
+            self.bound: BoundExpr | None = bind(self.expr, schema) if self.expr is not None else None
         self.conjuncts: list[_Conjunct] = []
         if self.bound is not None:
             for part in _group_by_column(split_conjuncts(self.bound)):

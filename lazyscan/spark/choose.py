@@ -57,6 +57,7 @@ from lazyscan.predicate import (
     to_expr,
 )
 from lazyscan.predicate.bound import BoundExpr
+from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, FileSplit
@@ -550,9 +551,10 @@ class _Plan:
         expr, error = None, None
         if where is not None:
             try:
-                expr = to_expr(where)
-                if expr is not None:
-                    bind(expr, listing.scan_schema)
+                with session_time_zone(settings.time_zone):
+                    expr = to_expr(where)
+                    if expr is not None:
+                        bind(expr, listing.scan_schema)
             except LazyScanError as e:
                 expr, error = None, str(e)
         return cls(spark, paths, opts, settings, listing, list(columns) if columns else None, where, expr, error)

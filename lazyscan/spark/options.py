@@ -68,7 +68,7 @@ CATALOG_PROPERTIES = frozenset(
     {"owner", "provider", "location", "comment", "external", "is_managed_location", "collation"}
 )
 #: scan options the data source sets itself
-_RESERVED_SCAN = {"merge_schema"}
+_RESERVED_SCAN = {"merge_schema", "time_zone"}
 
 
 def _key(name: str) -> str:
@@ -205,7 +205,7 @@ class SourceSettings:
 
     @property
     def scan_kwargs(self) -> dict[str, Any]:
-        return dict(self.scan_options)
+        return {**dict(self.scan_options), "time_zone": self.time_zone}
 
     @classmethod
     def from_options(

@@ -94,6 +94,7 @@ from lazyscan.predicate import (
     parse_predicate,
     referenced_columns,
 )
+from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, discover
@@ -474,8 +475,9 @@ class LazyScanReader(DataSourceReader):
 
     def _option_filter(self, text: str) -> Expr:
         try:
-            expr = parse_predicate(text)
-            bind(expr, self.listing.scan_schema)
+            with session_time_zone(self.settings.time_zone):
+                expr = parse_predicate(text)
+                bind(expr, self.listing.scan_schema)
         except PredicateError as e:
             raise OptionError(f"option 'where' cannot be evaluated by lazyscan: {e}") from None
         return expr
