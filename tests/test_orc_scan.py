@@ -125,6 +125,27 @@ def test_bloom_filter_prunes_stripes(tmp_path: Path) -> None:
     assert s.profile["row_groups_pruned_bloom"] >= s.profile["row_groups_total"] - 1
 
 
+def test_bloom_filters_prune_row_groups(tmp_path: Path) -> None:
+    """A value present in one row group of a stripe: the other row groups, whose statistics
+    cannot rule it out, are ruled out by their Bloom filters and never read."""
+    n = 50_000
+    rng = np.random.default_rng(6)
+    ids = rng.permutation(n)
+    table = pa.table({"u": pa.array([f"id-{x}" for x in ids]), "v": pa.array(np.arange(n))})
+    path = tmp_path / "bloom.orc"
+    porc.write_table(table, path, bloom_filter_columns=[1], bloom_filter_fpp=0.01)
+    target = f"id-{ids[23_456]}"
+    for where in (col("u") == target, col("u").isin([target, "id-absent"])):
+        s = lazyscan.scan(path, where=where)
+        got = s.to_table()
+        assert got.column("v").to_pylist() == [23_456]
+        assert s.profile["row_groups_total"] == 1
+        groups = -(-n // 10_000)
+        assert s.profile["pages_pruned_bloom"] >= groups - 2, s.profile.table()
+        off = lazyscan.scan(path, where=where, prune_bloom=False)
+        assert off.to_table().equals(got) and off.profile["pages_pruned_bloom"] == 0
+
+
 def test_stripe_dictionary_prunes(tmp_path: Path) -> None:
     # each stripe holds a different set of words; statistics ranges overlap, dictionaries do not
     words = [f"w{j:03d}" for j in range(200)]

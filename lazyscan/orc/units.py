@@ -78,6 +78,19 @@ class OrcUnits(UnitFile):
     def dictionary(self, unit: int, name: str, counters: ReadCounters, cache: Any) -> pa.Array | None:
         return self.orc.read_dictionary(unit, name, counters, cache)
 
+    def finer_might_contain(
+        self, unit: int, name: str, values: list[Any], filters: dict[str, Any]
+    ) -> list[list[bool]] | None:
+        if self.orc.column(name).type.kind == P.CHAR:
+            return None  # see might_contain
+        if name not in filters:
+            filters[name] = self.orc.bloom_filters(unit, name)
+        blooms = filters[name]
+        if not blooms or len(blooms) != self.finer_units(unit, name):
+            return None
+        t = self.orc.column(name).arrow_type
+        return [[might_contain(b, v, t) for v in values] for b in blooms]
+
     def finer_statistics(self, unit: int, name: str) -> tuple[list[ColumnStats | None], np.ndarray, np.ndarray] | None:
         stats = self.orc.row_group_statistics(unit, name)
         if stats is None:

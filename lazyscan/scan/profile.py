@@ -21,6 +21,7 @@ COUNTERS = (
     "row_groups_without_survivors",
     "pages_total",
     "pages_pruned_index",
+    "pages_pruned_bloom",
     "pages_skipped_lazily",
     "pages_read",
     "bytes_total",

@@ -263,6 +263,26 @@ class _RowGroupScan:
             return None
         return self.file.might_contain(self.rg, name, values, self._blooms)
 
+    def _finer_blooms(self, c: _Conjunct, name: str) -> Callable[[int], Callable[[str, list[Any]], list[bool] | None]] | None:
+        """For a conjunct Bloom filters can rule out, the Bloom answers of each finer unit."""
+        if not _bloom_candidate(c.bound):
+            return None
+        answers: dict[tuple[Any, ...], list[list[bool]] | None] = {}
+
+        def of(g: int) -> Callable[[str, list[Any]], list[bool] | None]:
+            def might(column: str, values: list[Any]) -> list[bool] | None:
+                if column != name:
+                    return None
+                key = tuple(values)
+                if key not in answers:
+                    answers[key] = self.file.finer_might_contain(self.rg, name, values, self._blooms)
+                found = answers[key]
+                return found[g] if found is not None else None
+
+            return might
+
+        return of
+
     def _constant_array(self, name: str, n: int) -> pa.Array:
         field_type = self.scan.dataset_schema.field(name).type
         if name in self.ctx.partition_values:
@@ -395,15 +415,22 @@ class _RowGroupScan:
                 if fs is None:
                     continue
                 finer_stats, firsts, counts = fs
+                blooms = self._finer_blooms(c, name) if opts.prune_bloom else None
                 keep_s, keep_e = [], []
-                pruned = pruned_rows = 0
-                for st, first, count in zip(finer_stats, firsts.tolist(), counts.tolist()):
+                pruned = pruned_rows = by_bloom = 0
+                for g, (st, first, count) in enumerate(zip(finer_stats, firsts.tolist(), counts.tolist())):
                     if st is not None and evaluate_statistics(c.bound, {name: st}) is Answer.CANNOT_MATCH:
                         pruned += 1
                         pruned_rows += count
+                    elif blooms is not None and evaluate_bloom(c.bound, blooms(g)) is Answer.CANNOT_MATCH:
+                        pruned += 1
+                        pruned_rows += count
+                        by_bloom += 1
                     else:
                         keep_s.append(first)
                         keep_e.append(first + count)
+                if by_bloom:
+                    p.add("pages_pruned_bloom", by_bloom)
                 if pruned:
                     p.decide(c.text, "page_index", pruned)
                     if c.has_keys:

@@ -91,6 +91,13 @@ class UnitFile:
         """Statistics of the finer units with their first rows and row counts, or None."""
         return None
 
+    def finer_might_contain(
+        self, unit: int, name: str, values: list[Any], filters: dict[str, Any]
+    ) -> list[list[bool]] | None:
+        """Per finer unit (as :meth:`finer_statistics` lists them), per value, whether its
+        Bloom filter may hold the value; None without Bloom filters at that level."""
+        return None
+
     # ---- reads --------------------------------------------------------------------------
 
     def new_cache(self) -> Any:
