@@ -62,14 +62,19 @@ class OrcUnits(UnitFile):
     def statistics(self, unit: int, name: str) -> ColumnStats | None:
         return self.orc.statistics(unit, name)
 
-    def might_contain(self, unit: int, name: str, values: list[Any], filters: dict[str, Any]) -> list[bool] | None:
+    def _blooms(self, unit: int, name: str, filters: dict[str, Any]) -> list[Any] | None:
+        """The column's usable Bloom filters in the unit, one per row group (read once per
+        ``filters``)."""
         if self.orc.column(name).type.kind == P.CHAR:
             # the ORC C++ writer (pyorc; ORC 2.3) does not put the space-padded values a CHAR
             # column reads as into its Bloom filters: they would rule out values that are present
             return None
         if name not in filters:
             filters[name] = self.orc.bloom_filters(unit, name)
-        blooms = filters[name]
+        return filters[name]  # type: ignore[no-any-return]
+
+    def might_contain(self, unit: int, name: str, values: list[Any], filters: dict[str, Any]) -> list[bool] | None:
+        blooms = self._blooms(unit, name, filters)
         if not blooms:
             return None
         t = self.orc.column(name).arrow_type
@@ -81,11 +86,7 @@ class OrcUnits(UnitFile):
     def finer_might_contain(
         self, unit: int, name: str, values: list[Any], filters: dict[str, Any]
     ) -> list[list[bool]] | None:
-        if self.orc.column(name).type.kind == P.CHAR:
-            return None  # see might_contain
-        if name not in filters:
-            filters[name] = self.orc.bloom_filters(unit, name)
-        blooms = filters[name]
+        blooms = self._blooms(unit, name, filters)
         if not blooms or len(blooms) != self.finer_units(unit, name):
             return None
         t = self.orc.column(name).arrow_type

@@ -36,7 +36,7 @@ import functools
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -274,10 +274,35 @@ class _FileFacts:
     footer_bytes: int
 
 
+def _left_by_statistics(
+    bound: BoundExpr | None, columns: set[str], info: FileInfo, rows: int,
+    in_file: Callable[[str], bool], file_stats: Callable[[str], Any],
+) -> bool:
+    """Whether a row group's (stripe's) statistics leave rows that may match; a column the
+    file lacks is all NULL there, and unreadable statistics leave the rows."""
+    from lazyscan.parquet import ColumnStats
+
+    if bound is None or rows <= 0:
+        return True
+    stats: dict[str, ColumnStats] = {}
+    try:
+        for name in columns:
+            if not in_file(name):
+                if name not in info.partition_values:
+                    stats[name] = ColumnStats(None, None, rows, rows)
+                continue
+            found = file_stats(name)
+            if found is not None:
+                stats[name] = found
+        return evaluate_statistics(bound, stats) is not Answer.CANNOT_MATCH
+    except (LazyScanError, TypeError, ValueError):
+        return True
+
+
 def _file_facts(
     info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str]
 ) -> _FileFacts:
-    from lazyscan.parquet import ColumnStats, ParquetFile
+    from lazyscan.parquet import ParquetFile
 
     with ParquetFile(info.path, fs) as pf:
         md = pf.metadata
@@ -305,20 +330,10 @@ def _file_facts(
                     leaves_needed += 1
                 if top in output:
                     out += cmd.total_uncompressed_size
-            left = True
-            if bound is not None and rg.num_rows > 0:
-                stats = {}
-                try:
-                    for name in columns:
-                        leaf = leaves.get(name)
-                        if leaf is None:
-                            if name not in info.partition_values:
-                                stats[name] = ColumnStats(None, None, rg.num_rows, rg.num_rows)
-                        elif leaf.flat:
-                            stats[name] = pf.statistics(i, leaf.index)
-                    left = evaluate_statistics(bound, stats) is not Answer.CANNOT_MATCH
-                except (LazyScanError, TypeError, ValueError):
-                    left = True  # unreadable statistics: assume the row group is read
+            left = _left_by_statistics(
+                bound, columns, info, rg.num_rows, lambda name: name in leaves,
+                lambda name, i=i: pf.statistics(i, leaves[name].index) if leaves[name].flat else None,
+            )
             start = min(starts) if starts else 0
             groups.append(
                 _Group(info, i, rg.num_rows, rg.num_rows * leaves_needed, need, out, start, size, left and rg.num_rows > 0)
@@ -333,7 +348,6 @@ def _orc_file_facts(
     bytes of the needed columns."""
     from lazyscan.orc import OrcFile
     from lazyscan.orc import proto as P
-    from lazyscan.parquet import ColumnStats
 
     with OrcFile(info.path, fs) as f:
         # each top-level column owns a contiguous range of ORC column ids (pre-order)
@@ -358,21 +372,10 @@ def _orc_file_facts(
                 if top in output:
                     out += st.length
             leaves_needed = sum(1 for c in f.columns if c.name in needed)
-            left = True
-            if bound is not None and s.number_of_rows > 0:
-                stats = {}
-                try:
-                    for name in columns:
-                        if f.arrow_schema.get_field_index(name) < 0:
-                            if name not in info.partition_values:
-                                stats[name] = ColumnStats(None, None, s.number_of_rows, s.number_of_rows)
-                        elif f.column(name).flat:
-                            found = f.statistics(i, name)
-                            if found is not None:
-                                stats[name] = found
-                    left = evaluate_statistics(bound, stats) is not Answer.CANNOT_MATCH
-                except (LazyScanError, TypeError, ValueError):
-                    left = True
+            left = _left_by_statistics(
+                bound, columns, info, s.number_of_rows, lambda name: f.arrow_schema.get_field_index(name) >= 0,
+                lambda name, i=i: f.statistics(i, name) if f.column(name).flat else None,
+            )
             groups.append(
                 _Group(info, i, s.number_of_rows, s.number_of_rows * leaves_needed, need, out, s.offset, length,
                        left and s.number_of_rows > 0)
