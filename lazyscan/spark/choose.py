@@ -275,8 +275,8 @@ class _FileFacts:
 
 
 def _left_by_statistics(
-    bound: BoundExpr | None, columns: set[str], info: FileInfo, rows: int,
-    in_file: Callable[[str], bool], file_stats: Callable[[str], Any],
+    bound: BoundExpr | None, columns: set[str], info: FileInfo, unit: int, rows: int,
+    in_file: Callable[[str], bool], file_stats: Callable[[int, str], Any],
 ) -> bool:
     """Whether a row group's (stripe's) statistics leave rows that may match; a column the
     file lacks is all NULL there, and unreadable statistics leave the rows."""
@@ -291,7 +291,7 @@ def _left_by_statistics(
                 if name not in info.partition_values:
                     stats[name] = ColumnStats(None, None, rows, rows)
                 continue
-            found = file_stats(name)
+            found = file_stats(unit, name)
             if found is not None:
                 stats[name] = found
         return evaluate_statistics(bound, stats) is not Answer.CANNOT_MATCH
@@ -331,8 +331,8 @@ def _file_facts(
                 if top in output:
                     out += cmd.total_uncompressed_size
             left = _left_by_statistics(
-                bound, columns, info, rg.num_rows, lambda name: name in leaves,
-                lambda name, i=i: pf.statistics(i, leaves[name].index) if leaves[name].flat else None,
+                bound, columns, info, i, rg.num_rows, lambda name: name in leaves,
+                lambda unit, name: pf.statistics(unit, leaves[name].index) if leaves[name].flat else None,
             )
             start = min(starts) if starts else 0
             groups.append(
@@ -373,8 +373,8 @@ def _orc_file_facts(
                     out += st.length
             leaves_needed = sum(1 for c in f.columns if c.name in needed)
             left = _left_by_statistics(
-                bound, columns, info, s.number_of_rows, lambda name: f.arrow_schema.get_field_index(name) >= 0,
-                lambda name, i=i: f.statistics(i, name) if f.column(name).flat else None,
+                bound, columns, info, i, s.number_of_rows, lambda name: f.arrow_schema.get_field_index(name) >= 0,
+                lambda unit, name: f.statistics(unit, name) if f.column(name).flat else None,
             )
             groups.append(
                 _Group(info, i, s.number_of_rows, s.number_of_rows * leaves_needed, need, out, s.offset, length,
