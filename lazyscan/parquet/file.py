@@ -151,6 +151,7 @@ _MAX_GROUPS = 4096
 #: per-page statistics decoded from ColumnIndexes, keyed like layouts
 _PAGE_STATS_CACHE = _Cache(16384)
 _NO_PAGE_STATS = object()
+_NO_BYTES = np.empty(0, np.uint8)
 
 
 class PageCache:
@@ -166,6 +167,8 @@ class PageCache:
 
     def __init__(self) -> None:
         self.bodies: dict[int, np.ndarray] = {}
+        #: headers of the v1 pages in ``bodies``: such a page is decoded again without a fetch
+        self.headers: dict[int, PageHeader] = {}
         self.dictionaries: dict[int, Values] = {}
 
     def __len__(self) -> int:
@@ -196,6 +199,8 @@ class _ChunkPlan(NamedTuple):
     fetch_dictionary: bool
     ranges: list[tuple[int, int]]
     pages_skipped: int
+    #: the needed pages held whole by the page cache (header and body): not fetched
+    cached: frozenset[int]
 
 
 def clear_caches() -> None:
@@ -741,7 +746,7 @@ class ParquetFile:
         """Decode one data page; ``offset`` (the page's place in the file) keys ``cache``."""
         body_end = body_start + header.compressed_page_size
         cached = cache.bodies.get(offset) if cache is not None else None
-        if body_end > len(buf):
+        if cached is None and body_end > len(buf):
             raise CorruptFileError("page extends past its column chunk")
         max_def = desc.max_definition_level
         if header.type == PageType.DATA_PAGE:
@@ -794,7 +799,11 @@ class ParquetFile:
         c.decode_seconds += time.perf_counter() - t0
         c.values_decoded += len(page.values)
         if cache is not None and cached is None and matcher is not None and np.any(page.values):
-            cache.bodies[offset] = body if header.type == PageType.DATA_PAGE else vbuf
+            if header.type == PageType.DATA_PAGE:
+                cache.bodies[offset] = body
+                cache.headers[offset] = header
+            else:
+                cache.bodies[offset] = vbuf
         return page
 
     def _read_full(
@@ -871,7 +880,10 @@ class ParquetFile:
             raise ValueError("inconsistent page plan")
         needed, los, his = plan[:, :count].tolist()
         pages = layout.pages
-        ranges = [(pages[i].offset, pages[i].size) for i in needed]
+        cached: frozenset[int] = frozenset()
+        if cache is not None and cache.headers:
+            cached = frozenset(i for i in needed if pages[i].offset in cache.headers)
+        ranges = [(pages[i].offset, pages[i].size) for i in needed if i not in cached]
         dictionary = None
         if layout.dictionary is not None and cache is not None:
             dictionary = cache.dictionaries.get(layout.dictionary[0])
@@ -879,7 +891,7 @@ class ParquetFile:
         if fetch_dictionary:
             assert layout.dictionary is not None
             ranges.insert(0, layout.dictionary)
-        return _ChunkPlan(desc, md, layout, needed, los, his, dictionary, fetch_dictionary, ranges, npages - count)
+        return _ChunkPlan(desc, md, layout, needed, los, his, dictionary, fetch_dictionary, ranges, npages - count, cached)
 
     def _decode_selected(
         self,
@@ -907,16 +919,22 @@ class ParquetFile:
         page_base = 1 if layout.dictionary is not None else 0
         idx = rows.idx
         los, his = plan.los, plan.his
+        fetched = iter(views)
         for k, i in enumerate(plan.needed):
             info = layout.pages[i]
-            buf = np.frombuffer(views[k], dtype=np.uint8)
             sel = None if his[k] - los[k] == info.num_rows else idx[los[k] : his[k]] - info.first_row
             try:
-                header = _parse_header(buf, 0, len(buf))
-                if header.type not in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
-                    raise CorruptFileError("page index points at a page that is not a data page")
-                if header.header_size + header.compressed_page_size > len(buf):
-                    raise CorruptFileError("page extends past its recorded size")
+                if i in plan.cached:
+                    assert cache is not None
+                    buf = _NO_BYTES
+                    header = cache.headers[info.offset]
+                else:
+                    buf = np.frombuffer(next(fetched), dtype=np.uint8)
+                    header = _parse_header(buf, 0, len(buf))
+                    if header.type not in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
+                        raise CorruptFileError("page index points at a page that is not a data page")
+                    if header.header_size + header.compressed_page_size > len(buf):
+                        raise CorruptFileError("page extends past its recorded size")
                 page = self._decode_page(
                     header, buf, header.header_size, desc, md, sel, dictionary, c, matcher, dict_mask, cache, info.offset
                 )
