@@ -271,7 +271,10 @@ class ArrowSource(Source):
         self.stats = IOStats()
 
     def _read(self, offset: int, length: int) -> bytes:
-        data = self._file.read_at(length, offset)
+        try:
+            data = self._file.read_at(length, offset)
+        except OSError as e:
+            raise SourceError(f"cannot read {self.path!r} at {offset}+{length}: {e}") from None
         return data if isinstance(data, bytes) else data.to_pybytes()
 
     def close(self) -> None:
@@ -288,12 +291,15 @@ class FsspecSource(Source):
             self.size = int(filesystem.size(path))
         except FileNotFoundError:
             raise SourceError(f"file not found: {path!r}") from None
-        except OSError as e:
+        except Exception as e:  # fsspec backends raise their clients' errors too
             raise SourceError(f"cannot open {path!r}: {e}") from None
         self.stats = IOStats()
 
     def _read(self, offset: int, length: int) -> bytes:
-        return bytes(self._fs.cat_file(self.path, start=offset, end=offset + length))
+        try:
+            return bytes(self._fs.cat_file(self.path, start=offset, end=offset + length))
+        except Exception as e:
+            raise SourceError(f"cannot read {self.path!r} at {offset}+{length}: {e}") from None
 
 
 def _is_pyarrow_fs(fs: Any) -> bool:
@@ -302,6 +308,24 @@ def _is_pyarrow_fs(fs: Any) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(fs, pafs.FileSystem)
+
+
+#: URI schemes Hadoop gives S3 that name the same objects as ``s3://``
+_S3_ALIASES = ("s3a://", "s3n://")
+
+
+def filesystem_from_uri(uri: str) -> tuple[Any, str]:
+    """pyarrow's filesystem for ``uri`` and the path on it (``s3a://`` and ``s3n://`` read as
+    ``s3://``); a :class:`SourceError` naming the URI when pyarrow cannot make one."""
+    import pyarrow.fs as pafs
+
+    if uri.startswith(_S3_ALIASES):
+        uri = "s3://" + uri.split("://", 1)[1]
+    try:
+        fs, path = pafs.FileSystem.from_uri(uri)
+    except Exception as e:
+        raise SourceError(f"cannot open {uri!r}: {e}") from None
+    return fs, path
 
 
 def open_source(path: Any, filesystem: Any = None) -> Source:
@@ -313,12 +337,7 @@ def open_source(path: Any, filesystem: Any = None) -> Source:
         if p.startswith("file://"):
             p = p[len("file://") :]
         if "://" in p:
-            try:
-                import pyarrow.fs as pafs
-
-                fs, inner = pafs.FileSystem.from_uri(p)
-            except Exception as e:
-                raise SourceError(f"cannot open {p!r}: {e}") from None
+            fs, inner = filesystem_from_uri(p)
             return ArrowSource(inner, fs)
         return LocalSource(p)
     if _is_pyarrow_fs(filesystem):

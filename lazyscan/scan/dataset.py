@@ -21,6 +21,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 
 from lazyscan.errors import LazyScanError, SourceError
+from lazyscan.io.source import filesystem_from_uri
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
@@ -66,6 +67,15 @@ def _list_local(root: str) -> list[tuple[str, int]]:
 
 
 def _list_remote(root: str, filesystem: Any) -> list[tuple[str, int]]:
+    try:
+        return _list_on(root, filesystem)
+    except LazyScanError:
+        raise
+    except Exception as e:  # the filesystem's own errors (denied, unreachable, ...): say where
+        raise SourceError(f"cannot list {root!r}: {e}") from None
+
+
+def _list_on(root: str, filesystem: Any) -> list[tuple[str, int]]:
     import pyarrow.fs as pafs
 
     if isinstance(filesystem, pafs.FileSystem):
@@ -217,12 +227,7 @@ def discover(source: Any, filesystem: Any = None) -> Dataset:
         if filesystem is None and p.startswith("file://"):
             p = p[len("file://") :]
         if filesystem is None and "://" in p:
-            import pyarrow.fs as pafs
-
-            try:
-                filesystem, p = pafs.FileSystem.from_uri(p)
-            except Exception as e:
-                raise SourceError(f"cannot open {p!r}: {e}") from None
+            filesystem, p = filesystem_from_uri(p)
         if filesystem is None:
             if _has_glob(p):
                 matches = sorted(globlib.glob(p, recursive=True))
