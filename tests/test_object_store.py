@@ -155,3 +155,54 @@ def test_unreachable_server_is_a_located_error(tmp_path: Path, remote: dict[str,
     server.stop()  # the connection drops: the next read of the object fails
     e = _error_of(lambda: lazyscan.scan(f"{BUCKET}/data/pages.parquet", filesystem=fs).to_table())
     assert f"{BUCKET}/data/pages.parquet" in str(e)
+
+
+def test_selective_read_requests_and_bytes(s3_server: S3Server, tmp_path: Path) -> None:
+    # a needle in a file of many row groups: with no coalescing gap, an object store read
+    # fetches exactly the bytes of the local read; the default gap trades some bytes for
+    # fewer requests; the profile counts the requests the server saw (it also sees the
+    # HEAD of each open and the listing)
+    n = 200_000
+    rng = np.random.default_rng(3)
+    table = pa.table({
+        "k": rng.integers(0, 10**9, n),
+        "s": pa.array([f"comment {i % 50_000} {i % 7}" for i in range(n)]),
+        **{f"p{i}": rng.normal(size=n) for i in range(4)},
+    })
+    path = tmp_path / "needle.parquet"
+    pq.write_table(table, path, row_group_size=25_000, data_page_size=16 * 1024, write_page_index=True)
+    key = _key(s3_server.upload(path, BUCKET, "needle/needle.parquet"))
+    fs = s3_server.arrow_filesystem()
+    where = "s = 'comment 123 4'"
+    lazyscan.scan(str(path), where=where).to_table()  # footer and layouts cached
+    local = lazyscan.scan(str(path), where=where, coalesce_gap=0)
+    expected = local.to_table()
+    assert expected.num_rows > 0
+    lazyscan.scan(key, where=where, filesystem=fs).to_table()  # footer and layouts cached
+    results = {}
+    for gap in (0, -1):
+        before = s3_server.requests()
+        s = lazyscan.scan(key, where=where, filesystem=fs, coalesce_gap=gap)
+        assert_same_table(s.to_table(), expected, gap)
+        seen = s3_server.requests() - before
+        assert s.profile["requests"] <= seen <= s.profile["requests"] + 4, (gap, seen, s.profile["requests"])
+        results[gap] = s.profile
+    assert results[0]["bytes_read"] == local.profile["bytes_read"]
+    assert results[-1]["requests"] < results[0]["requests"]
+    assert results[-1]["bytes_read"] >= results[0]["bytes_read"]
+
+
+def test_page_indexes_are_fetched_in_one_request(s3_server: S3Server, tmp_path: Path) -> None:
+    n = 40_000
+    table = pa.table({f"c{i}": np.arange(n) * (i + 1) for i in range(6)})
+    path = tmp_path / "indexed.parquet"
+    pq.write_table(table, path, row_group_size=2_000, data_page_size=1024, write_page_index=True)
+    key = _key(s3_server.upload(path, BUCKET, "indexed/indexed.parquet"))
+    lazyscan.parquet.file.clear_caches()
+    pf = lazyscan.ParquetFile(key, s3_server.arrow_filesystem())
+    before = pf.source.stats.requests
+    layouts = [pf.page_layout(rg, name) for rg in range(pf.num_row_groups) for name in table.column_names]
+    assert all(layout.from_offset_index for layout in layouts)
+    assert pf.source.stats.requests - before == 1  # 20 row groups x 6 columns of offset indexes
+    s = lazyscan.scan(key, where="c0 BETWEEN 1000 AND 1010", filesystem=s3_server.arrow_filesystem())
+    assert s.to_table()["c3"].to_pylist() == [4 * i for i in range(1000, 1011)]

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import CorruptFileError, FileError, UnsupportedFeatureError
-from lazyscan.io.source import Source, SourceError, open_source
+from lazyscan.io.source import ReadOptions, Source, SourceError, open_source
 from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
@@ -102,8 +102,10 @@ class OrcFile:
     ``filesystem`` (pyarrow or fsspec), or an open :class:`lazyscan.io.Source`.
     """
 
-    def __init__(self, source: Any, filesystem: Any = None) -> None:
+    def __init__(self, source: Any, filesystem: Any = None, *, read: ReadOptions | None = None) -> None:
+        """``read``: request coalescing (None: the defaults of :class:`ReadOptions`)."""
         self.source: Source = open_source(source, filesystem)
+        self.read_options = read
         self.path = self.source.path
         self.counters = ReadCounters()
         self._stripe_footers: dict[int, P.StripeFooter] = {}
@@ -321,7 +323,7 @@ class OrcFile:
         s = self.stripe(stripe)
         ranges = [(s.offset + st.offset, st.length) for st in streams]
         t0 = time.perf_counter()
-        views, nbytes, requests = self.source.read_ranges_counted(ranges)
+        views, nbytes, requests = self.source.read_ranges_counted(ranges, self.read_options)
         c = counters if counters is not None else self.counters
         c.io_seconds += time.perf_counter() - t0
         c.bytes_fetched += nbytes

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lazyscan.io.source import ReadOptions
 from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain
 from lazyscan.orc.file import OrcFile
@@ -22,8 +23,8 @@ from lazyscan.scan.units import UnitFile
 class OrcUnits(UnitFile):
     """An ORC file: units are stripes, finer units row groups."""
 
-    def __init__(self, path: Any, filesystem: Any = None) -> None:
-        self.orc = OrcFile(path, filesystem)
+    def __init__(self, path: Any, filesystem: Any = None, read: ReadOptions | None = None) -> None:
+        self.orc = OrcFile(path, filesystem, read=read)
         self.path = self.orc.path
         self.source = self.orc.source
         self.arrow_schema = self.orc.arrow_schema

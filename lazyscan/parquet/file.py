@@ -152,6 +152,9 @@ _MAX_GROUPS = 4096
 _PAGE_STATS_CACHE = _Cache(16384)
 _NO_PAGE_STATS = object()
 _NO_BYTES = np.empty(0, np.uint8)
+#: a file's page indexes (all ColumnIndexes and OffsetIndexes, which writers put side by side)
+#: are fetched in one request when they span at most this many bytes
+_INDEX_REGION_MAX = 16 * 1024 * 1024
 
 
 class PageCache:
@@ -231,6 +234,9 @@ class ParquetFile:
         self._nested_types: dict[str, pa.DataType] | None = None
         self._shapes: dict[int, fused.Shape | None] = {}
         self._groups: dict[tuple[int, tuple[int, ...]], fused.Group | None] = {}
+        self._index_lock = threading.Lock()
+        self._index_region: tuple[int, bytes] | None = None
+        self._index_region_known = False
 
     # ---- footer -------------------------------------------------------------------------
 
@@ -366,10 +372,36 @@ class ParquetFile:
 
     # ---- page index and Bloom filters ----------------------------------------------------------
 
+    def _page_index_region(self) -> tuple[int, bytes] | None:
+        """``(start, bytes)`` of the span holding every page index of the file, fetched once,
+        when that span is small and mostly index (else None: each index is read alone). On an
+        object store this turns one request per column chunk into one per file."""
+        with self._index_lock:
+            if not self._index_region_known:
+                self._index_region_known = True
+                spans = [
+                    (off, length)
+                    for rg in self.metadata.row_groups
+                    for ch in rg.columns
+                    for off, length in ((ch.column_index_offset, ch.column_index_length), (ch.offset_index_offset, ch.offset_index_length))
+                    if off is not None and length and off >= 0 and length > 0
+                ]
+                if len(spans) > 1:
+                    lo = min(off for off, _ in spans)
+                    hi = max(off + length for off, length in spans)
+                    inside = sum(length for _, length in spans)
+                    if hi <= self.source.size and hi - lo <= _INDEX_REGION_MAX and 2 * inside >= hi - lo:
+                        self._index_region = (lo, self.source.read_at(lo, hi - lo))
+            return self._index_region
+
     def _read_struct_at(self, offset: int, length: int, what: str, **where: Any) -> dict[int, Any]:
         if offset < 0 or length <= 0 or offset + length > self.source.size:
             raise self._error(CorruptFileError, f"{what} at {offset}+{length} lies outside the file", **where)
-        data = self.source.read_at(offset, length)
+        region = self._page_index_region() if what in ("column index", "offset index") else None
+        if region is not None and region[0] <= offset and offset + length <= region[0] + len(region[1]):
+            data = memoryview(region[1])[offset - region[0] : offset - region[0] + length]
+        else:
+            data = self.source.read_at(offset, length)
         try:
             fields, _ = read_struct(data)
         except ThriftError as e:

@@ -30,6 +30,10 @@ class ScanOptions:
       of fixed width are read whole and then filtered (cheaper there than a selective read;
       byte-array columns are always read selectively, which copies each kept value once).
     - ``batch_size``: rows per output record batch. ``threads``: row groups read in parallel.
+    - ``coalesce_gap``: byte ranges of one read (pages, ORC streams) closer than this many bytes
+      are fetched in one request, the bytes between them too; -1 takes the source's default:
+      0 for local files, 1 MiB on object stores, where a request costs what some megabytes of
+      transfer do.
     - ``format``: ``parquet`` or ``orc``; None recognizes each file by its extension or its
       first bytes.
     - ``time_zone``: the session time zone (Spark's ``spark.sql.session.timeZone``): a
@@ -54,6 +58,7 @@ class ScanOptions:
     merge_schema: bool = True
     format: str | None = None
     time_zone: str = "UTC"
+    coalesce_gap: int = -1
 
     @classmethod
     def names(cls) -> list[str]:
@@ -86,6 +91,8 @@ class ScanOptions:
             raise OptionError(f"threads must be >= 0, got {self.threads}")
         if self.materialization_threshold < 0:
             raise OptionError("materialization_threshold must be >= 0")
+        if self.coalesce_gap < -1:
+            raise OptionError(f"coalesce_gap must be >= 0 (or -1: the source's default), got {self.coalesce_gap}")
         if not 0.0 <= self.dense_threshold <= 1.0:
             raise OptionError("dense_threshold must be between 0 and 1")
         if self.format not in (None, "parquet", "orc"):

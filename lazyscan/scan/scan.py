@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import CorruptFileError, FileError, OptionError, PredicateError
+from lazyscan.io.source import ReadOptions
 from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.convert import Assembled
@@ -702,7 +703,11 @@ class Scan:
         self.options = options or ScanOptions()
         self.filesystem = filesystem
         self.profile = Profile()
-        self.reader_options = ReaderOptions(materialization_threshold=self.options.materialization_threshold)
+        gap = self.options.coalesce_gap
+        self.reader_options = ReaderOptions(
+            materialization_threshold=self.options.materialization_threshold,
+            read=ReadOptions(coalesce_gap=gap) if gap >= 0 else None,
+        )
         self._plan = _Plan()
         if isinstance(source, (list, tuple)) and source and all(isinstance(s, FileSplit) for s in source):
             self.dataset = None
@@ -886,6 +891,8 @@ class Scan:
                     yield table
         finally:
             self.profile.counters["bytes_read"] = sum(s.bytes_read for s in self._sources)
+            # every ranged read of the files (footers and page indexes too), as an object store counts them
+            self.profile.counters["requests"] = sum(s.requests for s in self._sources)
             self.profile.timings["total"] = time.perf_counter() - t0
             self.profile.timings["planning"] = self.profile.timings.get("planning", 0.0)
 

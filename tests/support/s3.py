@@ -64,7 +64,7 @@ class S3Server:
     def requests(self) -> int:
         """Object GET and HEAD requests the server has logged so far."""
         with open(self.log, "rb") as f:
-            return sum(1 for line in f if b'"GET /' in line or b'"HEAD /' in line)
+            return sum(1 for line in f if (b"GET /" in line or b"HEAD /" in line) and b"/moto-api" not in line)
 
     def arrow_filesystem(self, **kwargs: Any) -> Any:
         import pyarrow.fs as pafs
@@ -107,7 +107,7 @@ def start_s3_server(folder: Path, env: dict[str, str] | None = None, timeout: fl
 
     port = free_port()
     log = folder / f"moto-{port}.log"
-    penv = {**os.environ, **(env or {})}
+    penv = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
