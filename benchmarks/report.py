@@ -257,6 +257,10 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
         ]
     if scenario.get("derived", {}).get("spread"):
         lines += ["", orc_markdown(scenario), ""]
+    if scenario.get("derived", {}).get("object_store"):
+        from benchmarks.object_store import markdown as object_store_markdown
+
+        lines += ["", object_store_markdown(scenario["derived"]["object_store"]), ""]
     profiles = profile_markdown(scenario)
     if profiles:
         lines += ["", profiles, ""]

@@ -818,11 +818,20 @@ def orc(ctx: RunContext) -> ScenarioResult:
     return orc_bench.scenario(ctx)
 
 
+def s3(ctx: RunContext) -> ScenarioResult:
+    """The seed pair from a local S3 server (`benchmarks.object_store.scenario`)."""
+    from benchmarks import object_store
+
+    return object_store.scenario(ctx)  # type: ignore[no-any-return]
+
+
 EXTRA_SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
     "orc": orc,
+    "s3": s3,
 }
 """Scenarios run by name only, not by `all`: `orc` writes an ORC copy with Spark and runs
-mostly Spark engines (about a minute at SF1 with one repetition, 1-2 with three)."""
+mostly Spark engines (about a minute at SF1 with one repetition, 1-2 with three); `s3` reads
+from a local S3 server (about 5 minutes at SF1 with three repetitions)."""
 
 
 def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:
