@@ -206,3 +206,82 @@ def test_page_indexes_are_fetched_in_one_request(s3_server: S3Server, tmp_path: 
     assert pf.source.stats.requests - before == 1  # 20 row groups x 6 columns of offset indexes
     s = lazyscan.scan(key, where="c0 BETWEEN 1000 AND 1010", filesystem=s3_server.arrow_filesystem())
     assert s.to_table()["c3"].to_pylist() == [4 * i for i in range(1000, 1011)]
+
+
+@pytest.fixture(scope="module")
+def many_groups(s3_server: S3Server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A file of 16 row groups: a sorted key, a needle column, payload."""
+    n = 160_000
+    rng = np.random.default_rng(9)
+    table = pa.table({
+        "k": np.arange(n),
+        "s": pa.array([f"c{i % 40_000}-{i % 3}" for i in rng.permutation(n)]),
+        **{f"p{i}": rng.normal(size=n) for i in range(3)},
+    })
+    path = tmp_path_factory.mktemp("many") / "many.parquet"
+    pq.write_table(table, path, row_group_size=10_000, data_page_size=8 * 1024, write_page_index=True)
+    key = _key(s3_server.upload(path, BUCKET, "many/many.parquet"))
+    return {"path": path, "key": key}
+
+
+@pytest.mark.parametrize(
+    "where", ["s = 'c123-0'", "k BETWEEN 51000 AND 51200", "s IN ('c7-1', 'c39999-0') OR k < 5", "s >= 'c5' AND p0 > 1.5"]
+)
+def test_prefetch_keeps_rows_and_bytes(s3_server: S3Server, many_groups: dict[str, Any], where: str) -> None:
+    fs = s3_server.arrow_filesystem()
+    key = many_groups["key"]
+    expected = lazyscan.scan(str(many_groups["path"]), where=where).to_table()
+    lazyscan.scan(key, where=where, filesystem=fs).to_table()  # footer and layouts cached
+    # with no coalescing gap, what is fetched ahead is what the read fetches anyway: nothing
+    # twice, nothing for row groups statistics or the page index rule out
+    off = lazyscan.scan(key, where=where, filesystem=fs, prefetch=False, coalesce_gap=0)
+    assert_same_table(off.to_table(), expected, where)
+    on = lazyscan.scan(key, where=where, filesystem=fs, coalesce_gap=0)
+    assert_same_table(on.to_table(), expected, where)
+    assert on.profile["bytes_read"] == off.profile["bytes_read"], where
+    assert on.profile["requests"] == off.profile["requests"], where
+    # with the default gap, ranges fetched ahead may merge across row groups: fewer requests
+    off = lazyscan.scan(key, where=where, filesystem=fs, prefetch=False)
+    on = lazyscan.scan(key, where=where, filesystem=fs)
+    assert_same_table(on.to_table(), off.to_table(), where)
+    assert on.profile["requests"] <= off.profile["requests"], where
+
+
+def test_prefetch_with_a_wide_gap_merges_row_groups(s3_server: S3Server, many_groups: dict[str, Any]) -> None:
+    fs = s3_server.arrow_filesystem()
+    key = many_groups["key"]
+    where = "s = 'c123-0'"
+    lazyscan.scan(key, where=where, filesystem=fs).to_table()
+    gap = 8 * 1024 * 1024
+    off = lazyscan.scan(key, where=where, filesystem=fs, prefetch=False, coalesce_gap=gap)
+    on = lazyscan.scan(key, where=where, filesystem=fs, coalesce_gap=gap)
+    assert_same_table(on.to_table(), off.to_table())
+    # without read-ahead every row group costs its own requests; with it the filter columns of
+    # many row groups (and the pages between them) come in a few
+    assert on.profile["requests"] * 2 <= off.profile["requests"], (on.profile["requests"], off.profile["requests"])
+
+
+def test_block_cache_serves_covered_ranges_and_forgets_failures() -> None:
+    from lazyscan.io.prefetch import BlockCache
+
+    data = bytes(range(256)) * 64
+    calls: list[tuple[int, int]] = []
+
+    def fetch(offset: int, length: int) -> bytes:
+        calls.append((offset, length))
+        if offset >= 10_000:
+            raise OSError("connection reset")
+        return data[offset : offset + length]
+
+    cache = BlockCache(fetch, budget=4096)
+    cache.prefetch([(0, 1000), (2000, 3000)])
+    view = cache.get(100, 50)
+    assert view is not None and bytes(view) == data[100:150]
+    assert cache.get(900, 200) is None  # crosses the end of a block
+    cache.prefetch([(10_000, 10_100)])
+    assert cache.get(10_010, 10) is None  # the failed request is forgotten
+    assert not cache.covered(10_010, 10)
+    cache.prefetch([(4000, 8000)])  # over budget: the oldest block goes
+    assert not cache.covered(100, 50)
+    assert bytes(cache.get(5000, 10) or b"") == data[5000:5010]
+    cache.close()

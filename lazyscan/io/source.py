@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import SourceError
+from lazyscan.io.prefetch import DEFAULT_BUDGET, BlockCache
 
 
 @dataclass
@@ -74,6 +75,8 @@ class Source:
     path: str
     size: int
     stats: IOStats
+    #: ranges fetched ahead (object stores, see :meth:`enable_prefetch`)
+    _blocks: BlockCache | None = None
 
     def _read(self, offset: int, length: int) -> bytes:
         raise NotImplementedError
@@ -85,10 +88,37 @@ class Source:
         length = max(0, min(length, self.size - offset))
         if length == 0:
             return b""
+        if self._blocks is not None:
+            ahead = self._blocks.get(offset, length)
+            if ahead is not None:
+                return bytes(ahead)
+        return self._read_counted(offset, length)
+
+    def _read_counted(self, offset: int, length: int) -> bytes:
         t0 = time.perf_counter()
         data = self._read(offset, length)
         self.stats.add(len(data), time.perf_counter() - t0)
         return data
+
+    @property
+    def remote(self) -> bool:
+        """Whether a request costs a round trip (object stores), not a system call."""
+        return True
+
+    def enable_prefetch(self, budget: int = DEFAULT_BUDGET) -> None:
+        """Keep ranges fetched by :meth:`prefetch` (at most ``budget`` bytes) for later reads."""
+        if self._blocks is None:
+            self._blocks = BlockCache(self._read_counted, budget)
+
+    def prefetch(self, ranges: list[tuple[int, int]], options: ReadOptions | None = None) -> None:
+        """Start fetching ``(offset, length)`` ranges in the background, coalesced as a read
+        would; no-op unless :meth:`enable_prefetch` was called."""
+        if self._blocks is None or not ranges:
+            return
+        opts = options or _DEFAULT_READ
+        clipped = [(off, min(length, self.size - off)) for off, length in ranges if 0 <= off < self.size and length > 0]
+        todo = [(off, length) for off, length in clipped if not self._blocks.covered(off, length)]
+        self._blocks.prefetch([(s, e) for s, e, _ in coalesce_ranges(todo, opts.coalesce_gap, opts.coalesce_max)])
 
     def read_ranges(
         self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
@@ -102,21 +132,34 @@ class Source:
         """:meth:`read_ranges`, plus the bytes and requests this call fetched (the source's
         :attr:`stats` also count other threads' reads)."""
         opts = options or _DEFAULT_READ
-        if len(ranges) == 1:
-            off, length = ranges[0]
-            data = self.read_at(off, length)
-            return [memoryview(data)], len(data), 1
         out: list[memoryview] = [memoryview(b"")] * len(ranges)
+        todo = list(range(len(ranges)))
+        if self._blocks is not None:
+            todo = []
+            for i, (off, length) in enumerate(ranges):
+                ahead = self._blocks.get(off, min(length, self.size - off)) if 0 <= off < self.size and length > 0 else None
+                if ahead is None:
+                    todo.append(i)
+                else:
+                    out[i] = ahead
+            if not todo:
+                return out, 0, 0
+        if len(todo) == 1:
+            off, length = ranges[todo[0]]
+            data = self._read_counted(off, max(0, min(length, self.size - off))) if length > 0 and off < self.size else b""
+            out[todo[0]] = memoryview(data)
+            return out, len(data), 1 if data else 0
+        wanted = [ranges[i] for i in todo]
         nbytes = 0
         requests = 0
-        for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
+        for start, end, members in coalesce_ranges(wanted, opts.coalesce_gap, opts.coalesce_max):
             data = self.read_at(start, end - start)
             nbytes += len(data)
             requests += 1
             view = memoryview(data)
-            for i in members:
-                off, length = ranges[i]
-                out[i] = view[off - start : off - start + length]
+            for k in members:
+                off, length = wanted[k]
+                out[todo[k]] = view[off - start : off - start + length]
         return out, nbytes, requests
 
     def read_ranges_into(
@@ -135,7 +178,9 @@ class Source:
         return out, starts, nbytes, requests
 
     def close(self) -> None:
-        pass
+        if self._blocks is not None:
+            self._blocks.close()
+            self._blocks = None
 
     def __enter__(self) -> Source:
         return self
@@ -248,6 +293,10 @@ class LocalSource(Source):
         except Exception:
             pass
 
+    @property
+    def remote(self) -> bool:
+        return False
+
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path}
 
@@ -278,6 +327,7 @@ class ArrowSource(Source):
         return data if isinstance(data, bytes) else data.to_pybytes()
 
     def close(self) -> None:
+        super().close()
         self._file.close()
 
 

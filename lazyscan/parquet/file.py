@@ -486,6 +486,10 @@ class ParquetFile:
 
     # ---- page layout ----------------------------------------------------------------------
 
+    def chunk_range(self, row_group: int, column: int | str) -> tuple[int, int]:
+        """``(offset, length)`` of a column chunk's bytes in the file."""
+        return self._chunk_range(self.column_chunk(row_group, column)[2])
+
     def _chunk_range(self, md: ColumnMetaData) -> tuple[int, int]:
         start = md.chunk_start
         total = md.total_compressed_size
@@ -710,6 +714,11 @@ class ParquetFile:
             if len(view) != length:
                 raise CorruptFileError("file ends inside a page")
         return out
+
+    @property
+    def read_options(self) -> ReadOptions:
+        """How this file's reads coalesce ranges: the reader option, else the source's default."""
+        return self.options.read or self._default_read
 
     def source_default_read_options(self) -> ReadOptions:
         from lazyscan.io.source import LocalSource

@@ -34,6 +34,9 @@ class ScanOptions:
       are fetched in one request, the bytes between them too; -1 takes the source's default:
       0 for local files, 1 MiB on object stores, where a request costs what some megabytes of
       transfer do.
+    - ``prefetch``: on object stores, fetch the filter columns of the next row groups while the
+      current one is read (row groups statistics rule out are not fetched; when the gap lets
+      neighbouring row groups' ranges merge, as many as fit in one request).
     - ``format``: ``parquet`` or ``orc``; None recognizes each file by its extension or its
       first bytes.
     - ``time_zone``: the session time zone (Spark's ``spark.sql.session.timeZone``): a
@@ -59,6 +62,7 @@ class ScanOptions:
     format: str | None = None
     time_zone: str = "UTC"
     coalesce_gap: int = -1
+    prefetch: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

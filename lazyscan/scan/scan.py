@@ -73,6 +73,8 @@ from lazyscan.scan.units import UnitFile, open_units
 
 #: the ``valid`` argument of :func:`~lazyscan.parquet.kernels.dictionary_hits` for chunks without NULLs
 _NO_VALID = np.ones(0, dtype=bool)
+#: row groups whose filter columns a scan on an object store fetches ahead, at least
+READ_AHEAD = 2
 
 
 @dataclass
@@ -212,6 +214,40 @@ class _FileContext:
         if isinstance(task.info, FileSplit):
             units = self.file.units_of_split(task.info)
         self.row_groups = list(range(self.file.num_units())) if units is None else units
+        self.prefetching = scan.options.prefetch and self.file.source.remote and bool(scan.conjuncts)
+        if self.prefetching:
+            self.file.source.enable_prefetch()
+        self._position = {rg: i for i, rg in enumerate(self.row_groups)}
+        self._ahead_lock = threading.Lock()
+        self._ahead_until = -1  # position of the last row group fetched ahead
+
+    def read_ahead(self, rg: int) -> None:
+        """Fetch ahead the filter columns of the row groups after ``rg``: at least
+        ``READ_AHEAD`` of them, and when the coalescing gap spans a row group, as many as fit in
+        one request, so their ranges (and the payload pages between them) come in few requests."""
+        pos = self._position.get(rg)
+        if pos is None:
+            return
+        opts = self.file.read_options() or ReadOptions()
+        with self._ahead_lock:
+            if self._ahead_until >= pos + READ_AHEAD:
+                return
+            first = max(pos + 1, self._ahead_until + 1)
+            window: list[int] = []
+            span = 0
+            for r in self.row_groups[first:]:
+                size = self.file.units_bytes([r])
+                if len(window) >= READ_AHEAD and (size > opts.coalesce_gap or span + size > opts.coalesce_max):
+                    break
+                window.append(r)
+                span += size
+            if not window:
+                return
+            self._ahead_until = self._position[window[-1]]
+        ranges: list[tuple[int, int]] = []
+        for r in window:
+            ranges += _RowGroupScan(self, r).read_ahead_ranges()
+        self.file.source.prefetch(ranges, opts)
 
     def has(self, name: str) -> bool:
         return self.file.has(name)
@@ -243,6 +279,35 @@ class _RowGroupScan:
         self._blooms: dict[str, Any] = {}
 
     # ---- helpers ----------------------------------------------------------------------------
+
+    def read_ahead_ranges(self) -> list[tuple[int, int]]:
+        """The filter columns' bytes this row group will read first, if cheap checks say it
+        will read them whole: none when statistics rule it out or the page index would pick
+        pages; a dictionary alone where the dictionary may rule it out; only columns that a
+        conjunct reads alone."""
+        scan = self.scan
+        opts = self.opts
+        if not opts.filter_in_scan or not scan.conjuncts:
+            return []
+        if opts.prune_statistics:
+            stats = self._stats_for(scan.predicate_columns)
+            answers = [evaluate_statistics(c.bound, stats) for c in scan.conjuncts]
+            if any(a is Answer.CANNOT_MATCH for a in answers) or all(a is Answer.MUST_MATCH for a in answers):
+                return []
+        names = [n for n in scan.predicate_columns if self.ctx.flat(n) and n not in self.ctx.partition_values]
+        if opts.prune_page_index:
+            for c in scan.conjuncts:
+                if len(c.columns) != 1 or c.columns[0] not in names:
+                    continue
+                fs = self.file.finer_statistics(self.rg, c.columns[0])
+                if fs is not None and any(
+                    st is not None and evaluate_statistics(c.bound, {c.columns[0]: st}) is Answer.CANNOT_MATCH for st in fs[0]
+                ):
+                    return []  # the page index picks pages: they are fetched when known
+        # only columns alone in a conjunct: how much of the others a row group reads depends
+        # on the rows earlier conjuncts leave
+        alone = [n for n in names if any(c.columns == (n,) or list(c.columns) == [n] for c in scan.conjuncts)]
+        return self.file.read_ahead_ranges(self.rg, alone, opts.prune_dictionary or opts.dictionary_eval)
 
     def _stats_for(self, names: Iterable[str]) -> dict[str, ColumnStats]:
         out: dict[str, ColumnStats] = {}
@@ -314,6 +379,8 @@ class _RowGroupScan:
 
     def run(self) -> pa.Table | None:
         t_start = time.perf_counter()
+        if self.ctx.prefetching:
+            self.ctx.read_ahead(self.rg)
         scan = self.scan
         p = self.profile
         p.add("row_groups_total")

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import LazyScanError
-from lazyscan.io.source import Source, open_source
+from lazyscan.io.source import ReadOptions, Source, open_source
 from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet.bloom import encode_plain, hash_bytes
 from lazyscan.parquet.convert import Assembled
@@ -128,6 +128,16 @@ class UnitFile:
         """``=`` / ``IN`` of byte strings evaluated on the encoded values: a boolean mask of the
         selected rows; None when this format does not offer it."""
         return None
+
+    def read_options(self) -> ReadOptions | None:
+        """How this file's reads coalesce ranges (None: the source's defaults)."""
+        return None
+
+    def read_ahead_ranges(self, unit: int, names: list[str], dictionary_only: bool) -> list[tuple[int, int]]:
+        """Byte ranges worth fetching ahead for reading ``names`` of ``unit`` as filter
+        columns (``dictionary_only``: where a chunk is all dictionary-encoded, its dictionary
+        alone, since the dictionary may rule the unit out); empty when the format does not say."""
+        return []
 
     def close(self) -> None:
         self.source.close()
@@ -267,6 +277,24 @@ class ParquetUnits(UnitFile):
         mask = np.zeros(chunk.num_rows, dtype=bool)
         mask[chunk.valid] = hits
         return mask
+
+    def read_options(self) -> ReadOptions | None:
+        return self.pf.read_options
+
+    def read_ahead_ranges(self, unit: int, names: list[str], dictionary_only: bool) -> list[tuple[int, int]]:
+        out = []
+        for name in names:
+            desc = self.leaf_of.get(name)
+            if desc is None or not desc.flat:
+                continue
+            try:
+                layout = self.pf.page_layout(unit, desc.index)
+                whole = self.pf.chunk_range(unit, desc.index)
+                dict_only = dictionary_only and layout.dictionary is not None and self.pf.is_fully_dictionary_encoded(unit, desc.index)
+            except LazyScanError:
+                continue  # the read itself reports it
+            out.append(layout.dictionary if dict_only and layout.dictionary is not None else whole)
+        return out
 
     def close(self) -> None:
         self.pf.close()
