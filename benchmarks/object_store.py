@@ -22,11 +22,12 @@ from typing import Any
 from benchmarks import THREADS
 
 BUCKET = "tpch"
-GAPS = {"lazyscan": None, "lazyscan-gap64k": 64 * 1024}
-ENGINES = ("lazyscan", "lazyscan-gap64k", "polars", "pyarrow")
+GAPS = {"lazyscan": None, "lazyscan-gap64k": 64 * 1024, "lazyscan-gap8m": 8 * 1024 * 1024}
+ENGINES = ("lazyscan", "lazyscan-gap64k", "lazyscan-gap8m", "polars", "pyarrow")
 LABELS = {
     "lazyscan": "lazyscan (gap 1 MiB, default)",
     "lazyscan-gap64k": "lazyscan (gap 64 KiB)",
+    "lazyscan-gap8m": "lazyscan (gap 8 MiB)",
     "polars": "Polars",
     "pyarrow": "pyarrow",
     "lazyscan-local": "lazyscan, local file",
@@ -84,8 +85,7 @@ def _runners(relay: Any, key: str, value: str) -> dict[str, Callable[[bool], tup
             rows += t.filter(pc.equal(t["l_comment"], value)).num_rows
         return rows, {}
 
-    return {"lazyscan": lazy(GAPS["lazyscan"]), "lazyscan-gap64k": lazy(GAPS["lazyscan-gap64k"]),
-            "polars": polars, "pyarrow": pyarrow_read}
+    return {**{name: lazy(gap) for name, gap in GAPS.items()}, "polars": polars, "pyarrow": pyarrow_read}
 
 
 def measure(lineitem: Path, value: str, reps: int, engines: tuple[str, ...] = ENGINES, progress: Any = None) -> dict[str, Any]:
@@ -187,8 +187,8 @@ def scenario(ctx: Any) -> Any:
         title=f"Object store: the seed pair on TPC-H SF{sf:g} lineitem in a local S3 server",
         description=(
             "lineitem uploaded to moto's S3 server on 127.0.0.1; Q-A `select * where l_comment = V`, Q-B "
-            "`select l_orderkey ...`. lazyscan in-process (pyarrow's S3FileSystem, 2 threads) with its "
-            "default coalescing gap on object stores (1 MiB) and with 64 KiB; Polars `scan_parquet` on the "
+            "`select l_orderkey ...`. lazyscan in-process (pyarrow's S3FileSystem, 2 threads, read-ahead on) with its "
+            "default coalescing gap on object stores (1 MiB), with 64 KiB and with 8 MiB; Polars `scan_parquet` on the "
             "`s3://` URI; pyarrow `dataset` batches, cast and filtered. Requests: the GETs and HEADs the "
             "server logged; MB sent: what it sent back, headers included. moto copies the whole object on "
             "each ranged GET (about 0.1 s per request here, whatever the range), so time follows the request "
