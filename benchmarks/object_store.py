@@ -12,6 +12,7 @@ Run: ``python -m benchmarks run s3 --sf 1`` (not part of ``all``).
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import tempfile
 import time
@@ -130,6 +131,49 @@ def measure(lineitem: Path, value: str, reps: int, engines: tuple[str, ...] = EN
         server.stop()
 
 
+def request_bound(lineitem: Path, value: str, budgets: tuple[float, ...] = (1.0, 1.1, 1.2, 1.5)) -> dict[str, Any]:
+    """The fewest requests Q-A could make at each byte budget (a multiple of the bytes it must
+    read), knowing every needed range in advance: the whole ``l_comment`` chunk of each row
+    group and, where it matches, the dictionary and data pages of the other columns holding a
+    match (from the page index); the closest ranges are merged first until the budget is spent."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from benchmarks.reader_bench import needed_pages
+    from lazyscan.parquet import ParquetFile
+
+    ref = pq.ParquetFile(lineitem)
+    pf = ParquetFile(str(lineitem))
+    ranges: list[tuple[int, int]] = []
+    try:
+        for rg in range(ref.num_row_groups):
+            comments = ref.read_row_group(rg, columns=["l_comment"]).column(0).cast(pa.string())
+            rows = pc.indices_nonzero(pc.fill_null(pc.equal(comments, value), False)).to_numpy().astype(np.int64)
+            for desc in pf.schema.columns:
+                if desc.name == "l_comment":
+                    ranges.append(pf.chunk_range(rg, desc.index))
+                elif len(rows):
+                    ranges += needed_pages(pf.page_layout(rg, desc.name), rows)
+    finally:
+        pf.close()
+    ranges.sort()
+    needed = sum(length for _, length in ranges)
+    gaps = sorted(max(0, b[0] - (a[0] + a[1])) for a, b in itertools.pairwise(ranges))
+    out: dict[str, Any] = {"ranges": len(ranges), "needed_bytes": needed, "fewest_requests": {}}
+    for budget in budgets:
+        spare = (budget - 1.0) * needed
+        merged = 0
+        for g in gaps:
+            if g > spare:
+                break
+            spare -= g
+            merged += 1
+        out["fewest_requests"][f"{budget:g}"] = len(ranges) - merged
+    return out
+
+
 def summarize(runs: dict[str, dict[str, list[dict[str, Any]]]], local: dict[str, Any]) -> dict[str, Any]:
     """Per query and engine: median seconds and their range, requests and bytes (medians),
     rows, the bytes against the local read's and the time against Polars'."""
@@ -173,6 +217,15 @@ def markdown(result: dict[str, Any]) -> str:
                 f"| {qname} | {m['label']} | {m['median_s']:.2f} ({m['min_s']:.2f}–{m['max_s']:.2f}) | {m['requests']} | "
                 f"{m['bytes'] / 1e6:.1f} | {ratio} | {vs} | {', '.join(f'{r:,}' for r in m['rows'])} |"
             )
+    bound = result.get("bound")
+    if bound:
+        fewest = ", ".join(f"{b}x: {n:,}" for b, n in bound["fewest_requests"].items())
+        lines += [
+            "",
+            f"Q-A must read {bound['needed_bytes'] / 1e6:.1f} MB in {bound['ranges']:,} ranges (the `l_comment` chunks, and the "
+            f"pages holding a match of the other columns). The fewest requests within a byte budget, merging the "
+            f"closest ranges first: {fewest}.",
+        ]
     return "\n".join(lines)
 
 
@@ -207,6 +260,7 @@ def scenario(ctx: Any) -> Any:
     from benchmarks.ui import console
 
     result = measure(Path(dataset.lineitem), value.value, ctx.reps, engines, progress=lambda line: console.print(f"  {line}"))
+    result["bound"] = request_bound(Path(dataset.lineitem), value.value)
     res.derived["object_store"] = result
     agree = {tuple(m["rows"]) for by in result["summary"].values() for m in by.values()}
     res.derived["rows_agree"] = all(len(r) == 1 for r in agree) and all(
