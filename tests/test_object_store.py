@@ -160,8 +160,7 @@ def test_unreachable_server_is_a_located_error(tmp_path: Path, remote: dict[str,
 def test_selective_read_requests_and_bytes(s3_server: S3Server, tmp_path: Path) -> None:
     # a needle in a file of many row groups: with no coalescing gap, an object store read
     # fetches exactly the bytes of the local read; the default gap trades some bytes for
-    # fewer requests; the profile counts the requests the server saw (it also sees the
-    # HEAD of each open and the listing)
+    # fewer requests; the profile counts the requests the server saw
     n = 200_000
     rng = np.random.default_rng(3)
     table = pa.table({
@@ -185,7 +184,9 @@ def test_selective_read_requests_and_bytes(s3_server: S3Server, tmp_path: Path) 
         s = lazyscan.scan(key, where=where, filesystem=fs, coalesce_gap=gap)
         assert_same_table(s.to_table(), expected, gap)
         seen = s3_server.requests() - before
-        assert s.profile["requests"] <= seen <= s.profile["requests"] + 4, (gap, seen, s.profile["requests"])
+        # beyond the profile's reads: the HEAD of the listing and the HEAD of the one open (the
+        # file schema discovery opened is the one the scan reads)
+        assert s.profile["requests"] <= seen <= s.profile["requests"] + 2, (gap, seen, s.profile["requests"])
         results[gap] = s.profile
     assert results[0]["bytes_read"] == local.profile["bytes_read"]
     assert results[-1]["requests"] < results[0]["requests"]

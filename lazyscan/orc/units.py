@@ -13,6 +13,7 @@ from lazyscan.io.source import ReadOptions
 from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain
 from lazyscan.orc.file import OrcFile
+from lazyscan.parquet import ReaderOptions
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.selection import RowRanges
 from lazyscan.parquet.statistics import ColumnStats
@@ -28,6 +29,9 @@ class OrcUnits(UnitFile):
         self.path = self.orc.path
         self.source = self.orc.source
         self.arrow_schema = self.orc.arrow_schema
+
+    def use_options(self, options: ReaderOptions) -> None:
+        self.orc.read_options = options.read
 
     def num_units(self) -> int:
         return self.orc.num_stripes

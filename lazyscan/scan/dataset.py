@@ -46,6 +46,10 @@ class FileSplit:
     partition_values: dict[str, Any] = field(default_factory=dict)
 
 
+#: object-store files schema discovery keeps open for the scan
+_KEEP_OPEN = 64
+
+
 def _is_hidden(name: str) -> bool:
     return name.startswith((".", "_")) and "=" not in name
 
@@ -168,6 +172,9 @@ class Dataset:
     _file_schema: pa.Schema | None = None
     #: ``parquet``, ``orc`` or None (each file recognized by its extension or first bytes)
     format: str | None = None
+    #: object-store files opened to read their schema, kept for the scan (a HEAD and a
+    #: footer request fewer each); at most ``_KEEP_OPEN``
+    _opened: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def file_schema(self, merge: bool = True) -> pa.Schema:
         """Arrow schema of the files (merged across all files, or the first file's)."""
@@ -176,13 +183,24 @@ class Dataset:
 
             schemas = []
             for info in self.files if merge else self.files[:1]:
-                with open_units(info.path, self.filesystem, fmt=self.format) as f:
+                f = open_units(info.path, self.filesystem, fmt=self.format)
+                try:
                     schemas.append(f.arrow_schema)
+                finally:
+                    if f.source.remote and len(self._opened) < _KEEP_OPEN and info.path not in self._opened:
+                        self._opened[info.path] = f
+                    else:
+                        f.close()
             merged = merge_schemas(schemas)
             if not merge:
                 return merged
             self._file_schema = merged
         return self._file_schema
+
+    def take_opened(self, path: str) -> Any:
+        """The file at ``path`` if schema discovery left it open (then it is the caller's to
+        close), else None."""
+        return self._opened.pop(path, None)
 
     def schema(self, merge: bool = True) -> pa.Schema:
         """File schema with the partition columns appended."""

@@ -208,7 +208,12 @@ class _FileContext:
     def __init__(self, scan: Scan, task: _FileTask) -> None:
         self.scan = scan
         self.info = task.info
-        self.file: UnitFile = open_units(task.info.path, scan.filesystem, scan.reader_options, scan.options.format)
+        kept = scan.dataset.take_opened(task.info.path) if scan.dataset is not None else None
+        if kept is not None:
+            kept.use_options(scan.reader_options)
+            self.file: UnitFile = kept
+        else:
+            self.file = open_units(task.info.path, scan.filesystem, scan.reader_options, scan.options.format)
         self.partition_values = dict(task.info.partition_values)
         units = task.row_groups
         if isinstance(task.info, FileSplit):

@@ -133,6 +133,9 @@ class UnitFile:
         """How this file's reads coalesce ranges (None: the source's defaults)."""
         return None
 
+    def use_options(self, options: ReaderOptions) -> None:
+        """Read with ``options`` from now on (a file opened before the scan's options applied)."""
+
     def read_ahead_ranges(self, unit: int, names: list[str], dictionary_only: bool) -> list[tuple[int, int]]:
         """Byte ranges worth fetching ahead for reading ``names`` of ``unit`` as filter
         columns (``dictionary_only``: where a chunk is all dictionary-encoded, its dictionary
@@ -280,6 +283,9 @@ class ParquetUnits(UnitFile):
 
     def read_options(self) -> ReadOptions | None:
         return self.pf.read_options
+
+    def use_options(self, options: ReaderOptions) -> None:
+        self.pf.options = options
 
     def read_ahead_ranges(self, unit: int, names: list[str], dictionary_only: bool) -> list[tuple[int, int]]:
         out = []
