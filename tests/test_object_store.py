@@ -286,3 +286,17 @@ def test_block_cache_serves_covered_ranges_and_forgets_failures() -> None:
     assert not cache.covered(100, 50)
     assert bytes(cache.get(5000, 10) or b"") == data[5000:5010]
     cache.close()
+    cache.prefetch([(0, 100)])  # closed: nothing more is fetched
+    assert not cache.covered(0, 100)
+
+
+def test_read_ahead_threads_are_shared(s3_server: S3Server, remote: dict[str, Any]) -> None:
+    import threading
+
+    from lazyscan.io.prefetch import PREFETCH_THREADS
+
+    fs = s3_server.arrow_filesystem()
+    for _ in range(3):
+        lazyscan.scan(f"{BUCKET}/data/parts", where="id < 100 OR id > 5900", filesystem=fs).to_table()
+    prefetchers = [t for t in threading.enumerate() if t.name.startswith("lazyscan-prefetch")]
+    assert len(prefetchers) <= PREFETCH_THREADS

@@ -16,8 +16,20 @@ from dataclasses import dataclass
 
 #: bytes of fetched blocks a source keeps (oldest dropped first)
 DEFAULT_BUDGET = 256 * 1024 * 1024
-#: requests in flight per source
-PREFETCH_THREADS = 2
+#: read-ahead requests in flight in the process (one pool for all sources, so a scan over many
+#: files does not leave a pool per file behind)
+PREFETCH_THREADS = 4
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="lazyscan-prefetch")
+        return _pool
 
 
 @dataclass
@@ -36,7 +48,7 @@ class BlockCache:
         self._blocks: list[_Block] = []
         self._bytes = 0
         self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
+        self._closed = False
         #: reads served from blocks, and their bytes
         self.hits = 0
         self.hit_bytes = 0
@@ -53,13 +65,14 @@ class BlockCache:
 
     def prefetch(self, requests: list[tuple[int, int]]) -> None:
         """Start fetching each ``(start, end)`` no block covers yet."""
+        pool = _shared_pool()
         with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="lazyscan-prefetch")
+            if self._closed:
+                return
             for start, end in requests:
                 if end <= start or self._find(start, end - start) is not None:
                     continue
-                block = _Block(start, end, self._pool.submit(self._fetch, start, end - start))
+                block = _Block(start, end, pool.submit(self._fetch, start, end - start))
                 self._blocks.append(block)
                 self._bytes += end - start
             while self._bytes > self.budget and len(self._blocks) > 1:
@@ -89,9 +102,10 @@ class BlockCache:
         return memoryview(data)[offset - block.start : offset - block.start + length]
 
     def close(self) -> None:
+        """Drop the blocks; requests not started yet are cancelled."""
         with self._lock:
-            pool, self._pool = self._pool, None
-            self._blocks.clear()
+            self._closed = True
+            blocks, self._blocks = self._blocks, []
             self._bytes = 0
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        for b in blocks:
+            b.data.cancel()
