@@ -49,9 +49,6 @@ class BlockCache:
         self._bytes = 0
         self._lock = threading.Lock()
         self._closed = False
-        #: reads served from blocks, and their bytes
-        self.hits = 0
-        self.hit_bytes = 0
 
     def covered(self, offset: int, length: int) -> bool:
         with self._lock:
@@ -96,9 +93,6 @@ class BlockCache:
             return None
         if len(data) < offset + length - block.start:
             return None  # the object ended early: the read itself says so
-        with self._lock:
-            self.hits += 1
-            self.hit_bytes += length
         return memoryview(data)[offset - block.start : offset - block.start + length]
 
     def close(self) -> None:

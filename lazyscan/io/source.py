@@ -137,7 +137,7 @@ class Source:
         if self._blocks is not None:
             todo = []
             for i, (off, length) in enumerate(ranges):
-                ahead = self._blocks.get(off, min(length, self.size - off)) if 0 <= off < self.size and length > 0 else None
+                ahead = self._blocks.get(off, length) if length > 0 else None
                 if ahead is None:
                     todo.append(i)
                 else:
@@ -146,9 +146,9 @@ class Source:
                 return out, 0, 0
         if len(todo) == 1:
             off, length = ranges[todo[0]]
-            data = self._read_counted(off, max(0, min(length, self.size - off))) if length > 0 and off < self.size else b""
+            data = self.read_at(off, length)
             out[todo[0]] = memoryview(data)
-            return out, len(data), 1 if data else 0
+            return out, len(data), 1
         wanted = [ranges[i] for i in todo]
         nbytes = 0
         requests = 0

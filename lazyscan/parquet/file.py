@@ -705,7 +705,7 @@ class ParquetFile:
     def _fetch(self, ranges: list[tuple[int, int]], c: ReadCounters) -> list[memoryview]:
         self._check_ranges(ranges)
         t0 = time.perf_counter()
-        opts = self.options.read or self._default_read
+        opts = self.read_options
         out, nbytes, requests = self.source.read_ranges_counted(ranges, opts)
         c.io_seconds += time.perf_counter() - t0
         c.bytes_fetched += nbytes
@@ -1160,7 +1160,7 @@ class ParquetFile:
         """:meth:`_fetch` into one array: (the array, where each range starts in it). The
         callers have checked that every range lies inside the file."""
         t0 = time.perf_counter()
-        opts = self.options.read or self._default_read
+        opts = self.read_options
         try:
             buf, at, nbytes, requests = self.source.read_ranges_into(ranges, opts)
         except ShortReadError:

@@ -299,19 +299,17 @@ class _RowGroupScan:
             answers = [evaluate_statistics(c.bound, stats) for c in scan.conjuncts]
             if any(a is Answer.CANNOT_MATCH for a in answers) or all(a is Answer.MUST_MATCH for a in answers):
                 return []
-        names = [n for n in scan.predicate_columns if self.ctx.flat(n) and n not in self.ctx.partition_values]
+        # only columns alone in a conjunct: how much of the others a row group reads depends
+        # on the rows earlier conjuncts leave
+        single = [c for c in scan.conjuncts if len(c.columns) == 1 and self.ctx.flat(c.columns[0]) and c.columns[0] not in self.ctx.partition_values]
         if opts.prune_page_index:
-            for c in scan.conjuncts:
-                if len(c.columns) != 1 or c.columns[0] not in names:
-                    continue
+            for c in single:
                 fs = self.file.finer_statistics(self.rg, c.columns[0])
                 if fs is not None and any(
                     st is not None and evaluate_statistics(c.bound, {c.columns[0]: st}) is Answer.CANNOT_MATCH for st in fs[0]
                 ):
                     return []  # the page index picks pages: they are fetched when known
-        # only columns alone in a conjunct: how much of the others a row group reads depends
-        # on the rows earlier conjuncts leave
-        alone = [n for n in names if any(c.columns == (n,) or list(c.columns) == [n] for c in scan.conjuncts)]
+        alone = list(dict.fromkeys(c.columns[0] for c in single))
         return self.file.read_ahead_ranges(self.rg, alone, opts.prune_dictionary or opts.dictionary_eval)
 
     def _stats_for(self, names: Iterable[str]) -> dict[str, ColumnStats]:

@@ -294,12 +294,12 @@ class ParquetUnits(UnitFile):
             if desc is None or not desc.flat:
                 continue
             try:
-                layout = self.pf.page_layout(unit, desc.index)
-                whole = self.pf.chunk_range(unit, desc.index)
-                dict_only = dictionary_only and layout.dictionary is not None and self.pf.is_fully_dictionary_encoded(unit, desc.index)
+                dictionary = self.pf.page_layout(unit, desc.index).dictionary
+                if not (dictionary_only and dictionary is not None and self.pf.is_fully_dictionary_encoded(unit, desc.index)):
+                    dictionary = None
+                out.append(dictionary or self.pf.chunk_range(unit, desc.index))
             except LazyScanError:
                 continue  # the read itself reports it
-            out.append(layout.dictionary if dict_only and layout.dictionary is not None else whole)
         return out
 
     def close(self) -> None:
