@@ -136,25 +136,19 @@ def request_bound(lineitem: Path, value: str, budgets: tuple[float, ...] = (1.0,
     read), knowing every needed range in advance: the whole ``l_comment`` chunk of each row
     group and, where it matches, the dictionary and data pages of the other columns holding a
     match (from the page index); the closest ranges are merged first until the budget is spent."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    from benchmarks.reader_bench import needed_pages
+    from benchmarks.reader_bench import comment_matches, needed_pages
     from lazyscan.parquet import ParquetFile
 
-    ref = pq.ParquetFile(lineitem)
+    hits = dict(comment_matches(lineitem, value))
     pf = ParquetFile(str(lineitem))
     ranges: list[tuple[int, int]] = []
     try:
-        for rg in range(ref.num_row_groups):
-            comments = ref.read_row_group(rg, columns=["l_comment"]).column(0).cast(pa.string())
-            rows = pc.indices_nonzero(pc.fill_null(pc.equal(comments, value), False)).to_numpy().astype(np.int64)
+        for rg in range(pf.num_row_groups):
+            rows = hits.get(rg)
             for desc in pf.schema.columns:
                 if desc.name == "l_comment":
                     ranges.append(pf.chunk_range(rg, desc.index))
-                elif len(rows):
+                elif rows is not None:
                     ranges += needed_pages(pf.page_layout(rg, desc.name), rows)
     finally:
         pf.close()

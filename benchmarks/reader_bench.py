@@ -75,6 +75,21 @@ def _take(arr: pa.ChunkedArray, idx: np.ndarray) -> pa.ChunkedArray:
     return arr.take(pa.array(idx))
 
 
+def comment_matches(path: Path | str, value: str) -> list[tuple[int, np.ndarray]]:
+    """``(row group, rows)`` of each row group of a lineitem file with rows where
+    ``l_comment = value`` (read with pyarrow, the reference)."""
+    import pyarrow.compute as pc
+
+    ref = pq.ParquetFile(path)
+    hit = []
+    for rg in range(ref.num_row_groups):
+        comments = ref.read_row_group(rg, columns=["l_comment"]).column(0).cast(pa.string())
+        rows = pc.indices_nonzero(pc.fill_null(pc.equal(comments, value), False)).to_numpy()
+        if len(rows):
+            hit.append((rg, rows.astype(np.int64)))
+    return hit
+
+
 def needed_pages(layout: Any, idx: np.ndarray) -> list[tuple[int, int]]:
     """(offset, size) of the pages a read of rows ``idx`` must fetch: the dictionary page and
     every data page holding a selected row."""

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmarks import THREADS
@@ -221,19 +219,11 @@ def penalty_floor(path: Path, value: Any, qb_seconds: float | None, reps: int) -
     work). Floor = (Q-B + that / THREADS) / Q-B."""
     if not qb_seconds:
         return None
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
-    from benchmarks.reader_bench import decompress_floor_seconds
+    from benchmarks.reader_bench import comment_matches, decompress_floor_seconds
     from lazyscan.parquet import ParquetFile
 
-    ref = pq.ParquetFile(path)
-    hit = []
-    for rg in range(ref.num_row_groups):
-        comments = ref.read_row_group(rg, columns=["l_comment"]).column(0).cast(pa.string())
-        rows = pc.indices_nonzero(pc.fill_null(pc.equal(comments, value.value), False)).to_numpy()
-        if len(rows):
-            hit.append((rg, rows.astype(np.int64)))
+    hit = comment_matches(path, value.value)
     pf = ParquetFile(str(path))
     try:
         extra = [c.name for c in pf.schema.columns if c.name not in ("l_comment", "l_orderkey")]
