@@ -536,7 +536,11 @@ SPARK_READERS = {
     "lazyscan": "Spark lazyscan",
     "lazyscan-df": "Spark lazyscan df",
     "lazyscan-auto": "Spark lazyscan.read auto",
+    "lazyscan-source": "Spark lazyscan data source",
+    "lazyscan-tasks": "Spark lazyscan mapInArrow",
 }
+#: the route of `lazyscan.spark.read` each forced lazyscan reader takes
+SPARK_ROUTES = {"lazyscan": "auto", "lazyscan-source": "source", "lazyscan-tasks": "tasks", "lazyscan-auto": "auto"}
 
 
 class SparkEngine(Engine):
@@ -549,6 +553,8 @@ class SparkEngine(Engine):
       documented way to hand lazyscan the filter and the columns (Spark 4.1-4.3 give a Python
       data source no column pruning and lazyscan keeps pushed filters off there); without that
       helper, the same as `lazyscan-df`.
+    - `lazyscan-source` / `lazyscan-tasks`: the same with `route="source"` (the `lazyscan` data
+      source) or `route="tasks"` (`mapInArrow` over planned tasks), side by side.
     - `lazyscan-df`: `spark.read.format("lazyscan").load(paths).where(sql).select(columns)`.
     - `lazyscan-auto`: `lazyscan.spark.read(spark, paths, columns, where)`: the helper estimates
       the selectivity and returns a lazyscan or a `spark.read.parquet` DataFrame (the estimate is
@@ -582,7 +588,7 @@ class SparkEngine(Engine):
             raise EngineUnavailable("lazyscan.spark.register is not implemented yet")
         register(self.spark)
         self._last_profile = getattr(lspark, "last_profile", None)
-        if self.reader in ("lazyscan", "lazyscan-auto"):
+        if self.reader in SPARK_ROUTES:
             self._helper = getattr(lspark, "read", None)
             if self._helper is None:
                 self.notes.append("no lazyscan.spark.read: DataFrame filter on format('lazyscan')")
@@ -595,8 +601,9 @@ class SparkEngine(Engine):
         paths: Any = query.paths[0] if len(query.paths) == 1 else list(query.paths)
         if self._helper is not None:
             columns = list(query.columns) if query.columns else None
-            force = "lazyscan" if self.reader == "lazyscan" else None
-            return self._helper(self.spark, paths, columns, query.where, force=force)
+            force = None if self.reader == "lazyscan-auto" else "lazyscan"
+            route = SPARK_ROUTES[self.reader]
+            return self._helper(self.spark, paths, columns, query.where, force=force, route=route)
         if self.reader == "parquet":
             df = self.spark.read.parquet(*query.paths)
         else:
@@ -641,6 +648,8 @@ ALL_ENGINES = (
     "spark-lazyscan",
     "spark-lazyscan-df",
     "spark-lazyscan-auto",
+    "spark-lazyscan-source",
+    "spark-lazyscan-tasks",
     "lazyscan",
     "duckdb",
     "polars",
@@ -672,6 +681,8 @@ def make_engine(name: str) -> Engine:
         "spark-lazyscan": lambda: SparkEngine("lazyscan"),
         "spark-lazyscan-df": lambda: SparkEngine("lazyscan-df"),
         "spark-lazyscan-auto": lambda: SparkEngine("lazyscan-auto"),
+        "spark-lazyscan-source": lambda: SparkEngine("lazyscan-source"),
+        "spark-lazyscan-tasks": lambda: SparkEngine("lazyscan-tasks"),
         "lazyscan": LazyscanEngine,
         "duckdb": DuckDBEngine,
         "polars": PolarsEngine,

@@ -250,7 +250,7 @@ def scenario_markdown(scenario: dict[str, Any], chart: str | None = None) -> str
     auto = scenario.get("derived", {}).get("auto_vs_faster")
     if auto:
         lines += [
-            "| query | Spark lazyscan.read auto / faster of Spark parquet and Spark lazyscan |",
+            "| query | Spark lazyscan.read auto / fastest of Spark parquet and the lazyscan routes |",
             "|---|---:|",
             *[f"| {q} | {r:.2f} |" for q, r in auto.items()],
             "",
@@ -629,7 +629,7 @@ def spark_headline(spark: dict[str, Any]) -> str:
     header = ["Spark local[2]", "rows", *[f"{label} (s)" for _, label in engines]]
     header += [f"Spark parquet / {label}" for e, label in engines if e != "spark-parquet"]
     if auto:
-        header.append("auto / faster")
+        header.append("auto / fastest")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * 2 + "---:|" * (len(header) - 2)]
     for q in spark.get("queries", []):
         ms = {m["engine"]: m for m in q["measurements"]}

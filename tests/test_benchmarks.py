@@ -404,10 +404,10 @@ def test_spark_ratios_and_headline_table() -> None:
     table = spark_headline(scenario)
     assert "| Q-A | 7 |" in table and "4.00x" in table and "0.50x" in table
     assert table.count("\n") == 3  # header, rule, two queries
-    assert "auto / faster" not in table
+    assert "auto / fastest" not in table
     auto = Measurement("spark-lazyscan-auto", "Spark lazyscan.read auto", "ok", 7, 0.33)
     results[1].measurements[2] = auto
     assert auto_vs_faster(results) == {"range": pytest.approx(1.1)}
     derived = {"spark_ratio": spark_ratios(results), "auto_vs_faster": auto_vs_faster(results)}
     table = spark_headline(ScenarioResult("spark", "t", "d", queries=results, derived=derived).to_dict())
-    assert "auto / faster |" in table and "| 1.10 |" in table and table.count("n/a") == 2
+    assert "auto / fastest |" in table and "| 1.10 |" in table and table.count("n/a") == 2

@@ -33,6 +33,7 @@ import logging
 from typing import Any
 
 from lazyscan.spark.choose import CostModel, Estimate, Workload, estimate, read
+from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE, default_parallelism
 from lazyscan.spark.keys import KeyFilterTooLarge, key_filter
 from lazyscan.spark.options import SessionDefaults, parse_size, push_mode
 from lazyscan.spark.profiles import (
@@ -58,6 +59,12 @@ def _conf(spark: Any, key: str) -> str | None:
     return None if value in (None, "") else str(value)
 
 
+def _pyspark_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
+
+
 def session_defaults(spark: Any, push_filters: bool | str = "auto") -> SessionDefaults:
     """Split settings and time zone of ``spark``, as the data source uses them, and the default
     of the ``pushFilters`` option."""
@@ -67,10 +74,8 @@ def session_defaults(spark: Any, push_filters: bool | str = "auto") -> SessionDe
     min_num = _conf(spark, "spark.sql.files.minPartitionNum")
     max_num = _conf(spark, "spark.sql.files.maxPartitionNum")
     if min_num is None:
-        try:
-            min_num = str(spark.sparkContext.defaultParallelism)
-        except Exception:
-            min_num = None
+        cores = default_parallelism(spark)
+        min_num = None if cores is None else str(cores)
     return SessionDefaults(
         max_partition_bytes=parse_size("maxPartitionBytes", max_bytes) if max_bytes else d.max_partition_bytes,
         open_cost_in_bytes=parse_size("openCostInBytes", open_cost) if open_cost else d.open_cost_in_bytes,
@@ -81,8 +86,12 @@ def session_defaults(spark: Any, push_filters: bool | str = "auto") -> SessionDe
     )
 
 
-def register(spark: Any, push_filters: bool | str = "auto") -> type[LazyScanDataSource]:
+def register(spark: Any, push_filters: bool | str = "auto") -> type[LazyScanDataSource] | None:
     """Register the data source ``lazyscan`` with ``spark`` and enable Python filter pushdown.
+
+    On Spark before 4.1 (no Python data source with pushed filters) nothing is registered and
+    None is returned: :func:`read` runs the scan through ``mapInArrow`` there
+    (:mod:`.tasks`), with the accumulator created here for :func:`last_profile`.
 
     Snapshots ``spark.sql.files.maxPartitionBytes`` / ``openCostInBytes`` / ``minPartitionNum``
     (default: the default parallelism) / ``maxPartitionNum`` and the session time zone as option
@@ -111,13 +120,17 @@ def register(spark: Any, push_filters: bool | str = "auto") -> type[LazyScanData
     DataFrame (``spark.read.format("lazyscan")...load(path)``) for each query or each side of
     a join. ``False`` keeps every filter in Spark without the warning.
     """
-    spark.conf.set(PUSHDOWN_CONF, "true")
     accumulator = None
     try:
         accumulator = spark.sparkContext.accumulator({}, ProfileAccumulatorParam())
     except Exception as e:
         log.info("no accumulator for lazyscan profiles (%s); use the profileDir option", e)
     set_accumulator(accumulator)
+    if not HAS_PYTHON_DATA_SOURCE:
+        log.info("Spark %s has no Python data source with filter pushdown: lazyscan.spark.read "
+                 "scans through mapInArrow", _pyspark_version())
+        return None
+    spark.conf.set(PUSHDOWN_CONF, "true")
     cls = type(
         "LazyScanDataSource",
         (LazyScanDataSource,),

@@ -62,6 +62,7 @@ from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, FileSplit
 from lazyscan.scan.profile import Profile
+from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE, default_parallelism, is_connect
 from lazyscan.spark.keys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS
 from lazyscan.spark.options import KEY_FILTER_PREFIX
 
@@ -591,10 +592,8 @@ class _Plan:
         return [c for c in self.output_columns() if c not in parts and c in names]
 
     def _cores(self) -> int:
-        try:
-            return max(1, int(self.spark.sparkContext.defaultParallelism))
-        except Exception:
-            return max(1, self.settings.split_policy.min_partition_num)
+        cores = default_parallelism(self.spark)
+        return cores if cores is not None else max(1, self.settings.split_policy.min_partition_num)
 
     def _files_left(self) -> list[FileInfo]:
         """Files whose partition values the filter does not rule out (both readers skip them)."""
@@ -710,18 +709,44 @@ class _Plan:
             profile=profile,
         )
 
-    def lazyscan_frame(self) -> Any:
-        """The lazyscan DataFrame: the output columns as its schema, the filter as ``where``."""
+    def _scan_options(self) -> dict[str, str]:
+        """The lazyscan options of the read: the user's, the filter as ``where``, key filters."""
+        opts = dict(self.options)
+        if self.expr is not None:
+            opts["where"] = str(self.expr)
+        for column, kf in self.keys:
+            opts[f"{KEY_FILTER_PREFIX}{column}"] = kf.to_text()
+        return opts
+
+    def _output_schema(self) -> StructType:
         schema: StructType = self.listing.spark_schema
         output = self.output_columns()
-        subset = StructType([f for f in schema.fields if f.name in output])
-        reader = self.spark.read.format("lazyscan").schema(subset).options(**self.options)
-        if self.expr is not None:
-            reader = reader.option("where", str(self.expr))
-        for column, kf in self.keys:
-            reader = reader.option(f"{KEY_FILTER_PREFIX}{column}", kf.to_text())
-        df = reader.load(self.paths[0]) if len(self.paths) == 1 else reader.load(self.paths)
+        return StructType([f for f in schema.fields if f.name in output])
+
+    def lazyscan_frame(self, route: str) -> Any:
+        """The lazyscan DataFrame: the output columns as its schema, the filter as ``where``,
+        through the data source (``route="source"``) or ``mapInArrow`` (``"tasks"``)."""
+        if route == "tasks":
+            df = self._tasks_frame()
+        else:
+            reader = self.spark.read.format("lazyscan").schema(self._output_schema())
+            reader = reader.options(**self._scan_options())
+            df = reader.load(self.paths[0]) if len(self.paths) == 1 else reader.load(self.paths)
         return df.select(*self.columns) if self.columns else df
+
+    def _tasks_frame(self) -> Any:
+        from lazyscan.spark import session_defaults
+        from lazyscan.spark.options import SourceSettings
+        from lazyscan.spark.profiles import current_accumulator
+        from lazyscan.spark.source import LazyScanReader
+        from lazyscan.spark.tasks import tasks_frame
+
+        settings = SourceSettings.from_options(
+            {"paths": _json(self.paths), **self._scan_options()}, session_defaults(self.spark)
+        )
+        accumulator = None if is_connect(self.spark) else current_accumulator()
+        reader = LazyScanReader(settings, self.listing, self._output_schema(), accumulator)
+        return tasks_frame(self.spark, reader)
 
     def spark_frame(self) -> Any:
         opts = {}
@@ -806,6 +831,7 @@ def read(
     semi_join: SemiJoin | Sequence[SemiJoin] | None = None,
     max_keys: int = DEFAULT_MAX_KEYS,
     max_key_bytes: int = DEFAULT_MAX_BYTES,
+    route: str = "auto",
     **options: Any,
 ) -> Any:
     """A DataFrame of ``columns`` of ``path`` filtered by ``where``, from lazyscan or from
@@ -840,6 +866,7 @@ def read(
             bind(expr, plan.listing.scan_schema)  # a key type the column cannot hold: PredicateError
     if force not in (None, "lazyscan", "spark"):
         raise ValueError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
+    route = resolve_route(route, spark)
     if force is not None:
         use = force == "lazyscan"
         log.info("lazyscan.spark.read %s: %s (forced)", ", ".join(plan.paths), force)
@@ -851,7 +878,37 @@ def read(
         )
         use = est.use_lazyscan
         log.info("lazyscan.spark.read %s: %s (estimate took %.3f s)", ", ".join(plan.paths), est, est.seconds)
-    return plan.lazyscan_frame() if use else plan.spark_frame()
+    return plan.lazyscan_frame(route) if use else plan.spark_frame()
+
+
+ROUTES = ("auto", "source", "tasks")
+
+
+def resolve_route(route: str, spark: Any = None) -> str:
+    """How the lazyscan DataFrame runs: ``"source"`` (the ``lazyscan`` data source) or
+    ``"tasks"`` (``mapInArrow`` over planned tasks, :mod:`.tasks`).
+
+    ``"auto"``: the tasks on classic sessions (measured faster than the data source on Spark
+    4.3: less fixed cost per read and per task; see the ``spark`` benchmark) and wherever
+    Spark has no Python data source with filter pushdown (before 4.1); the data source on Spark
+    Connect to 4.1 or later, where the tasks DataFrame would look tiny to Spark's planner.
+    """
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, got {route!r}")
+    if route == "auto":
+        return "source" if HAS_PYTHON_DATA_SOURCE and spark is not None and is_connect(spark) else "tasks"
+    if route == "source" and not HAS_PYTHON_DATA_SOURCE:
+        raise LazyScanError(
+            f"route='source' needs the Python data source API of Spark 4.1 or later (this is "
+            f"PySpark {_pyspark_version()}); route='tasks' runs on any Spark from 3.4"
+        )
+    return route
+
+
+def _pyspark_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
 
 
 __all__ = ["CostModel", "Estimate", "Workload", "decide", "estimate", "read"]

@@ -28,7 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
+from pyspark.sql.types import BinaryType, DataType, StringType
+
+from lazyscan.errors import PredicateError
+from lazyscan.predicate import FALSE, Column, Expr, col, lit
+from lazyscan.predicate.expr import Literal
+from lazyscan.spark.compat import (
     EqualNullSafe,
     EqualTo,
     Filter,
@@ -44,11 +49,6 @@ from pyspark.sql.datasource import (
     StringEndsWith,
     StringStartsWith,
 )
-from pyspark.sql.types import BinaryType, DataType, StringType
-
-from lazyscan.errors import PredicateError
-from lazyscan.predicate import FALSE, Column, Expr, col, lit
-from lazyscan.predicate.expr import Literal
 
 _COMPARISONS: dict[type, str] = {
     EqualTo: "=",

@@ -67,13 +67,13 @@ def _partition_keys(max_keys: int) -> Any:
 
 
 def _key_type(df: Any, column: str) -> tuple[str, pa.DataType]:
-    from pyspark.sql.pandas.types import to_arrow_type
+    from lazyscan.spark.compat import to_arrow_type
 
     names = df.schema.fieldNames()
     match = column if column in names else next((n for n in names if n.lower() == column.lower()), None)
     if match is None:
         raise PredicateError(f"key column {column!r} is not in the dimension DataFrame; columns: {', '.join(names)}")
-    return match, to_arrow_type(df.schema[match].dataType, timezone="UTC", prefers_large_types=False)
+    return match, to_arrow_type(df.schema[match].dataType)
 
 
 def key_filter(

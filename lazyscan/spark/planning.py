@@ -25,9 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql.datasource import InputPartition
-
 from lazyscan.scan.dataset import FileInfo, FileSplit
+from lazyscan.spark.compat import InputPartition
 
 #: the largest task (bytes of file) lazyscan plans when no maxPartitionBytes is set
 DEFAULT_TASK_BYTES = 2 * 1024 * 1024 * 1024

@@ -80,6 +80,12 @@ def set_accumulator(accumulator: Any) -> None:
         _accumulator = accumulator
 
 
+def current_accumulator() -> Any:
+    """The accumulator of the session that last called :func:`lazyscan.spark.register`."""
+    with _lock:
+        return _accumulator
+
+
 def _take() -> ProfileBag:
     with _lock:
         acc = _accumulator

@@ -63,25 +63,6 @@ from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceReader,
-    EqualNullSafe,
-    EqualTo,
-    Filter,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    InputPartition,
-    IsNotNull,
-    IsNull,
-    LessThan,
-    LessThanOrEqual,
-    Not,
-    StringContains,
-    StringEndsWith,
-    StringStartsWith,
-)
 from pyspark.sql.types import StructField, StructType
 
 from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
@@ -99,12 +80,31 @@ from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, discover
 from lazyscan.scan.profile import Profile
+from lazyscan.spark.compat import (
+    DataSource,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
+    to_arrow_type,
+)
 from lazyscan.spark.filters import FilterColumn, convert_filter
 from lazyscan.spark.options import KEY_FILTER_PREFIX, SessionDefaults, SourceSettings
 from lazyscan.spark.planning import ScanTask, plan_tasks
 from lazyscan.spark.profiles import new_scan_id, task_entry, write_task_profile
 from lazyscan.spark.types import (
-    ARROW_TIME_ZONE,
     BatchShaper,
     OutputColumn,
     file_spark_schema,
@@ -380,8 +380,6 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     'x'")`` reads ``l_comment`` to filter and outputs ``l_orderkey``). A column the ``where``
     option names that the first file lacks is looked up in the other files' footers.
     """
-    from pyspark.sql.pandas.types import to_arrow_type
-
     fs, files, pschema = list_files(settings)
     first = pa.schema([])
     if files:
@@ -395,7 +393,7 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
             fields_arrow.append(first.field(name).with_nullable(True))
         else:
             name = f.name
-            atype = to_arrow_type(f.dataType, timezone=ARROW_TIME_ZONE, prefers_large_types=False)
+            atype = to_arrow_type(f.dataType)
             fields_arrow.append(pa.field(name, atype))
         fields_spark.append(StructField(name, f.dataType, True))
     taken = {f.name for f in fields_arrow} | set(pschema.names)

@@ -280,9 +280,9 @@ def partition_spark_type(atype: pa.DataType) -> DataType:
 
 def arrow_schema_for_spark(schema: StructType) -> pa.Schema:
     """The Arrow schema Spark requires of batches for ``schema`` (TIMESTAMP in UTC)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
+    from lazyscan.spark.compat import to_arrow_schema
 
-    return to_arrow_schema(schema, timezone=ARROW_TIME_ZONE, prefers_large_types=False)
+    return to_arrow_schema(schema)
 
 
 def floor_to_micros(arr: pa.Array, tz: str | None) -> pa.Array:
