@@ -21,8 +21,8 @@ import pytest
 
 from lazyscan.errors import PredicateError
 from lazyscan.predicate import bind, col, evaluate_kleene, parse_predicate
-from lazyscan.predicate.expr import Compare, Expr, In, to_sql
-from tests.spark_support import get_spark
+from lazyscan.predicate.expr import Expr, to_sql
+from tests.spark_support import get_spark, hits_spark_bigint_quirk
 from tests.support.random_data import TABLE_TYPES, random_predicate, random_table
 
 pytestmark = pytest.mark.spark
@@ -351,27 +351,6 @@ def test_hand_written_predicates_match_spark(spark: Any, data: pa.Table) -> None
     # the list must exercise both outcomes: most predicates evaluate, some are errors
     errors = sum(isinstance(o, Exception) for o in mine)
     assert 10 <= errors <= 30, errors
-
-
-_BIGINT_COLUMNS = ("i64", "u32")  # Spark reads uint32 as BIGINT
-
-
-def hits_spark_bigint_quirk(expr: Expr) -> bool:
-    """Spark 4.3 answers FALSE / TRUE instead of NULL when a NULL BIGINT is compared with an
-    integer or decimal literal beyond the BIGINT range (``i64 >= 9223372036854775808`` is FALSE
-    and its NOT is TRUE for a NULL ``i64``): its optimizer drops the NULL check when it removes
-    the cast. lazyscan keeps SQL's NULL; predicates that run into this are left out of the
-    random comparison (see test_spark_bigint_out_of_range_quirk)."""
-    stack: list[Any] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (Compare, In)) and node.column.name in _BIGINT_COLUMNS:
-            values = [node.value] if isinstance(node, Compare) else list(node.values)
-            for v in values:
-                if v.kind in ("integer", "decimal") and not -(2**63) <= v.value <= 2**63 - 1:
-                    return True
-        stack.extend(getattr(node, a) for a in ("left", "right", "child") if hasattr(node, a))
-    return False
 
 
 def test_spark_bigint_out_of_range_quirk(spark: Any, data: pa.Table) -> None:

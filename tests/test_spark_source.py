@@ -406,7 +406,7 @@ def choice_dir(tmp_path_factory):
 
 def _reader_of(df) -> str:
     plan = df._jdf.queryExecution().executedPlan().toString()
-    return "lazyscan" if "BatchScan lazyscan" in plan else "spark"
+    return "lazyscan" if "BatchScan lazyscan" in plan or "MapInArrow" in plan else "spark"
 
 
 #: lazyscan's fixed costs waived: the small test files show the decision on selectivity alone

@@ -74,6 +74,7 @@ from lazyscan.predicate import (
     evaluate,
     parse_predicate,
     referenced_columns,
+    split_conjuncts,
 )
 from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
@@ -571,7 +572,8 @@ class LazyScanReader(DataSourceReader):
     def _prune_files(self) -> list[FileInfo]:
         files = list(self.listing.files)
         parts = set(self.listing.partition_names)
-        on_parts = [p for p in self.predicates if referenced_columns(p) and referenced_columns(p) <= parts]
+        conjuncts = [c for p in self.predicates for c in split_conjuncts(p)]
+        on_parts = [c for c in conjuncts if referenced_columns(c) and referenced_columns(c) <= parts]
         if not files or not on_parts:
             return files
         pschema = self.listing.partition_schema
