@@ -614,7 +614,7 @@ def spark(ctx: RunContext) -> ScenarioResult:
         params={"sf": sf, "reps": ctx.reps},
         chart={"kind": "bars", "ylabel": "seconds (median)"},
     )
-    if not any(e.name == "spark-parquet" for e in engines) or not any(e.name.startswith("spark-lazyscan") for e in engines):
+    if not any(e.name == "spark-parquet" for e in engines):
         res.status = "skipped: needs the Spark engines (run without --no-spark)"
         return res
     for name in SPARK_ENGINES[1:]:

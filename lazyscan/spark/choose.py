@@ -24,10 +24,13 @@ calibrated on a 2-core machine (``local[2]``, TPC-H lineitem SF1 and SF10); pass
 ``CostModel`` to :func:`read` for other machines or clusters. Without a filter, Spark's
 reader is used; filters lazyscan cannot parse also go to Spark's reader.
 
-The lazyscan DataFrame reads only the output columns (a user schema, since Spark passes Python
-data sources no column pruning) and gets the whole filter as the ``where`` option, evaluated
+The lazyscan DataFrame reads only the output columns and gets the whole filter, evaluated
 inside the scan against the file columns, so even disjunctions, which Spark never pushes to
-Python sources, are evaluated there and Spark does not filter again.
+Python sources, are evaluated there and Spark does not filter again. It runs on one of two
+routes (``route``): ``mapInArrow`` over the planned tasks (:mod:`.tasks`; the default on classic
+sessions, and the only route before Spark 4.1) or the ``lazyscan`` data source with the output
+columns as its schema and the filter as its ``where`` option (the default on Spark Connect to
+4.1 or later).
 """
 
 from __future__ import annotations
@@ -838,12 +841,16 @@ def read(
     Spark's own reader (``spark.read.parquet`` or ``spark.read.orc``), whichever is expected
     to be faster; logs the choice and why.
 
-    This is the fast route on Spark 4.1-4.3: the lazyscan DataFrame reads only ``columns`` and
-    evaluates ``where`` (any Spark SQL filter lazyscan parses, ``OR`` and ``LIKE`` included)
-    inside the scan, and small or unselective reads go to Spark's own reader, whose fixed costs
-    are lower (see the module docs and :class:`CostModel`). ``force="lazyscan"`` or
-    ``force="spark"`` skips the estimate. ``options`` are lazyscan data source options. Call
-    :func:`lazyscan.spark.register` first.
+    This is the fast route on every Spark from 3.4: the lazyscan DataFrame reads only
+    ``columns`` and evaluates ``where`` (any Spark SQL filter lazyscan parses, ``OR`` and
+    ``LIKE`` included) inside the scan, and small or unselective reads go to Spark's own reader,
+    whose fixed costs are lower (see the module docs and :class:`CostModel`).
+    ``force="lazyscan"`` or ``force="spark"`` skips the estimate. ``options`` are lazyscan data
+    source options. Call :func:`lazyscan.spark.register` first.
+
+    ``route`` says how a lazyscan DataFrame runs: ``"tasks"`` (``mapInArrow`` over tasks
+    planned on the driver), ``"source"`` (the ``lazyscan`` data source, Spark 4.1 or later) or
+    ``"auto"`` (see :func:`resolve_route`). Both give the same rows; profiles arrive the same way.
 
     ``semi_join=(dim_df, dim_key, fact_key)`` keeps only rows whose ``fact_key`` may be among
     the values of ``dim_key`` in the DataFrame ``dim_df``: a key filter built with one Spark
