@@ -194,6 +194,14 @@ def test_planner_never_sees_a_small_scan(spark, typed_dir):
     assert all("MapInArrow" not in line for line in broadcast)
 
 
+@pytest.mark.parametrize("where", ["s = 'abc'", "i32 > -100 OR s IS NULL", "dt IS NOT NULL AND i8 < 40"])
+def test_chooser_rows_match_spark(spark, typed_dir, where):
+    """Without ``force`` the chooser picks a reader (and the route); the rows are Spark's."""
+    got = lazyscan.spark.read(spark, str(typed_dir), ["rid", "s", "dt"], where)
+    want = spark.read.parquet(str(typed_dir)).where(where).select("rid", "s", "dt")
+    assert_same_rows(got.collect(), want.collect(), where)
+
+
 def test_unknown_route_and_column(spark, typed_dir):
     with pytest.raises(ValueError, match="route"):
         lazyscan.spark.read(spark, str(typed_dir), ["rid"], "i32 = 1", route="mapinarrow")
