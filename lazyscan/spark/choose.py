@@ -546,10 +546,11 @@ class _Plan:
         options: dict[str, Any],
     ) -> _Plan:
         from lazyscan.spark import session_defaults
-        from lazyscan.spark.options import SourceSettings
+        from lazyscan.spark.options import SourceSettings, absolute_local_path
         from lazyscan.spark.source import build_listing
 
-        paths = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
+        raw = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
+        paths = [absolute_local_path(p) for p in raw]
         opts = {str(k): str(v) for k, v in options.items()}
         settings = SourceSettings.from_options(
             {"paths": _json(paths), **opts}, session_defaults(spark)

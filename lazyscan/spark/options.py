@@ -28,6 +28,7 @@ Defaults for the split settings and the time zone come from the session that cal
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -305,4 +306,13 @@ def _paths(values: dict[str, Any]) -> tuple[str, ...]:
         raise OptionError(
             "the lazyscan data source needs a path: spark.read.format('lazyscan').load(path)"
         )
-    return tuple(dict.fromkeys(out))
+    return tuple(dict.fromkeys(absolute_local_path(p) for p in out))
+
+
+def absolute_local_path(path: str) -> str:
+    """A local path made absolute where it is planned (the driver), as Spark resolves relative
+    paths against the driver's working folder; executors run in folders of their own. URIs
+    (``s3://``, ``file:``, ...) stay as they are."""
+    if "://" in path or path.startswith("file:") or os.path.isabs(path):
+        return path
+    return os.path.abspath(path)

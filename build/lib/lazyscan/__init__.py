@@ -1,0 +1,45 @@
+"""lazyscan: selective Parquet scans.
+
+The filter is evaluated inside the scan, on the predicate columns first; the other columns are
+read only for rows that survived. See README.md for the layers and the public API.
+"""
+
+from lazyscan.errors import (
+    CorruptFileError,
+    LazyScanError,
+    OptionError,
+    PredicateError,
+    SourceError,
+    UnsupportedFeatureError,
+)
+from lazyscan.parquet import ParquetFile, RowRanges
+from lazyscan.predicate import col, lit, parse_predicate
+from lazyscan.predicate.keys import KeyFilter, KeyFilterError, key_filter
+from lazyscan.scan import FileSplit, Profile, Scan, ScanOptions, discover
+from lazyscan.scan.scan import scan
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CorruptFileError",
+    "FileSplit",
+    "KeyFilter",
+    "KeyFilterError",
+    "LazyScanError",
+    "OptionError",
+    "ParquetFile",
+    "PredicateError",
+    "Profile",
+    "RowRanges",
+    "Scan",
+    "ScanOptions",
+    "SourceError",
+    "UnsupportedFeatureError",
+    "__version__",
+    "col",
+    "discover",
+    "key_filter",
+    "lit",
+    "parse_predicate",
+    "scan",
+]

@@ -1,0 +1,232 @@
+"""The ``lazyscan`` command line.
+
+- ``lazyscan scan PATH --where SQL [--columns a,b] [--limit N] [--output FILE]``: prints matching
+  rows as a table (or writes .parquet / .csv / .json) and a one-line profile;
+- ``lazyscan explain PATH --where SQL``: the plan, which predicate runs at which tier, the
+  decision log and the full profile;
+- ``lazyscan inspect PATH``: row groups, columns, encodings, indexes and Bloom filters of a
+  Parquet file; stripes, row groups, encodings, streams and Bloom filters of an ORC file.
+
+Errors are one line on stderr with a non-zero exit code. A progress bar is shown on long scans
+when stderr is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lazyscan.errors import LazyScanError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lazyscan", description="Selective Parquet scans: filter first, read the rest only for surviving rows.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("path", help="a Parquet file, a folder (hive partitions), or a glob")
+        sp.add_argument("--where", "-w", default=None, help="SQL predicate, e.g. \"l_comment = 'x' AND l_quantity < 5\"")
+        sp.add_argument("--columns", "-c", default=None, help="comma-separated output columns (default: all)")
+        sp.add_argument("--threads", type=int, default=None, help="row groups read in parallel (default: cores)")
+        sp.add_argument(
+            "--option", "-o", action="append", default=[], metavar="NAME=VALUE",
+            help="a scan option, e.g. -o prune_bloom=false -o materialization_threshold=10",
+        )
+
+    s = sub.add_parser("scan", help="print or write the matching rows")
+    common(s)
+    s.add_argument("--limit", "-n", type=int, default=20, help="rows to print (default 20; 0 = all)")
+    s.add_argument("--output", default=None, help="write all rows to FILE.parquet, .csv or .json")
+    e = sub.add_parser("explain", help="show the plan, the pruning decisions and the profile")
+    common(e)
+    e.add_argument("--no-run", action="store_true", help="plan only, do not run the scan")
+    i = sub.add_parser("inspect", help="describe a Parquet or ORC file's layout")
+    i.add_argument("path")
+    return p
+
+
+def _options(pairs: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise LazyScanError(f"option {pair!r} is not NAME=VALUE")
+        k, _, v = pair.partition("=")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _make_scan(args: argparse.Namespace) -> object:
+    import lazyscan
+
+    columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
+    options: dict[str, Any] = _options(args.option)
+    return lazyscan.scan(args.path, columns=columns, where=args.where, threads=args.threads, **options)
+
+
+def _batches_with_progress(scan: object) -> list[pa.RecordBatch]:
+    from lazyscan.scan import Scan
+
+    assert isinstance(scan, Scan)
+    if not sys.stderr.isatty():
+        return list(scan.to_batches())
+    from rich.progress import Progress
+
+    batches = []
+    with Progress(transient=True) as progress:
+        task = progress.add_task("scanning", total=None)
+        for b in scan.to_batches():
+            batches.append(b)
+            progress.update(task, advance=b.num_rows, description=f"scanning: {scan.profile['row_groups_total']} row groups")
+    return batches
+
+
+def _print_table(table: pa.Table, limit: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    shown = table if limit <= 0 else table.slice(0, limit)
+    t = Table(show_lines=False)
+    for name in shown.column_names:
+        t.add_column(name, overflow="fold")
+    for row in shown.to_pylist():
+        t.add_row(*["NULL" if v is None else str(v) for v in row.values()])
+    console.print(t)
+    if limit > 0 and table.num_rows > limit:
+        console.print(f"... {table.num_rows - limit:,} more rows (use --limit 0 or --output)")
+
+
+def _write(table: pa.Table, path: str) -> None:
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, path)
+    elif path.endswith(".csv"):
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(table, path)
+    elif path.endswith(".json"):
+        import json
+
+        with open(path, "w") as f:
+            json.dump(table.to_pylist(), f, default=str)
+    else:
+        raise LazyScanError(f"cannot write {path!r}: use .parquet, .csv or .json")
+
+
+def _inspect_orc(path: str) -> str:
+    from lazyscan.orc import OrcFile
+    from lazyscan.orc import proto as P
+
+    f = OrcFile(path)
+    ps = f.postscript
+    version = ".".join(map(str, ps.version)) or "?"
+    lines = [
+        f"{path}: ORC {version}, {f.num_rows:,} rows, {f.num_stripes} stripes, "
+        f"{P.COMPRESSION_NAMES.get(f.compression, f.compression)} compression"
+        + (f" ({f.block_size:,} B blocks)" if f.compression else "")
+        + f", row index stride {f.row_index_stride:,}"
+    ]
+    lines.append(f"schema: {f.arrow_schema}")
+    for s in range(f.num_stripes):
+        info = f.stripe(s)
+        footer = f.stripe_footer(s)
+        tz = f", writer time zone {footer.writer_timezone}" if footer.writer_timezone else ""
+        lines.append(
+            f"stripe {s}: {info.number_of_rows:,} rows, index {info.index_length:,} B, data {info.data_length:,} B{tz}"
+        )
+        for c in f.columns:
+            streams = f.streams(s, c.id)
+            enc = footer.columns[c.id]
+            size = sum(st.length for k, st in streams.items() if k not in (P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8))
+            extras = []
+            index = f.row_index(s, c.name) if c.flat else None
+            if index:
+                extras.append(f"row index ({len(index)} row groups)")
+            if P.BLOOM_FILTER_UTF8 in streams or P.BLOOM_FILTER in streams:
+                extras.append("bloom" + (" (utf8)" if P.BLOOM_FILTER_UTF8 in streams else " (pre-UTF-8)"))
+            encoding = P.ENCODING_NAMES.get(enc.kind, str(enc.kind))
+            if enc.kind in (P.DICTIONARY, P.DICTIONARY_V2):
+                encoding += f" ({enc.dictionary_size:,} entries)"
+            kinds = "+".join(P.STREAM_NAMES.get(k, str(k)) for k in sorted(streams) if k not in (P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8))
+            lines.append(
+                f"  {c.name} ({P.TYPE_NAMES.get(c.type.kind, c.type.kind)}): {size:,} B, {encoding}, streams {kinds or '-'}"
+                + (f", {', '.join(extras)}" if extras else "")
+            )
+    return "\n".join(lines)
+
+
+def _is_orc(path: str) -> bool:
+    from lazyscan.io.source import open_source
+
+    with open_source(path) as src:
+        return src.size >= 3 and src.read_at(0, 3) == b"ORC"
+
+
+def _inspect(path: str) -> str:
+    from lazyscan.parquet import ParquetFile
+
+    if _is_orc(path):
+        return _inspect_orc(path)
+    pf = ParquetFile(path)
+    lines = [f"{path}: {pf.num_rows:,} rows, {pf.num_row_groups} row groups, created by {pf.metadata.created_by}"]
+    lines.append(f"schema: {pf.arrow_schema}")
+    for rg in range(pf.num_row_groups):
+        r = pf.metadata.row_groups[rg]
+        lines.append(f"row group {rg}: {r.num_rows:,} rows")
+        for desc in pf.schema.columns:
+            md = r.columns[desc.index].meta_data
+            if md is None:
+                continue
+            ch = r.columns[desc.index]
+            extras = []
+            if ch.offset_index_offset is not None:
+                extras.append("offset index")
+            if ch.column_index_offset is not None:
+                extras.append("column index")
+            if md.bloom_filter_offset is not None:
+                extras.append("bloom")
+            from lazyscan.parquet.codecs import codec_name
+
+            lines.append(
+                f"  {desc.name}: {md.total_compressed_size:,} B {codec_name(md.codec)}, encodings {list(md.encodings)}"
+                + (f", {', '.join(extras)}" if extras else "")
+            )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "inspect":
+            print(_inspect(args.path))
+            return 0
+        scan = _make_scan(args)
+        if args.command == "explain":
+            print(scan.explain(analyze=not args.no_run))  # type: ignore[attr-defined]
+            return 0
+        batches = _batches_with_progress(scan)
+        table = pa.Table.from_batches(batches, schema=scan.schema) if batches else scan.schema.empty_table()  # type: ignore[attr-defined]
+        if args.output:
+            _write(table, args.output)
+            print(f"wrote {table.num_rows:,} rows to {args.output}")
+        else:
+            _print_table(table, args.limit)
+        print(scan.profile.summary(), file=sys.stderr)  # type: ignore[attr-defined]
+        return 0
+    except LazyScanError as e:
+        print(f"lazyscan: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except OSError as e:
+        print(f"lazyscan: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""Ranged reads over local files and pyarrow / fsspec filesystems.
+
+- :class:`Source`: a random-access byte source (``size``, ``read_at``), thread-safe.
+- :func:`open_source`: opens a path (local, ``file://``) or a path on a pyarrow or fsspec
+  filesystem.
+- :func:`coalesce_ranges` / :meth:`Source.read_ranges`: merges nearby byte ranges into few large
+  requests (gap and size limits), so remote stores see few round trips.
+- :class:`IOStats`: bytes and requests issued, time spent waiting.
+"""
+
+from lazyscan.io.source import (
+    IOStats,
+    LocalSource,
+    ReadOptions,
+    Source,
+    coalesce_ranges,
+    open_source,
+)
+
+__all__ = ["IOStats", "LocalSource", "ReadOptions", "Source", "coalesce_ranges", "open_source"]

@@ -1,0 +1,397 @@
+"""Random-access byte sources and coalesced range reads."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import SourceError
+from lazyscan.io.prefetch import DEFAULT_BUDGET, BlockCache
+
+
+@dataclass
+class IOStats:
+    """Counters of one source (shared by the threads that read it)."""
+
+    bytes_read: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, nbytes: int, seconds: float) -> None:
+        with self._lock:
+            self.bytes_read += nbytes
+            self.requests += 1
+            self.seconds += seconds
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How byte ranges are fetched.
+
+    ``coalesce_gap``: two ranges closer than this many bytes are fetched as one request.
+    ``coalesce_max``: a merged request is not grown beyond this size.
+    """
+
+    coalesce_gap: int = 64 * 1024
+    coalesce_max: int = 64 * 1024 * 1024
+
+
+def coalesce_ranges(
+    ranges: list[tuple[int, int]], gap: int, max_size: int
+) -> list[tuple[int, int, list[int]]]:
+    """Merge ``(offset, length)`` ranges into requests ``(start, end, member indexes)``.
+
+    Ranges are sorted by offset; a range joins the current request when it starts within ``gap``
+    bytes of the request's end and the request stays within ``max_size`` (a single range larger
+    than ``max_size`` is still one request). Overlapping ranges are allowed.
+    """
+    order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    out: list[tuple[int, int, list[int]]] = []
+    for i in order:
+        off, length = ranges[i]
+        end = off + length
+        if out:
+            s, e, members = out[-1]
+            if off <= e + gap and max(e, end) - s <= max_size:
+                out[-1] = (s, max(e, end), [*members, i])
+                continue
+        out.append((off, end, [i]))
+    return out
+
+
+_DEFAULT_READ = ReadOptions()
+
+
+class Source:
+    """A random-access, thread-safe byte source."""
+
+    path: str
+    size: int
+    stats: IOStats
+    #: ranges fetched ahead (object stores, see :meth:`enable_prefetch`)
+    _blocks: BlockCache | None = None
+
+    def _read(self, offset: int, length: int) -> bytes:
+        raise NotImplementedError
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """Read exactly ``length`` bytes at ``offset`` (fewer only at end of file)."""
+        if offset < 0 or length < 0:
+            raise SourceError(f"bad read range {offset}+{length} in {self.path!r}")
+        length = max(0, min(length, self.size - offset))
+        if length == 0:
+            return b""
+        if self._blocks is not None:
+            ahead = self._blocks.get(offset, length)
+            if ahead is not None:
+                return bytes(ahead)
+        return self._read_counted(offset, length)
+
+    def _read_counted(self, offset: int, length: int) -> bytes:
+        t0 = time.perf_counter()
+        data = self._read(offset, length)
+        self.stats.add(len(data), time.perf_counter() - t0)
+        return data
+
+    @property
+    def remote(self) -> bool:
+        """Whether a request costs a round trip (object stores), not a system call."""
+        return True
+
+    def enable_prefetch(self, budget: int = DEFAULT_BUDGET) -> None:
+        """Keep ranges fetched by :meth:`prefetch` (at most ``budget`` bytes) for later reads."""
+        if self._blocks is None:
+            self._blocks = BlockCache(self._read_counted, budget)
+
+    def prefetch(self, ranges: list[tuple[int, int]], options: ReadOptions | None = None) -> None:
+        """Start fetching ``(offset, length)`` ranges in the background, coalesced as a read
+        would; no-op unless :meth:`enable_prefetch` was called."""
+        if self._blocks is None or not ranges:
+            return
+        opts = options or _DEFAULT_READ
+        clipped = [(off, min(length, self.size - off)) for off, length in ranges if 0 <= off < self.size and length > 0]
+        todo = [(off, length) for off, length in clipped if not self._blocks.covered(off, length)]
+        self._blocks.prefetch([(s, e) for s, e, _ in coalesce_ranges(todo, opts.coalesce_gap, opts.coalesce_max)])
+
+    def read_ranges(
+        self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
+    ) -> list[memoryview]:
+        """Read several ranges with coalesced requests; results in the order of ``ranges``."""
+        return self.read_ranges_counted(ranges, options)[0]
+
+    def read_ranges_counted(
+        self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
+    ) -> tuple[list[memoryview], int, int]:
+        """:meth:`read_ranges`, plus the bytes and requests this call fetched (the source's
+        :attr:`stats` also count other threads' reads)."""
+        opts = options or _DEFAULT_READ
+        out: list[memoryview] = [memoryview(b"")] * len(ranges)
+        todo = list(range(len(ranges)))
+        if self._blocks is not None:
+            todo = []
+            for i, (off, length) in enumerate(ranges):
+                ahead = self._blocks.get(off, length) if length > 0 else None
+                if ahead is None:
+                    todo.append(i)
+                else:
+                    out[i] = ahead
+            if not todo:
+                return out, 0, 0
+        if len(todo) == 1:
+            off, length = ranges[todo[0]]
+            data = self.read_at(off, length)
+            out[todo[0]] = memoryview(data)
+            return out, len(data), 1
+        wanted = [ranges[i] for i in todo]
+        nbytes = 0
+        requests = 0
+        for start, end, members in coalesce_ranges(wanted, opts.coalesce_gap, opts.coalesce_max):
+            data = self.read_at(start, end - start)
+            nbytes += len(data)
+            requests += 1
+            view = memoryview(data)
+            for k in members:
+                off, length = wanted[k]
+                out[todo[k]] = view[off - start : off - start + length]
+        return out, nbytes, requests
+
+    def read_ranges_into(
+        self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
+    ) -> tuple[np.ndarray, list[int], int, int]:
+        """Read ``ranges`` back to back into one new ``uint8`` array: (the array, where each range
+        starts in it, bytes fetched, requests). :class:`ShortReadError` when the source ends
+        inside a range."""
+        views, nbytes, requests = self.read_ranges_counted(ranges, options)
+        starts, total = _layout(ranges)
+        out = _empty_bytes(total)
+        for (_, length), view, at in zip(ranges, views, starts):
+            if len(view) != length:
+                raise ShortReadError(f"{self.path!r} ends inside the byte range {_}+{length}")
+            out[at : at + length] = np.frombuffer(view, dtype=np.uint8)
+        return out, starts, nbytes, requests
+
+    def close(self) -> None:
+        if self._blocks is not None:
+            self._blocks.close()
+            self._blocks = None
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ShortReadError(SourceError):
+    """The source ended inside a requested byte range."""
+
+
+def _layout(ranges: list[tuple[int, int]]) -> tuple[list[int], int]:
+    starts = []
+    total = 0
+    for _, length in ranges:
+        starts.append(total)
+        total += length
+    return starts, total
+
+
+def _empty_bytes(n: int) -> np.ndarray:
+    # large buffers from Arrow's pool: fresh numpy memory pays a page fault per 4 KiB written
+    return np.empty(n, np.uint8) if n < 1 << 16 else np.frombuffer(pa.allocate_buffer(n), np.uint8)
+
+
+#: buffers per ``preadv`` call, below every platform's IOV_MAX
+_IOV_BATCH = 512
+
+
+class LocalSource(Source):
+    """A local file read with ``os.pread`` (no shared file position, so threads can share it)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self._fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise SourceError(f"file not found: {path!r}") from None
+        except IsADirectoryError:
+            raise SourceError(f"is a directory, not a file: {path!r}") from None
+        except OSError as e:
+            raise SourceError(f"cannot open {path!r}: {e.strerror}") from None
+        self.size = os.fstat(self._fd).st_size
+        self.stats = IOStats()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        first = os.pread(self._fd, length, offset)
+        if len(first) == length or not first:
+            return first
+        chunks = [first]
+        got = len(first)
+        while got < length:
+            chunk = os.pread(self._fd, length - got, offset + got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def read_ranges_into(
+        self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
+    ) -> tuple[np.ndarray, list[int], int, int]:
+        """Like :meth:`Source.read_ranges_into`, with ``preadv`` straight into the array: no
+        intermediate bytes objects."""
+        opts = options or _DEFAULT_READ
+        if not hasattr(os, "preadv"):  # pragma: no cover - not on Linux or macOS
+            return super().read_ranges_into(ranges, opts)
+        starts, total = _layout(ranges)
+        out = _empty_bytes(total)
+        view = memoryview(out)  # type: ignore[arg-type]
+        nbytes = requests = 0
+        for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
+            iov: list[memoryview] = []
+            at = start
+            for i in members:  # in file order
+                off, length = ranges[i]
+                if off < at:  # overlapping ranges: read them one by one
+                    return super().read_ranges_into(ranges, opts)
+                if off > at:
+                    iov.append(memoryview(bytearray(off - at)))
+                iov.append(view[starts[i] : starts[i] + length])
+                at = off + length
+            t0 = time.perf_counter()
+            got = 0
+            for b in range(0, len(iov), _IOV_BATCH):
+                batch = iov[b : b + _IOV_BATCH]
+                want = sum(len(v) for v in batch)
+                n = os.preadv(self._fd, batch, start + got)
+                if n != want:
+                    raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
+                got += n
+            self.stats.add(got, time.perf_counter() - t0)
+            nbytes += got
+            requests += 1
+        return out, starts, nbytes, requests
+
+    # bound when the class is made: __del__ may run at interpreter exit, after module globals
+    # (``os`` among them) have been cleared
+    _close_fd = staticmethod(os.close)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            self._close_fd(self._fd)
+            self._fd = -1
+
+    def __del__(self) -> None:
+        try:  # noqa: SIM105 - at interpreter exit the contextlib global may already be None
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def remote(self) -> bool:
+        return False
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"])  # type: ignore[misc]
+
+
+class ArrowSource(Source):
+    """A file on a pyarrow filesystem (S3, GCS, HDFS, ...)."""
+
+    def __init__(self, path: str, filesystem: Any) -> None:
+        self.path = path
+        self._fs = filesystem
+        try:
+            self._file = filesystem.open_input_file(path)
+        except FileNotFoundError:
+            raise SourceError(f"file not found: {path!r}") from None
+        except OSError as e:
+            raise SourceError(f"cannot open {path!r}: {e}") from None
+        self.size = self._file.size()
+        self.stats = IOStats()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        try:
+            data = self._file.read_at(length, offset)
+        except OSError as e:
+            raise SourceError(f"cannot read {self.path!r} at {offset}+{length}: {e}") from None
+        return data if isinstance(data, bytes) else data.to_pybytes()
+
+    def close(self) -> None:
+        super().close()
+        self._file.close()
+
+
+class FsspecSource(Source):
+    """A file on an fsspec filesystem; ranges are fetched with ``cat_file``."""
+
+    def __init__(self, path: str, filesystem: Any) -> None:
+        self.path = path
+        self._fs = filesystem
+        try:
+            self.size = int(filesystem.size(path))
+        except FileNotFoundError:
+            raise SourceError(f"file not found: {path!r}") from None
+        except Exception as e:  # fsspec backends raise their clients' errors too
+            raise SourceError(f"cannot open {path!r}: {e}") from None
+        self.stats = IOStats()
+
+    def _read(self, offset: int, length: int) -> bytes:
+        try:
+            return bytes(self._fs.cat_file(self.path, start=offset, end=offset + length))
+        except Exception as e:
+            raise SourceError(f"cannot read {self.path!r} at {offset}+{length}: {e}") from None
+
+
+def _is_pyarrow_fs(fs: Any) -> bool:
+    try:
+        import pyarrow.fs as pafs
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(fs, pafs.FileSystem)
+
+
+#: URI schemes Hadoop gives S3 that name the same objects as ``s3://``
+_S3_ALIASES = ("s3a://", "s3n://")
+
+
+def filesystem_from_uri(uri: str) -> tuple[Any, str]:
+    """pyarrow's filesystem for ``uri`` and the path on it (``s3a://`` and ``s3n://`` read as
+    ``s3://``); a :class:`SourceError` naming the URI when pyarrow cannot make one."""
+    import pyarrow.fs as pafs
+
+    if uri.startswith(_S3_ALIASES):
+        uri = "s3://" + uri.split("://", 1)[1]
+    try:
+        fs, path = pafs.FileSystem.from_uri(uri)
+    except Exception as e:
+        raise SourceError(f"cannot open {uri!r}: {e}") from None
+    return fs, path
+
+
+def open_source(path: Any, filesystem: Any = None) -> Source:
+    """Open ``path`` (str or path-like; ``file://`` URLs accepted) on ``filesystem``."""
+    if isinstance(path, Source):
+        return path
+    p = os.fspath(path)
+    if filesystem is None:
+        if p.startswith("file://"):
+            p = p[len("file://") :]
+        if "://" in p:
+            fs, inner = filesystem_from_uri(p)
+            return ArrowSource(inner, fs)
+        return LocalSource(p)
+    if _is_pyarrow_fs(filesystem):
+        return ArrowSource(p, filesystem)
+    if hasattr(filesystem, "cat_file"):
+        return FsspecSource(p, filesystem)
+    raise SourceError(f"unsupported filesystem object {type(filesystem).__name__}")

@@ -1,0 +1,974 @@
+"""One ORC file: its tail (postscript, footer, metadata), stripe footers, row indexes and column
+reads, decoded by the kernels of :mod:`lazyscan.orc.kernels`.
+
+Columns are named by their top-level field name or their ORC column id (pre-order, 0 is the
+root struct). Flat columns are decoded here; nested ones go through pyarrow's ORC reader for
+the stripe and are then selected, with the same results.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import time
+import zoneinfo
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import CorruptFileError, FileError, UnsupportedFeatureError
+from lazyscan.io.source import ReadOptions, Source, SourceError, open_source
+from lazyscan.orc import kernels as K
+from lazyscan.orc import proto as P
+from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
+from lazyscan.orc.positions import PositionColumns, Resume, position_columns, stream_layout
+from lazyscan.orc.statistics import column_stats
+from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.selection import RowRanges
+from lazyscan.parquet.statistics import ColumnStats
+
+MAGIC = b"ORC"
+#: bytes read from the end of the file first (postscript, footer and usually the metadata)
+_TAIL_READ = 64 * 1024
+#: seconds from 1970-01-01 to ORC's timestamp base, 2015-01-01 00:00:00
+ORC_EPOCH = 1_420_070_400
+_UTC_NAMES = {"", "UTC", "GMT", "Etc/UTC", "Etc/GMT", "Z", "Zulu", "Universal", "Etc/Universal"}
+#: the longest encoded run-length run (512 values of 8 bytes, plus its header)
+_MAX_RUN_BYTES = 2 + 8 * 512
+#: a selection whose row groups hold more than this share of the stripe's rows is read whole
+SEEK_MAX_SHARE = 0.5
+
+
+@dataclass
+class OrcColumn:
+    """A column of the file: its ORC id, top-level name, ORC type and Arrow type."""
+
+    id: int
+    name: str
+    type: P.OrcType
+    arrow_type: pa.DataType
+
+    @property
+    def flat(self) -> bool:
+        return self.type.kind not in (P.LIST, P.MAP, P.STRUCT, P.UNION)
+
+
+def arrow_type(types: list[P.OrcType], i: int, depth: int = 0) -> pa.DataType:
+    """The Arrow type pyarrow's ORC reader gives ORC type ``i``."""
+    if depth > 64 or i >= len(types):
+        raise CorruptFileError(f"type tree refers to type {i} of {len(types)}")
+    t = types[i]
+    k = t.kind
+    simple = {
+        P.BOOLEAN: pa.bool_(), P.BYTE: pa.int8(), P.SHORT: pa.int16(), P.INT: pa.int32(), P.LONG: pa.int64(),
+        P.FLOAT: pa.float32(), P.DOUBLE: pa.float64(), P.STRING: pa.string(), P.VARCHAR: pa.string(),
+        P.CHAR: pa.string(), P.BINARY: pa.binary(), P.DATE: pa.date32(), P.TIMESTAMP: pa.timestamp("ns"),
+        P.TIMESTAMP_INSTANT: pa.timestamp("ns", tz="UTC"),
+    }
+    if k in simple:
+        return simple[k]
+    if k == P.DECIMAL:
+        if t.precision == 0:  # format 0.11: no precision, each value carries its own scale
+            return pa.decimal128(38, 6)
+        precision = t.precision
+        if not 1 <= precision <= 38 or t.scale > precision:
+            raise CorruptFileError(f"decimal({t.precision}, {t.scale}) is not a valid decimal type")
+        return pa.decimal128(precision, t.scale)
+    if k == P.LIST:
+        if len(t.subtypes) != 1:
+            raise CorruptFileError("a list type must have one subtype")
+        return pa.list_(arrow_type(types, t.subtypes[0], depth + 1))
+    if k == P.MAP:
+        if len(t.subtypes) != 2:
+            raise CorruptFileError("a map type must have two subtypes")
+        return pa.map_(arrow_type(types, t.subtypes[0], depth + 1), arrow_type(types, t.subtypes[1], depth + 1))
+    if k == P.STRUCT:
+        if len(t.field_names) != len(t.subtypes):
+            raise CorruptFileError("a struct type has a different number of names and subtypes")
+        return pa.struct([pa.field(n, arrow_type(types, s, depth + 1)) for n, s in zip(t.field_names, t.subtypes)])
+    if k == P.UNION:
+        children = [pa.field(f"_union_{j}", arrow_type(types, s, depth + 1)) for j, s in enumerate(t.subtypes)]
+        return pa.sparse_union(children)
+    raise UnsupportedFeatureError(f"ORC type kind {k} is not supported")
+
+
+class OrcFile:
+    """One ORC file: metadata, statistics, row indexes and column reads.
+
+    ``source`` is a path (local, ``file://``, or a URI pyarrow understands), a path on
+    ``filesystem`` (pyarrow or fsspec), or an open :class:`lazyscan.io.Source`.
+    """
+
+    def __init__(self, source: Any, filesystem: Any = None, *, read: ReadOptions | None = None) -> None:
+        """``read``: request coalescing (None: the defaults of :class:`ReadOptions`)."""
+        self.source: Source = open_source(source, filesystem)
+        self.read_options = read
+        self.path = self.source.path
+        self.counters = ReadCounters()
+        self._stripe_footers: dict[int, P.StripeFooter] = {}
+        self._row_indexes: dict[tuple[int, int], list[P.RowIndexEntry] | None] = {}
+        self._positions: dict[tuple[int, int], np.ndarray | None] = {}
+        self._stripe_stats: list[list[P.ColumnStatistics]] | None = None
+        self._metadata_bytes: memoryview | None = None
+        self._read_tail()
+
+    def _error(self, cls: type[FileError], msg: str, **where: Any) -> FileError:
+        return cls(msg, file=self.path, **where)
+
+    # ---- tail ---------------------------------------------------------------------------
+
+    def _read_tail(self) -> None:
+        size = self.source.size
+        if size < 4:
+            raise self._error(CorruptFileError, f"file of {size} bytes is too small to be ORC")
+        try:
+            tail = self.source.read_at(max(0, size - _TAIL_READ), min(size, _TAIL_READ))
+        except SourceError as e:
+            raise self._error(CorruptFileError, f"cannot read the file tail: {e}") from None
+        ps_len = tail[-1]
+        if ps_len == 0 or ps_len + 1 > len(tail):
+            raise self._error(CorruptFileError, f"postscript length {ps_len} does not fit the file")
+        ps_bytes = memoryview(tail)[len(tail) - 1 - ps_len : len(tail) - 1]
+        try:
+            ps = P.parse_postscript(ps_bytes)
+        except P.ProtoError as e:
+            raise self._error(CorruptFileError, f"not an ORC file or corrupt postscript: {e}") from None
+        # files of the first format version carry the magic only at the start of the file
+        if ps.magic != "ORC" and self.source.read_at(0, 3) != MAGIC:
+            raise self._error(CorruptFileError, "not an ORC file: no 'ORC' magic in the postscript or at the start")
+        try:
+            check_codec(ps.compression)
+        except UnsupportedFeatureError as e:
+            raise self._error(UnsupportedFeatureError, str(e)) from None
+        if ps.compression != NONE and not 0 < ps.compression_block_size <= 1 << 30:
+            raise self._error(CorruptFileError, f"compression block size {ps.compression_block_size} is out of range")
+        self.postscript = ps
+        self.compression = ps.compression
+        self.block_size = ps.compression_block_size
+        tail_len = 1 + ps_len + ps.footer_length + ps.metadata_length
+        if tail_len > size:
+            raise self._error(CorruptFileError, f"footer and metadata ({tail_len} bytes) exceed the file size {size}")
+        if tail_len > len(tail):
+            tail = self.source.read_at(size - tail_len, tail_len)
+        view = memoryview(tail)
+        footer_end = len(tail) - 1 - ps_len
+        footer_raw = view[footer_end - ps.footer_length : footer_end]
+        self._metadata_bytes = view[footer_end - ps.footer_length - ps.metadata_length : footer_end - ps.footer_length]
+        try:
+            footer = P.parse_footer(self._decompress(footer_raw).data)
+        except P.ProtoError as e:
+            raise self._error(CorruptFileError, f"corrupt footer: {e}") from None
+        except CorruptFileError as e:
+            raise self._error(CorruptFileError, f"corrupt footer: {e.reason}") from None
+        if footer.encrypted:
+            raise self._error(UnsupportedFeatureError, "encrypted ORC files are not supported")
+        self.footer = footer
+        self.types = footer.types
+        if not self.types:
+            raise self._error(CorruptFileError, "the footer has no types")
+        root = self.types[0]
+        if root.kind != P.STRUCT:
+            raise self._error(UnsupportedFeatureError, "ORC files whose root type is not a struct are not supported")
+        self.columns: list[OrcColumn] = []
+        for name, sub in zip(root.field_names, root.subtypes):
+            self.columns.append(OrcColumn(sub, name, self.types[sub] if sub < len(self.types) else P.OrcType(), arrow_type(self.types, sub)))
+        self.arrow_schema = pa.schema([pa.field(c.name, c.arrow_type) for c in self.columns])
+        total = sum(s.number_of_rows for s in footer.stripes)
+        if footer.stripes and total != footer.number_of_rows:
+            raise self._error(CorruptFileError, f"stripes hold {total} rows, the footer says {footer.number_of_rows}")
+        for i, s in enumerate(footer.stripes):
+            if s.offset + s.index_length + s.data_length + s.footer_length > size:
+                raise self._error(CorruptFileError, "stripe runs past the end of the file", stripe=i)
+
+    def _decompress(self, data: memoryview | bytes | np.ndarray, base: int = 0) -> Decompressed:
+        return decompress_stream(data, self.compression, self.block_size, base)
+
+    # ---- accessors ----------------------------------------------------------------------
+
+    @property
+    def num_stripes(self) -> int:
+        return len(self.footer.stripes)
+
+    @property
+    def num_rows(self) -> int:
+        return self.footer.number_of_rows
+
+    @property
+    def row_index_stride(self) -> int:
+        return self.footer.row_index_stride
+
+    def stripe(self, i: int) -> P.StripeInformation:
+        if not 0 <= i < self.num_stripes:
+            raise IndexError(f"stripe {i} out of range: the file has {self.num_stripes}")
+        return self.footer.stripes[i]
+
+    def column(self, column: int | str) -> OrcColumn:
+        """A top-level column by name, or by position among the top-level fields."""
+        if isinstance(column, str):
+            for c in self.columns:
+                if c.name == column:
+                    return c
+            raise KeyError(f"no column {column!r} in {self.path}; it has: {', '.join(c.name for c in self.columns)}")
+        if not 0 <= column < len(self.columns):
+            raise IndexError(f"column {column} out of range: the file has {len(self.columns)}")
+        return self.columns[column]
+
+    def file_statistics(self, column: int | str) -> P.ColumnStatistics | None:
+        c = self.column(column)
+        stats = self.footer.statistics
+        return stats[c.id] if c.id < len(stats) else None
+
+    def stripe_statistics(self, stripe: int, column: int | str) -> P.ColumnStatistics | None:
+        """The column's statistics in one stripe (from the file metadata), if written."""
+        c = self.column(column)
+        if self._stripe_stats is None:
+            raw = self._metadata_bytes
+            try:
+                self._stripe_stats = P.parse_metadata(self._decompress(raw).data) if raw is not None and len(raw) else []
+            except (P.ProtoError, CorruptFileError) as e:
+                raise self._error(CorruptFileError, f"corrupt metadata (stripe statistics): {e}") from None
+        if stripe >= len(self._stripe_stats):
+            return None
+        per_column = self._stripe_stats[stripe]
+        return per_column[c.id] if c.id < len(per_column) else None
+
+    def _utc_values(self, stripe: int, c: OrcColumn) -> bool:
+        """Whether the column's values read as UTC instants (so timestamp statistics apply)."""
+        if c.type.kind not in (P.TIMESTAMP, P.TIMESTAMP_INSTANT):
+            return True
+        return c.type.kind == P.TIMESTAMP_INSTANT or self.stripe_footer(stripe).writer_timezone in _UTC_NAMES
+
+    def statistics(self, stripe: int, column: int | str) -> ColumnStats | None:
+        """The column's statistics over a stripe, in the form predicates compare with."""
+        c = self.column(column)
+        rows = self.stripe(stripe).number_of_rows
+        return column_stats(self.stripe_statistics(stripe, c.name), c.arrow_type, rows, self._utc_values(stripe, c))
+
+    def row_group_statistics(self, stripe: int, column: int | str) -> list[ColumnStats | None] | None:
+        """Per row group (``row_index_stride`` rows) of a stripe, the column's statistics."""
+        c = self.column(column)
+        index = self.row_index(stripe, c.name)
+        if not index:
+            return None
+        rows = self.stripe(stripe).number_of_rows
+        stride = self.row_index_stride
+        utc = self._utc_values(stripe, c)
+        return [
+            column_stats(e.statistics, c.arrow_type, min(stride, rows - g * stride), utc) for g, e in enumerate(index)
+        ]
+
+    def stripe_footer(self, stripe: int) -> P.StripeFooter:
+        cached = self._stripe_footers.get(stripe)
+        if cached is not None:
+            return cached
+        s = self.stripe(stripe)
+        raw = self.source.read_at(s.offset + s.index_length + s.data_length, s.footer_length)
+        try:
+            sf = P.parse_stripe_footer(self._decompress(raw).data)
+        except (P.ProtoError, CorruptFileError) as e:
+            raise self._error(CorruptFileError, f"corrupt stripe footer: {e}", stripe=stripe) from None
+        if len(sf.columns) < len(self.types):
+            raise self._error(CorruptFileError, f"stripe footer has {len(sf.columns)} column encodings for {len(self.types)} types", stripe=stripe)
+        if sum(st.length for st in sf.streams) > s.index_length + s.data_length:
+            raise self._error(CorruptFileError, "stream lengths exceed the stripe", stripe=stripe)
+        self._stripe_footers[stripe] = sf
+        return sf
+
+    def encoding(self, stripe: int, column: int | str) -> P.ColumnEncoding:
+        return self.stripe_footer(stripe).columns[self.column(column).id]
+
+    def streams(self, stripe: int, column_id: int) -> dict[int, P.Stream]:
+        """The streams of an ORC column id in a stripe, by kind."""
+        return {st.kind: st for st in self.stripe_footer(stripe).streams if st.column == column_id}
+
+    def row_index(self, stripe: int, column: int | str) -> list[P.RowIndexEntry] | None:
+        """The row index of a column in a stripe (one entry per ``row_index_stride`` rows)."""
+        c = self.column(column)
+        key = (stripe, c.id)
+        if key in self._row_indexes:
+            return self._row_indexes[key]
+        st = self.streams(stripe, c.id).get(P.ROW_INDEX)
+        index = None
+        if st is not None:
+            raw = self._fetch(stripe, [st], None)[0]
+            try:
+                index = P.parse_row_index(self._decompress(raw).data)
+            except (P.ProtoError, CorruptFileError) as e:
+                raise self._error(CorruptFileError, f"corrupt row index: {e}", stripe=stripe, column=c.name) from None
+        self._row_indexes[key] = index
+        return index
+
+    def bloom_filters(self, stripe: int, column: int | str) -> list[P.BloomFilterEntry] | None:
+        """The column's Bloom filters in a stripe (one per row group), UTF-8 kind preferred;
+        None when the column has none or only ones of a pre-release layout."""
+        c = self.column(column)
+        streams = self.streams(stripe, c.id)
+        st = streams.get(P.BLOOM_FILTER_UTF8) or streams.get(P.BLOOM_FILTER)
+        if st is None:
+            return None
+        raw = self._fetch(stripe, [st], None)[0]
+        try:
+            return P.parse_bloom_filter_index(self._decompress(raw).data, utf8=st.kind == P.BLOOM_FILTER_UTF8)
+        except P.UnknownBloomFormat:
+            return None  # an optimization only: the rows are still filtered
+        except (P.ProtoError, CorruptFileError) as e:
+            raise self._error(CorruptFileError, f"corrupt Bloom filter index: {e}", stripe=stripe, column=c.name) from None
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def _fetch(self, stripe: int, streams: list[P.Stream], counters: ReadCounters | None) -> list[memoryview]:
+        s = self.stripe(stripe)
+        ranges = [(s.offset + st.offset, st.length) for st in streams]
+        t0 = time.perf_counter()
+        views, nbytes, requests = self.source.read_ranges_counted(ranges, self.read_options)
+        c = counters if counters is not None else self.counters
+        c.io_seconds += time.perf_counter() - t0
+        c.bytes_fetched += nbytes
+        c.requests += requests
+        for st, v in zip(streams, views):
+            if len(v) != st.length:
+                raise self._error(CorruptFileError, f"the file ends inside stream {P.STREAM_NAMES.get(st.kind, st.kind)}", stripe=stripe)
+        return views
+
+    def positions(self, stripe: int, column: int | str) -> np.ndarray | None:
+        """The row index's positions of a column in a stripe: one row per row group, one
+        column per position (see :mod:`lazyscan.orc.positions`); None without a row index or
+        when its entries differ in length."""
+        c = self.column(column)
+        key = (stripe, c.id)
+        if key in self._positions:
+            return self._positions[key]
+        st = self.streams(stripe, c.id).get(P.ROW_INDEX)
+        matrix = None
+        if st is not None:
+            raw = self._fetch(stripe, [st], None)[0]
+            status, offsets, values = K.row_index_positions(self._decompress(raw).data)
+            if status < 0:
+                raise self._error(CorruptFileError, f"corrupt row index: {K.ERROR_MESSAGES[status]}", stripe=stripe, column=c.name)
+            widths = np.diff(offsets)
+            if len(widths) and (widths == widths[0]).all():
+                matrix = values.reshape(len(widths), int(widths[0]))
+        self._positions[key] = matrix
+        return matrix
+
+    def read_column(
+        self,
+        stripe: int,
+        column: int | str,
+        rows: RowRanges | np.ndarray | Sequence[int] | None = None,
+        counters: ReadCounters | None = None,
+        cache: dict | None = None,
+    ) -> pa.Array:
+        """Read a column of a stripe: all rows, or the rows selected by ``rows`` (a sorted array
+        of distinct row indices within the stripe, or a :class:`RowRanges`). Values equal
+        pyarrow's for the same rows, nulls included. ``cache``: a dict kept across the reads of
+        one stripe (decoded dictionaries)."""
+        c = self.column(column)
+        n = self.stripe(stripe).number_of_rows
+        selection = _as_selection(rows, n)
+        if not c.flat:
+            arr = self._read_nested(stripe, c)
+            return arr.take(pa.array(selection.to_indices())) if selection is not None else arr
+        try:
+            if selection is not None:
+                spans = self._spans(stripe, c, selection)
+                if spans is not None:
+                    try:
+                        return self._read_spans(stripe, c, selection, spans, counters, cache)
+                    except CorruptFileError:
+                        pass  # the whole stripe decides: a corrupt one fails there, with its place
+            arr = self._read_flat(stripe, c, counters, cache)
+        except FileError as e:
+            raise e.at(file=self.path, stripe=stripe, column=c.name) from None
+        if selection is not None:
+            arr = arr.take(pa.array(selection.to_indices()))
+        return arr
+
+    # ---- selective reads ------------------------------------------------------------------
+
+    def _spans(self, stripe: int, c: OrcColumn, selection: RowRanges) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first and last row group of each run of row groups holding selected rows; None
+        when the whole stripe is the better read (no usable row index, or most of its rows
+        selected)."""
+        stride = self.row_index_stride
+        n = self.stripe(stripe).number_of_rows
+        if stride <= 0 or selection.is_empty:
+            return None
+        try:
+            matrix = self.positions(stripe, c.name)
+        except CorruptFileError:
+            return None  # the whole-stripe read reports it with its place
+        if matrix is None or matrix.shape[1] == 0:
+            return None  # some writers leave the positions out: the stripe is read whole
+        first = selection.starts // stride
+        last = (selection.ends - 1) // stride
+        # row groups covered by the selected ranges, as runs: ranges ascend and do not overlap
+        keep = np.ones(len(first), bool)
+        keep[1:] = first[1:] > last[:-1] + 1
+        starts = first[keep]
+        ends = np.maximum.accumulate(last)[np.append(np.flatnonzero(keep)[1:] - 1, len(last) - 1)]
+        if int((ends - starts + 1).sum()) * stride > SEEK_MAX_SHARE * n:
+            return None
+        return starts.astype(np.int64), ends.astype(np.int64)
+
+    def _read_spans(
+        self, stripe: int, c: OrcColumn, selection: RowRanges, spans: tuple[np.ndarray, np.ndarray],
+        counters: ReadCounters | None, cache: dict | None,
+    ) -> pa.Array:
+        """The selected rows, decoding only the row groups of ``spans``, all spans of a stream
+        in one kernel call."""
+        g0, g1 = spans
+        stride = self.row_index_stride
+        enc = self.stripe_footer(stripe).columns[c.id]
+        streams = self.streams(stripe, c.id)
+        matrix = self.positions(stripe, c.name)
+        assert matrix is not None
+        entries = matrix.shape[0]
+        if int(g1[-1]) >= entries:
+            raise CorruptFileError(f"row index has {entries} entries, the stripe needs {int(g1[-1]) + 1}")
+        compressed = self.compression != NONE
+        layout = stream_layout(c.type.kind, enc.kind, P.PRESENT in streams)
+        where = position_columns(layout, compressed, matrix.shape[1])
+        if compressed:
+            slop = (2 + (_MAX_RUN_BYTES - 1) // self.block_size) * (3 + self.block_size)
+        else:
+            slop = _MAX_RUN_BYTES
+        has_next = g1 + 1 < entries
+        after = np.minimum(g1 + 1, entries - 1)
+        # per stream, the byte range each span needs; ranges that overlap (spans sharing a
+        # compression chunk) merge, so a chunk is fetched and decompressed once; decompression
+        # stops at the chunk where the next row group starts (one more if its run began earlier)
+        pieces: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        ranges: list[P.Stream] = []
+        for kind, col in where.items():
+            st = streams.get(kind)
+            if st is None:
+                raise CorruptFileError(f"the {P.STREAM_NAMES[kind]} stream is missing")
+            start = matrix[g0, col.chunk]
+            nxt = matrix[after, col.chunk]
+            end = np.where(has_next, np.minimum(st.length, nxt + slop), st.length)
+            if (start < 0).any() or (start > end).any():
+                raise CorruptFileError(f"row index position lies outside the {P.STREAM_NAMES[kind]} stream")
+            begun = np.zeros(len(g0), bool)
+            for extra in (col.skip, col.bits):
+                if extra >= 0:
+                    begun |= matrix[after, extra] != 0
+            stop = np.where(has_next, nxt * 2 + begun, st.length * 2)
+            reach = np.maximum.accumulate(end)
+            fresh = np.ones(len(start), bool)
+            fresh[1:] = start[1:] > reach[:-1]
+            heads = np.flatnonzero(fresh)
+            tails = np.append(heads[1:] - 1, len(start) - 1)
+            p_start, p_end = start[heads], reach[tails]
+            p_stop = np.maximum.reduceat(stop, heads)
+            pieces[kind] = (p_start, p_end, p_stop, np.arange(len(ranges), len(ranges) + len(heads)))
+            ranges.extend(P.Stream(kind, c.id, int(b - a), st.offset + int(a)) for a, b in zip(p_start, p_end))
+        dictionary = None
+        if enc.kind in (P.DICTIONARY, P.DICTIONARY_V2) and c.type.kind in _STRING_KINDS:
+            dictionary = self._dictionary(stripe, c, counters, cache)
+        whole = [k for k in (P.LENGTH, P.DICTIONARY_DATA) if k in streams and k not in where and dictionary is None]
+        whole_at = len(ranges)
+        ranges.extend(streams[k] for k in whole)
+        views = self._fetch(stripe, ranges, counters)
+        cnt = counters if counters is not None else self.counters
+        t0 = time.perf_counter()
+        data = {k: self._decompress(views[whole_at + i]).data for i, k in enumerate(whole)}
+        starts: dict[int, Resume] = {}
+        for kind, col in where.items():
+            p_start, p_end, p_stop, at = pieces[kind]
+            parts = [
+                decompress_stream(views[i], self.compression, self.block_size, int(a), partial=True,
+                                  stop_at=int(s) >> 1, extra=int(s) & 1)
+                for a, s, i in zip(p_start.tolist(), p_stop.tolist(), at.tolist())
+            ]
+            data[kind], starts[kind] = _resume(parts, matrix[g0], col, p_start, compressed)
+        cnt.decompress_seconds += time.perf_counter() - t0
+        cnt.bytes_decompressed += sum(len(data[k]) for k in where)
+        t0 = time.perf_counter()
+        # each span is decoded from its first row to its last selected row
+        rows = selection.to_indices()
+        first_rows = g0 * stride
+        span = np.searchsorted(first_rows, rows, side="right") - 1
+        span_rows = np.zeros(len(g0), np.int64)
+        np.maximum.at(span_rows, span, rows - first_rows[span] + 1)
+        base = np.cumsum(span_rows) - span_rows
+        local = rows - first_rows[span] + base[span]  # the selected rows among those decoded
+        present = None
+        counts = span_rows
+        keep = local
+        if P.PRESENT in starts:
+            present = _boolean_values(data[P.PRESENT], starts[P.PRESENT], span_rows)
+            ones = np.concatenate([[0], np.cumsum(present, dtype=np.int64)])
+            counts = ones[base + span_rows] - ones[base]
+            present = present[local]
+            keep = ones[local][present]
+        decoder = _ColumnDecoder(c, enc, data, counts, self.stripe_footer(stripe).writer_timezone, starts, dictionary)
+        arr = decoder.decode(keep)
+        cnt.values_decoded += decoder.count
+        out = _with_nulls(arr, present, len(rows))
+        cnt.decode_seconds += time.perf_counter() - t0
+        return out
+
+    def _dictionary(
+        self, stripe: int, c: OrcColumn, counters: ReadCounters | None, cache: dict | None
+    ) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+        """A dictionary-encoded string column's entries in a stripe: (entry offsets, entry
+        bytes, the entries as a large Arrow array), decoded once per ``cache``."""
+        key = ("dictionary", stripe, c.id)
+        if cache is not None and key in cache:
+            return cache[key]  # type: ignore[no-any-return]
+        enc = self.stripe_footer(stripe).columns[c.id]
+        streams = self.streams(stripe, c.id)
+        wanted = [streams[k] for k in (P.LENGTH, P.DICTIONARY_DATA) if k in streams]
+        raw = dict(zip([st.kind for st in wanted], self._fetch(stripe, wanted, counters)))
+        data = {kind: self._decompress(view).data for kind, view in raw.items()}
+        entries = _ColumnDecoder(c, enc, data, np.zeros(1, np.int64), "").dictionary_entries()
+        if cache is not None:
+            cache[key] = entries
+        return entries
+
+    def read_dictionary(
+        self, stripe: int, column: int | str, counters: ReadCounters | None = None, cache: dict | None = None
+    ) -> pa.Array | None:
+        """The stripe's dictionary of a dictionary-encoded string column (entries in the
+        column's Arrow type), or None when the column is not dictionary encoded there."""
+        c = self.column(column)
+        if c.type.kind not in _STRING_KINDS:
+            return None
+        enc = self.stripe_footer(stripe).columns[c.id]
+        if enc.kind not in (P.DICTIONARY, P.DICTIONARY_V2):
+            return None
+        try:
+            arr = self._dictionary(stripe, c, counters, cache)[2]
+        except FileError as e:
+            raise e.at(file=self.path, stripe=stripe, column=c.name) from None
+        return arr.cast(c.arrow_type)
+
+    def read_stripe(self, stripe: int, columns: Sequence[int | str] | None = None) -> pa.Table:
+        cols = [self.column(c) for c in columns] if columns is not None else self.columns
+        return pa.table({c.name: self.read_column(stripe, c.name) for c in cols})
+
+    def _read_nested(self, stripe: int, c: OrcColumn) -> pa.Array:
+        import pyarrow.orc as porc
+
+        try:
+            source: Any = pa.BufferReader(self.source.read_at(0, self.source.size)) if "://" in self.path else self.path
+            batch = porc.ORCFile(source).read_stripe(stripe, columns=[c.name])
+        except (pa.ArrowException, OSError) as e:
+            raise self._error(CorruptFileError, f"nested column cannot be read: {e}", stripe=stripe, column=c.name) from None
+        col = batch.column(0)
+        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+    def _read_flat(self, stripe: int, c: OrcColumn, counters: ReadCounters | None, cache: dict | None) -> pa.Array:
+        n = self.stripe(stripe).number_of_rows
+        enc = self.stripe_footer(stripe).columns[c.id]
+        streams = self.streams(stripe, c.id)
+        dictionary = None
+        if enc.kind in (P.DICTIONARY, P.DICTIONARY_V2) and c.type.kind in _STRING_KINDS:
+            dictionary = self._dictionary(stripe, c, counters, cache)
+        kinds = (P.PRESENT, P.DATA, P.SECONDARY) if dictionary is not None else (P.PRESENT, P.DATA, P.LENGTH, P.DICTIONARY_DATA, P.SECONDARY)
+        wanted = [st for kind, st in streams.items() if kind in kinds]
+        raw = dict(zip([st.kind for st in wanted], self._fetch(stripe, wanted, counters)))
+        cnt = counters if counters is not None else self.counters
+        t0 = time.perf_counter()
+        data = {kind: self._decompress(view).data for kind, view in raw.items()}
+        cnt.decompress_seconds += time.perf_counter() - t0
+        cnt.bytes_decompressed += sum(len(d) for d in data.values())
+        t0 = time.perf_counter()
+        present = None
+        if P.PRESENT in data:
+            present = _boolean_values(data[P.PRESENT], Resume.whole(len(data[P.PRESENT])), np.array([n], np.int64))
+        count = int(present.sum()) if present is not None else n
+        decoder = _ColumnDecoder(c, enc, data, np.array([count], np.int64), self.stripe_footer(stripe).writer_timezone, None, dictionary)
+        arr = decoder.decode()
+        cnt.values_decoded += count
+        out = _with_nulls(arr, present, n)
+        cnt.decode_seconds += time.perf_counter() - t0
+        return out
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self) -> OrcFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_STRING_KINDS = (P.STRING, P.VARCHAR, P.CHAR, P.BINARY)
+
+
+def _resume(
+    parts: list[Decompressed], entries: np.ndarray, col: PositionColumns, piece_starts: np.ndarray, compressed: bool
+) -> tuple[np.ndarray, Resume]:
+    """The decompressed pieces of a stream as one buffer, and where each span starts in it
+    (``entries``: the row-index entry of each span's first row group)."""
+    sizes = np.array([len(p.data) for p in parts], np.int64)
+    bases = np.concatenate([[0], np.cumsum(sizes)])
+    buf = parts[0].data if len(parts) == 1 else np.concatenate([p.data for p in parts])
+    chunk = entries[:, col.chunk]
+    piece = np.searchsorted(piece_starts, chunk, side="right") - 1
+    if (piece < 0).any():
+        raise CorruptFileError("row index position lies before the bytes read")
+    if compressed:
+        offsets = np.concatenate([p.chunk_offsets for p in parts])
+        landed = np.concatenate([p.data_offsets + b for p, b in zip(parts, bases[:-1].tolist())])
+        within = entries[:, col.within]
+        if len(offsets):
+            i = np.minimum(np.searchsorted(offsets, chunk), len(offsets) - 1)
+            found = offsets[i] == chunk
+        else:
+            i = np.zeros(len(chunk), np.int64)
+            found = np.zeros(len(chunk), bool)
+            landed = np.zeros(1, np.int64)
+        # a position just past the last chunk read (with nothing inside it) is the piece's end
+        if not (found | (within == 0)).all():
+            raise CorruptFileError("row index position is not the start of a compression chunk")
+        pos = np.where(found, landed[i] + within, bases[piece + 1])
+    else:
+        pos = chunk - piece_starts[piece] + bases[piece]
+    end = bases[piece + 1]
+    if (pos > end).any():
+        raise CorruptFileError("row index position lies beyond the bytes read")
+    skip = entries[:, col.skip] if col.skip >= 0 else np.zeros(len(chunk), np.int64)
+    bits = entries[:, col.bits] if col.bits >= 0 else np.zeros(len(chunk), np.int64)
+    if (bits > 7).any() or (bits < 0).any() or (skip < 0).any():
+        raise CorruptFileError("row index position skips more bits than a byte holds")
+    return buf, Resume(pos, end, skip, bits)
+
+
+def _as_selection(rows: RowRanges | np.ndarray | Sequence[int] | None, n: int) -> RowRanges | None:
+    if rows is None:
+        return None
+    sel = rows if isinstance(rows, RowRanges) else RowRanges.from_indices(np.asarray(rows, dtype=np.int64))
+    if not sel.is_empty and (sel.starts[0] < 0 or sel.ends[-1] > n):
+        raise IndexError(f"row selection outside the stripe's {n} rows")
+    return sel
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        raise CorruptFileError(f"{what}: {K.ERROR_MESSAGES.get(result, 'corrupt data')}")
+    return result
+
+
+def _boolean_values(buf: np.ndarray, at: Resume, counts: np.ndarray) -> np.ndarray:
+    """A boolean stream (bits MSB first over byte RLE): ``counts[i]`` values from span ``i``."""
+    out = np.empty(int(counts.sum()), np.bool_)
+    _check(K.boolean_spans(buf, at.pos, at.end, at.skip, at.bits, counts, out.view(np.uint8)), "boolean stream")
+    return out
+
+
+def _byte_values(t: pa.DataType, n: int, offsets: np.ndarray, data: np.ndarray, what: str | None) -> pa.Array:
+    """``n`` byte strings in Arrow's large layout for column type ``t``; with ``what``, string
+    values are checked as UTF-8 (a failure names ``what``)."""
+    large = pa.large_binary() if pa.types.is_binary(t) else pa.large_string()
+    arr = pa.Array.from_buffers(large, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    if what is not None and pa.types.is_string(t):
+        try:
+            arr.validate(full=True)
+        except pa.ArrowInvalid:
+            raise CorruptFileError(f"{what} are not valid UTF-8") from None
+    return arr
+
+
+def _with_nulls(arr: pa.Array, present: np.ndarray | None, n: int) -> pa.Array:
+    """Spread the non-null values of ``arr`` over the rows where ``present``."""
+    if present is None or len(arr) == n:
+        return arr
+    positions = np.cumsum(present, dtype=np.int64) - 1
+    positions[~present] = 0
+    if len(arr) == 0:
+        return pa.nulls(n, arr.type)
+    return arr.take(pa.array(positions, mask=~present))
+
+
+class _ColumnDecoder:
+    """Decodes the non-null values of one flat column of a stripe from its streams: the whole
+    stripe, or spans of row groups (``counts[i]`` values from span ``i``; ``starts``: where each
+    positioned stream resumes for each span)."""
+
+    def __init__(
+        self, c: OrcColumn, enc: P.ColumnEncoding, data: dict[int, np.ndarray], counts: np.ndarray, writer_tz: str,
+        starts: dict[int, Resume] | None = None, dictionary: tuple[np.ndarray, np.ndarray, pa.Array] | None = None,
+    ) -> None:
+        self.c = c
+        self.enc = enc
+        self.data = data
+        self.counts = counts
+        self.count = int(counts.sum())
+        self.writer_tz = writer_tz
+        self.starts = starts or {}
+        self.dictionary = dictionary
+        self.v2 = enc.kind in (P.DIRECT_V2, P.DICTIONARY_V2)
+        #: which of the decoded values to return (sorted positions), None: all of them
+        self.keep: np.ndarray | None = None
+        self.out_count = self.count
+
+    def stream(self, kind: int) -> np.ndarray:
+        s = self.data.get(kind)
+        if s is None:
+            if self.count == 0:
+                return np.empty(0, np.uint8)
+            raise CorruptFileError(f"the {P.STREAM_NAMES.get(kind, kind)} stream is missing")
+        return s
+
+    def at(self, kind: int, buf: np.ndarray) -> Resume:
+        r = self.starts.get(kind)
+        if r is None:
+            if len(self.counts) != 1:
+                raise CorruptFileError(f"no row-index position for the {P.STREAM_NAMES.get(kind, kind)} stream")
+            return Resume.whole(len(buf))
+        return r
+
+    def ints(self, kind: int, signed: bool, counts: np.ndarray | None = None) -> np.ndarray:
+        counts = self.counts if counts is None else counts
+        total = int(counts.sum())
+        out = np.empty(total, np.int64)
+        if total:
+            buf = self.stream(kind)
+            r = self.at(kind, buf) if counts is self.counts else Resume.whole(len(buf))
+            _check(K.int_rle_spans(self.v2, buf, r.pos, r.end, r.skip, counts, signed, out), f"{P.STREAM_NAMES[kind]} stream")
+        return out
+
+    def kept(self, values: np.ndarray) -> np.ndarray:
+        return values if self.keep is None else values[self.keep]
+
+    def decode(self, keep: np.ndarray | None = None) -> pa.Array:
+        """The decoded values, or only those at positions ``keep`` (each kind of value is
+        converted after the selection where it can be)."""
+        self.keep = keep
+        self.out_count = self.count if keep is None else len(keep)
+        k = self.c.type.kind
+        t = self.c.arrow_type
+        if k == P.BOOLEAN:
+            buf = self.stream(P.DATA)
+            return pa.array(self.kept(_boolean_values(buf, self.at(P.DATA, buf), self.counts)), pa.bool_())
+        if k == P.BYTE:
+            out = np.empty(self.count, np.uint8)
+            if self.count:
+                buf = self.stream(P.DATA)
+                r = self.at(P.DATA, buf)
+                _check(K.byte_rle_spans(buf, r.pos, r.end, r.skip, self.counts, out), "DATA stream")
+            return pa.array(self.kept(out).view(np.int8), pa.int8())
+        if k in (P.SHORT, P.INT, P.LONG):
+            vals = self.kept(self.ints(P.DATA, True))
+            return pa.array(vals.astype(t.to_pandas_dtype(), copy=False), t)
+        if k == P.DATE:
+            return pa.array(self.kept(self.ints(P.DATA, True)).astype(np.int32), pa.int32()).view(pa.date32())
+        if k in (P.FLOAT, P.DOUBLE):
+            return self.floats(4 if k == P.FLOAT else 8)
+        if k in _STRING_KINDS:
+            return self.strings()
+        if k == P.DECIMAL:
+            return self.decimals()
+        if k in (P.TIMESTAMP, P.TIMESTAMP_INSTANT):
+            return self.timestamps()
+        raise UnsupportedFeatureError(f"ORC type {P.TYPE_NAMES.get(k, k)} is not supported")
+
+    def floats(self, width: int) -> pa.Array:
+        buf = self.stream(P.DATA)
+        r = self.at(P.DATA, buf)
+        need = self.counts * width
+        if (r.pos + need > r.end).any():
+            raise CorruptFileError(f"DATA stream holds fewer than the {self.count} values expected")
+        if len(need) == 1 and self.keep is None:
+            raw = buf[int(r.pos[0]) : int(r.pos[0] + need[0])]
+        else:
+            # values are fixed width: the kept ones are picked straight from the bytes
+            wanted = np.arange(self.count, dtype=np.int64) if self.keep is None else self.keep
+            bounds = np.concatenate([[0], np.cumsum(self.counts)])
+            span = np.searchsorted(bounds, wanted, side="right") - 1
+            at = r.pos[span] + (wanted - bounds[span]) * width
+            raw = buf[at[:, None] + np.arange(width)]
+        return pa.array(np.frombuffer(raw.tobytes(), "<f4" if width == 4 else "<f8"), self.c.arrow_type)
+
+    def strings(self) -> pa.Array:
+        n = self.count
+        m = self.out_count
+        t = self.c.arrow_type
+        if self.enc.kind in (P.DIRECT, P.DIRECT_V2):
+            lengths = self.ints(P.LENGTH, False)
+            offsets = np.empty(n + 1, np.int64)
+            total = _check(K.string_offsets(lengths, offsets), "LENGTH stream")
+            data = self.stream(P.DATA)
+            r = self.at(P.DATA, data) if n else Resume.whole(0)
+            # each span's values lie back to back from where the span starts
+            bounds = np.concatenate([[0], np.cumsum(self.counts)])
+            span_bytes = offsets[bounds[1:]] - offsets[bounds[:-1]]
+            if (r.pos + span_bytes > r.end).any():
+                raise CorruptFileError(f"string lengths add up to more bytes than the DATA stream holds ({len(data)})")
+            if len(self.counts) == 1 and self.keep is None:
+                start = int(r.pos[0])
+                arr = _byte_values(t, n, offsets, data[start : start + total], "string values")
+            else:
+                wanted = np.arange(n, dtype=np.int64) if self.keep is None else self.keep
+                span = np.searchsorted(bounds, wanted, side="right") - 1
+                starts = offsets[wanted] - offsets[bounds[span]] + r.pos[span]
+                sizes = lengths[wanted]
+                out_offsets = np.empty(m + 1, np.int64)
+                out_data = np.empty(int(sizes.sum()), np.uint8)
+                _check(K.gather_ranges(data, starts, sizes, out_offsets, out_data), "string values")
+                arr = _byte_values(t, m, out_offsets, out_data, "string values")
+        elif self.enc.kind in (P.DICTIONARY, P.DICTIONARY_V2):
+            codes = self.kept(self.ints(P.DATA, False))
+            # entries are checked once per stripe, not once per row
+            entry_offsets, blob, _ = self.dictionary if self.dictionary is not None else self.dictionary_entries()
+            out_size = K.dictionary_size(entry_offsets, codes)
+            if out_size < 0:
+                raise CorruptFileError(f"a dictionary code is outside the dictionary of {self.enc.dictionary_size} entries")
+            out_offsets = np.empty(m + 1, np.int64)
+            out_data = np.empty(out_size, np.uint8)
+            _check(K.gather_strings(blob, entry_offsets, codes, out_offsets, out_data), "dictionary codes")
+            arr = _byte_values(t, m, out_offsets, out_data, None)
+        else:
+            raise UnsupportedFeatureError(f"string encoding {P.ENCODING_NAMES.get(self.enc.kind, self.enc.kind)}")
+        return arr.cast(t)
+
+    def dictionary_entries(self) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+        """The stripe's dictionary: (entry offsets, entry bytes, the entries as a large Arrow
+        array, checked as UTF-8 for strings)."""
+        size = self.enc.dictionary_size
+        lengths = self.ints(P.LENGTH, False, np.array([size], np.int64))
+        offsets = np.empty(size + 1, np.int64)
+        total = _check(K.string_offsets(lengths, offsets), "dictionary LENGTH stream")
+        blob = self.data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
+        if total > len(blob):
+            raise CorruptFileError(f"dictionary lengths add up to {total} bytes, DICTIONARY_DATA holds {len(blob)}")
+        return offsets, blob, _byte_values(self.c.arrow_type, size, offsets, blob[:total], "dictionary entries")
+
+    def decimals(self) -> pa.Array:
+        n = self.count
+        t = self.c.arrow_type
+        if self.enc.kind == P.DECIMAL_64 or (P.SECONDARY not in self.data and t.precision <= 18 and n):
+            # DECIMAL_64, or the pre-2.0 format's decimal64: integers at the type's scale, RLE v2
+            self.v2 = True
+            lo = self.kept(self.ints(P.DATA, True))
+            hi = np.where(lo < 0, -1, 0).astype(np.int64)
+        else:
+            lo = np.empty(n, np.int64)
+            hi = np.empty(n, np.int64)
+            if n:
+                buf = self.stream(P.DATA)
+                r = self.at(P.DATA, buf)
+                _check(K.varint128_spans(buf, r.pos, r.end, self.counts, lo, hi), "decimal DATA stream")
+            scales = self.kept(self.ints(P.SECONDARY, True))
+            lo, hi = self.kept(lo), self.kept(hi)
+            if len(lo) and (scales != t.scale).any():
+                return self._rescaled(lo, hi, scales)
+        words = np.empty(2 * len(lo), np.int64)
+        words[0::2] = lo
+        words[1::2] = hi
+        return pa.Array.from_buffers(t, len(lo), [None, pa.py_buffer(words)])
+
+    def _rescaled(self, lo: np.ndarray, hi: np.ndarray, scales: np.ndarray) -> pa.Array:
+        """Values written at their own scales (ORC Java writes each value's scale), brought to
+        the type's scale: vectorized where every value fits 64 bits, else exact per value."""
+        t = self.c.arrow_type
+        shift = t.scale - scales
+        fits = bool(((hi == (lo >> 63)) & (np.abs(shift) <= 18)).all()) and t.precision <= 18
+        if fits:
+            up = np.power(10, np.clip(shift, 0, 18), dtype=np.int64)
+            down = np.power(10, np.clip(-shift, 0, 18), dtype=np.int64)
+            # precision <= 18 bounds every rescaled value below 10**18: the products fit
+            values = np.where(shift >= 0, lo * up, np.sign(lo) * (np.abs(lo) // down))
+            words = np.empty(2 * len(values), np.int64)
+            words[0::2] = values
+            words[1::2] = values >> 63
+            return pa.Array.from_buffers(t, len(values), [None, pa.py_buffer(words)])
+        out = []
+        for a, b, s in zip(lo.tolist(), hi.tolist(), scales.tolist()):
+            v = (b << 64) | (a & 0xFFFFFFFFFFFFFFFF)
+            d = t.scale - s
+            v = v * 10**d if d >= 0 else _div_truncate(v, 10**-d)
+            out.append(v)
+        import decimal
+
+        ctx = decimal.Context(prec=80)
+        return pa.array([decimal.Decimal(v).scaleb(-t.scale, ctx) for v in out], t)
+
+    def timestamps(self) -> pa.Array:
+        secs = self.kept(self.ints(P.DATA, True))
+        raw = self.kept(self.ints(P.SECONDARY, False))
+        zeros = raw & 7
+        nanos = raw >> 3
+        scale = np.where(zeros != 0, 10 ** (zeros + 1), 1)
+        nanos = nanos * scale
+        if self.c.type.kind == P.TIMESTAMP_INSTANT or self.writer_tz in _UTC_NAMES:
+            epoch = ORC_EPOCH
+        else:
+            epoch = _local_epoch(self.writer_tz)
+        secs = secs + epoch
+        # writers truncate millis toward zero: a negative second with sub-millisecond nanos is one less
+        secs = np.where((secs < 0) & (nanos > 999_999), secs - 1, secs)
+        if self.c.type.kind == P.TIMESTAMP and self.writer_tz not in _UTC_NAMES:
+            # a timestamp without time zone reads as the wall clock of the writer's zone
+            secs = secs + _utc_offsets(self.writer_tz, secs)
+        return pa.array(secs * 1_000_000_000 + nanos, pa.int64()).view(self.c.arrow_type)
+
+
+def _div_truncate(v: int, d: int) -> int:
+    q = abs(v) // d
+    return q if v >= 0 else -q
+
+
+def _local_epoch(tz: str) -> int:
+    """UTC seconds of 2015-01-01 00:00:00 in time zone ``tz``."""
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise UnsupportedFeatureError(f"unknown writer time zone {tz!r}") from None
+    return int(dt.datetime(2015, 1, 1, tzinfo=zone).timestamp())
+
+
+#: the instants (UTC seconds) between which :func:`_zone_table` tabulates a zone's offsets
+_TABLE_FROM = int(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc).timestamp())
+_TABLE_TO = int(dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc).timestamp())
+
+
+@functools.lru_cache(maxsize=16)
+def _zone_table(tz: str) -> tuple[np.ndarray, np.ndarray]:
+    """(instants where the UTC offset of ``tz`` changes, the offset from each on), 1900-2100."""
+    zone = zoneinfo.ZoneInfo(tz)
+
+    def offset(t: int) -> int:
+        return int(dt.datetime.fromtimestamp(t, zone).utcoffset().total_seconds())  # type: ignore[union-attr]
+
+    days = range(_TABLE_FROM, _TABLE_TO + 86_400, 86_400)
+    changes = [_TABLE_FROM]
+    offsets = [offset(_TABLE_FROM)]
+    prev_t, prev = _TABLE_FROM, offsets[0]
+    for t in days:
+        cur = offset(t)
+        if cur != prev:
+            lo, hi = prev_t, t  # the change lies in (lo, hi]: bisect to the second
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if offset(mid) == prev:
+                    lo = mid
+                else:
+                    hi = mid
+            changes.append(hi)
+            offsets.append(cur)
+            prev = cur
+        prev_t = t
+    return np.array(changes, np.int64), np.array(offsets, np.int64)
+
+
+def _utc_offsets(tz: str, secs: np.ndarray) -> np.ndarray:
+    """The UTC offset (seconds) of ``tz`` at each instant of ``secs``: wall clock = instant + offset."""
+    changes, offsets = _zone_table(tz)
+    out = offsets[np.maximum(np.searchsorted(changes, secs, side="right") - 1, 0)]
+    outside = np.flatnonzero((secs < _TABLE_FROM) | (secs > _TABLE_TO))
+    if len(outside):
+        zone = zoneinfo.ZoneInfo(tz)
+        for i in outside.tolist():
+            try:
+                out[i] = int(dt.datetime.fromtimestamp(int(secs[i]), zone).utcoffset().total_seconds())  # type: ignore[union-attr]
+            except (OverflowError, OSError, ValueError):
+                out[i] = 0  # beyond what the zone database describes
+    return out

@@ -1,0 +1,42 @@
+"""lazyscan.parquet: the physical layer.
+
+- :mod:`~lazyscan.parquet.thrift` bounded compact-protocol decoding;
+  :mod:`~lazyscan.parquet.metadata` typed footer, page headers, page index, Bloom filter headers;
+  :mod:`~lazyscan.parquet.page_header` page headers parsed by a numba kernel;
+- :mod:`~lazyscan.parquet.schema` leaf columns, levels and Arrow types;
+- :mod:`~lazyscan.parquet.codecs` page decompression into bounded buffers;
+- :mod:`~lazyscan.parquet.kernels` numba kernels for every per-value loop;
+- :mod:`~lazyscan.parquet.decode` one data page, all rows or a selection;
+  :mod:`~lazyscan.parquet.convert` decoded values to Arrow arrays;
+- :mod:`~lazyscan.parquet.selection` row ranges; :mod:`~lazyscan.parquet.statistics` and
+  :mod:`~lazyscan.parquet.bloom` for the pruning tiers;
+- :mod:`~lazyscan.parquet.file` ``ParquetFile``: metadata access and row-selective reads.
+"""
+
+from lazyscan.parquet.bloom import BloomFilter
+from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.file import (
+    ChunkLayout,
+    PageCache,
+    PageInfo,
+    ParquetFile,
+    ReaderOptions,
+    clear_caches,
+)
+from lazyscan.parquet.schema import ColumnDescriptor
+from lazyscan.parquet.selection import RowRanges
+from lazyscan.parquet.statistics import ColumnStats
+
+__all__ = [
+    "BloomFilter",
+    "ChunkLayout",
+    "ColumnDescriptor",
+    "ColumnStats",
+    "PageCache",
+    "PageInfo",
+    "ParquetFile",
+    "ReadCounters",
+    "ReaderOptions",
+    "RowRanges",
+    "clear_caches",
+]

@@ -1,0 +1,1302 @@
+"""``ParquetFile``: metadata access and row-selective column reads of one Parquet file.
+
+Parts:
+
+- footer: read with one speculative tail request, parsed by the bounded thrift reader, cached per
+  process by (path, size, footer) so repeated scans do not parse it again;
+- page layout of a column chunk: from the OffsetIndex when present, otherwise by walking the page
+  headers (reading headers only), cached the same way;
+- :meth:`ParquetFile.read_column`: a whole column chunk, or only a row selection of it: pages with
+  no selected row are neither fetched nor decompressed; chosen pages are fetched with coalesced
+  requests; inside a page only the selected values are decoded;
+- page index, Bloom filters, dictionaries and statistics accessors for the pruning tiers above.
+
+Errors name the file, row group, column and page.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
+from lazyscan.io import ReadOptions, Source, open_source
+from lazyscan.io.source import ShortReadError
+from lazyscan.parquet import codecs, fused
+from lazyscan.parquet import kernels as K
+from lazyscan.parquet.bloom import BloomFilter
+from lazyscan.parquet.convert import Assembled, assemble, to_arrow
+from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.decode import (
+    PageValues,
+    Values,
+    decode_data_page,
+    decode_dictionary_page,
+    decode_levels_rle,
+    decode_levels_v1,
+)
+from lazyscan.parquet.match import BytesMatcher
+from lazyscan.parquet.metadata import (
+    ColumnChunk,
+    ColumnIndex,
+    ColumnMetaData,
+    FileMetaData,
+    OffsetIndex,
+    PageHeader,
+    PageType,
+    bloom_filter_header_from_thrift,
+    column_index_from_thrift,
+    file_metadata_from_thrift,
+    offset_index_from_thrift,
+)
+from lazyscan.parquet.page_header import parse_page_header
+from lazyscan.parquet.schema import ColumnDescriptor, FileSchema, SchemaError, build_schema
+from lazyscan.parquet.selection import RowRanges
+from lazyscan.parquet.statistics import ColumnStats, decode_column_index, decode_statistics
+from lazyscan.parquet.thrift import ThriftError, read_struct
+
+MAGIC = b"PAR1"
+MAGIC_ENCRYPTED = b"PARE"
+_TAIL_READ = 64 * 1024
+_HEADER_WINDOW = 256  # first read of a page header while walking; grows 4x until it parses
+_MAX_HEADER = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ReaderOptions:
+    """How the physical reader works.
+
+    ``materialization_threshold``: two selected row ranges closer than this many rows are decoded
+    as one range (then the rows between are dropped), so decoding stays batched.
+    ``read``: request coalescing; ``None`` takes the source's default (no gap for local files).
+    ``max_page_size``: largest decompressed page accepted.
+    """
+
+    materialization_threshold: int = 0
+    read: ReadOptions | None = None
+    max_page_size: int = codecs.DEFAULT_MAX_PAGE_SIZE
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    """A data page: file offset of its header, total size (header + body), rows it holds."""
+
+    offset: int
+    size: int
+    first_row: int
+    num_rows: int
+
+
+@dataclass(frozen=True)
+class ChunkLayout:
+    dictionary: tuple[int, int] | None  # (offset, size) of the dictionary page
+    pages: tuple[PageInfo, ...]
+    from_offset_index: bool
+    #: first row and end row of each page, as arrays (derived from ``pages``)
+    page_starts: np.ndarray = field(init=False, repr=False, compare=False)
+    page_ends: np.ndarray = field(init=False, repr=False, compare=False)
+    #: file offset and size (header included) of each page, as arrays
+    page_offsets: np.ndarray = field(init=False, repr=False, compare=False)
+    page_sizes: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        table = np.array([(p.first_row, p.num_rows, p.offset, p.size) for p in self.pages], dtype=np.int64).reshape(-1, 4)
+        starts = np.ascontiguousarray(table[:, 0])
+        ends = starts + table[:, 1]
+        arrays = {"page_starts": starts, "page_ends": ends, "page_offsets": np.ascontiguousarray(table[:, 2]), "page_sizes": np.ascontiguousarray(table[:, 3])}
+        for name, array in arrays.items():
+            array.flags.writeable = False
+            object.__setattr__(self, name, array)
+
+
+class _Cache:
+    """A small thread-safe LRU cache."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.capacity:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+_FOOTER_CACHE = _Cache(256)
+_LAYOUT_CACHE = _Cache(65536)
+#: fused-read groups a file keeps (one per row group and list of columns read)
+_MAX_GROUPS = 4096
+#: per-page statistics decoded from ColumnIndexes, keyed like layouts
+_PAGE_STATS_CACHE = _Cache(16384)
+_NO_PAGE_STATS = object()
+_NO_BYTES = np.empty(0, np.uint8)
+#: a file's page indexes (all ColumnIndexes and OffsetIndexes, which writers put side by side)
+#: are fetched in one request when they span at most this many bytes
+_INDEX_REGION_MAX = 16 * 1024 * 1024
+
+
+class PageCache:
+    """Decompressed page bodies and decoded dictionaries of one task, keyed by file offset.
+
+    The scan evaluates ``=`` / ``IN`` on a byte-array column's encoded pages and later
+    materializes that column for the surviving rows; pages holding a match are kept here by the
+    first read so the second does not decompress them again. Only pages with a match are
+    stored, so the cache holds at most one page per surviving row and predicate column.
+    Dictionaries decoded by a read (or by :meth:`ParquetFile.read_dictionary` for dictionary
+    pruning) are kept too, so later reads of the chunk neither fetch nor decode them again.
+    """
+
+    def __init__(self) -> None:
+        self.bodies: dict[int, np.ndarray] = {}
+        #: headers of the v1 pages in ``bodies``: such a page is decoded again without a fetch
+        self.headers: dict[int, PageHeader] = {}
+        self.dictionaries: dict[int, Values] = {}
+
+    def __len__(self) -> int:
+        return len(self.bodies)
+
+
+class _SelectedRows(NamedTuple):
+    """A row selection as the decoders take it: the ranges to decode (close ranges merged by the
+    materialization threshold), their row indices, and the positions of the selected rows among
+    them (None when nothing was merged)."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    idx: np.ndarray
+    positions: np.ndarray | None
+
+
+class _ChunkPlan(NamedTuple):
+    """The pages of one column chunk a selective read decodes, and the byte ranges to fetch."""
+
+    desc: ColumnDescriptor
+    md: ColumnMetaData
+    layout: ChunkLayout
+    needed: list[int]
+    los: list[int]
+    his: list[int]
+    dictionary: Values | None
+    fetch_dictionary: bool
+    ranges: list[tuple[int, int]]
+    pages_skipped: int
+    #: the needed pages held whole by the page cache (header and body): not fetched
+    cached: frozenset[int]
+
+
+def clear_caches() -> None:
+    """Forget cached footers, page layouts and page statistics (tests and benchmarks use this)."""
+    _FOOTER_CACHE.clear()
+    _LAYOUT_CACHE.clear()
+    _PAGE_STATS_CACHE.clear()
+
+
+class ParquetFile:
+    """One Parquet file: metadata, page index, Bloom filters and column reads.
+
+    ``source`` is a path (local, ``file://``, or a URI pyarrow understands), a path on
+    ``filesystem`` (pyarrow or fsspec), or an open :class:`lazyscan.io.Source`.
+    """
+
+    def __init__(
+        self, source: Any, filesystem: Any = None, *, options: ReaderOptions | None = None
+    ) -> None:
+        self.options = options or ReaderOptions()
+        self.source: Source = open_source(source, filesystem)
+        self.path = self.source.path
+        self._default_read = self.source_default_read_options()
+        self._filesystem = filesystem
+        self.counters = ReadCounters()
+        self._footer_key: tuple[Any, ...] = ()
+        self.metadata, self.schema = self._read_footer()
+        self._nested_types: dict[str, pa.DataType] | None = None
+        self._shapes: dict[int, fused.Shape | None] = {}
+        self._groups: dict[tuple[int, tuple[int, ...]], fused.Group | None] = {}
+        self._index_lock = threading.Lock()
+        self._index_region: tuple[int, bytes] | None = None
+        self._index_region_known = False
+
+    # ---- footer -------------------------------------------------------------------------
+
+    def _error(self, cls: type[FileError], msg: str, **where: Any) -> FileError:
+        return cls(msg, file=self.path, **where)
+
+    def _read_footer(self) -> tuple[FileMetaData, FileSchema]:
+        size = self.source.size
+        if size < 12:
+            raise self._error(CorruptFileError, f"file of {size} bytes is too small to be Parquet")
+        tail = self.source.read_at(max(0, size - _TAIL_READ), min(size, _TAIL_READ))
+        if tail[-4:] == MAGIC_ENCRYPTED:
+            raise self._error(UnsupportedFeatureError, "encrypted Parquet files are not supported")
+        if tail[-4:] != MAGIC:
+            raise self._error(CorruptFileError, "not a Parquet file: bad magic number at the end")
+        footer_len = int.from_bytes(tail[-8:-4], "little")
+        if footer_len + 12 > size:
+            raise self._error(
+                CorruptFileError, f"footer length {footer_len} exceeds the file size {size}"
+            )
+        key = (self.path, size, bytes(tail[-min(len(tail), 64) :]))
+        self._footer_key = key
+        cached = _FOOTER_CACHE.get(key)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        if footer_len + 8 <= len(tail):
+            footer = memoryview(tail)[len(tail) - 8 - footer_len : len(tail) - 8]
+        else:
+            footer = memoryview(self.source.read_at(size - 8 - footer_len, footer_len))
+        head = self.source.read_at(0, 4)
+        if head != MAGIC:
+            raise self._error(CorruptFileError, "not a Parquet file: bad magic number at the start")
+        try:
+            fields, _ = read_struct(footer)
+            md = file_metadata_from_thrift(fields)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt footer: {e}") from None
+        if md.encrypted:
+            raise self._error(UnsupportedFeatureError, "encrypted Parquet files are not supported")
+        try:
+            schema = build_schema(md.schema, md.key_value_metadata)
+        except SchemaError as e:
+            raise self._error(CorruptFileError, f"corrupt schema: {e}") from None
+        for i, rg in enumerate(md.row_groups):
+            if len(rg.columns) != len(schema.columns):
+                raise self._error(
+                    CorruptFileError,
+                    f"row group has {len(rg.columns)} column chunks, schema has {len(schema.columns)} columns",
+                    row_group=i,
+                )
+        _FOOTER_CACHE.put(key, (md, schema))
+        return md, schema
+
+    # ---- simple accessors -----------------------------------------------------------------
+
+    @property
+    def num_row_groups(self) -> int:
+        return len(self.metadata.row_groups)
+
+    @property
+    def num_rows(self) -> int:
+        return self.metadata.num_rows
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """Arrow schema of the file's top-level fields."""
+        schema = self.schema.arrow_schema
+        if any(pa.types.is_null(f.type) for f in schema) and any(
+            not self.schema.columns[leaves[0]].flat for leaves in self.schema.field_leaves if leaves
+        ):
+            nested = self._pyarrow_nested_types()
+            schema = pa.schema(
+                [pa.field(f.name, nested.get(f.name, f.type)) if pa.types.is_null(f.type) else f for f in schema]
+            )
+        return schema
+
+    def column(self, column: int | str) -> ColumnDescriptor:
+        """A leaf column by index or dotted name."""
+        if isinstance(column, (int, np.integer)):
+            if not 0 <= column < len(self.schema.columns):
+                raise KeyError(f"column index {column} out of range")
+            return self.schema.columns[int(column)]
+        try:
+            return self.schema.leaf(column)
+        except KeyError:
+            raise KeyError(f"no column {column!r} in {self.path!r}") from None
+
+    def column_chunk(self, row_group: int, column: int | str) -> tuple[ColumnDescriptor, ColumnChunk, ColumnMetaData]:
+        desc = self.column(column)
+        if not 0 <= row_group < self.num_row_groups:
+            raise IndexError(f"row group {row_group} out of range (file has {self.num_row_groups})")
+        chunk = self.metadata.row_groups[row_group].columns[desc.index]
+        where = {"row_group": row_group, "column": desc.name}
+        if chunk.encrypted:
+            raise self._error(UnsupportedFeatureError, "encrypted columns are not supported", **where)
+        if chunk.file_path:
+            raise self._error(
+                UnsupportedFeatureError, f"column chunk stored in another file ({chunk.file_path})", **where
+            )
+        md = chunk.meta_data
+        if md is None:
+            raise self._error(CorruptFileError, "column chunk has no metadata", **where)
+        if md.type != desc.physical_type:
+            raise self._error(CorruptFileError, "column chunk type differs from the schema", **where)
+        return desc, chunk, md
+
+    def _type_defined_order(self, desc: ColumnDescriptor) -> bool | None:
+        orders = self.metadata.column_orders
+        if orders is None or desc.index >= len(orders):
+            return None
+        return orders[desc.index]
+
+    def statistics(self, row_group: int, column: int | str) -> ColumnStats:
+        """Row-group statistics of a leaf column, in the Arrow storage domain."""
+        desc, _, md = self.column_chunk(row_group, column)
+        return decode_statistics(desc, md.statistics, self.metadata.row_groups[row_group].num_rows, self._type_defined_order(desc))
+
+    def is_fully_dictionary_encoded(self, row_group: int, column: int | str) -> bool:
+        """True when every data page of the chunk is dictionary encoded (from encoding stats,
+        else from the chunk's encodings list)."""
+        _, _, md = self.column_chunk(row_group, column)
+        if md.encoding_stats is not None:
+            data_pages = [s for s in md.encoding_stats if s.page_type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)]
+            has_dict_page = any(s.page_type == PageType.DICTIONARY_PAGE for s in md.encoding_stats)
+            return has_dict_page and all(s.encoding in (2, 8) for s in data_pages if s.count > 0)
+        encs = set(md.encodings)
+        if not encs & {2, 8}:
+            return False
+        # RLE / BIT_PACKED only serve levels; PLAIN may be the dictionary page's encoding
+        # (PLAIN_DICTIONARY era) or a fallback; without encoding stats it is ambiguous.
+        rest = encs - {2, 8, 3, 4}
+        return not rest or (rest == {0} and 2 in encs and 8 not in encs)
+
+    # ---- page index and Bloom filters ----------------------------------------------------------
+
+    def _page_index_region(self) -> tuple[int, bytes] | None:
+        """``(start, bytes)`` of the span holding every page index of the file, fetched once,
+        when that span is small and mostly index (else None: each index is read alone). On an
+        object store this turns one request per column chunk into one per file."""
+        with self._index_lock:
+            if not self._index_region_known:
+                self._index_region_known = True
+                spans = [
+                    (off, length)
+                    for rg in self.metadata.row_groups
+                    for ch in rg.columns
+                    for off, length in ((ch.column_index_offset, ch.column_index_length), (ch.offset_index_offset, ch.offset_index_length))
+                    if off is not None and length and off >= 0 and length > 0
+                ]
+                if len(spans) > 1:
+                    lo = min(off for off, _ in spans)
+                    hi = max(off + length for off, length in spans)
+                    inside = sum(length for _, length in spans)
+                    if hi <= self.source.size and hi - lo <= _INDEX_REGION_MAX and 2 * inside >= hi - lo:
+                        self._index_region = (lo, self.source.read_at(lo, hi - lo))
+            return self._index_region
+
+    def _read_struct_at(self, offset: int, length: int, what: str, **where: Any) -> dict[int, Any]:
+        if offset < 0 or length <= 0 or offset + length > self.source.size:
+            raise self._error(CorruptFileError, f"{what} at {offset}+{length} lies outside the file", **where)
+        region = self._page_index_region() if what in ("column index", "offset index") else None
+        if region is not None and region[0] <= offset and offset + length <= region[0] + len(region[1]):
+            data = memoryview(region[1])[offset - region[0] : offset - region[0] + length]
+        else:
+            data = self.source.read_at(offset, length)
+        try:
+            fields, _ = read_struct(data)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt {what}: {e}", **where) from None
+        return fields
+
+    def column_index(self, row_group: int, column: int | str) -> ColumnIndex | None:
+        """The chunk's ColumnIndex (page min/max, null pages), or None when absent."""
+        desc, chunk, _ = self.column_chunk(row_group, column)
+        if chunk.column_index_offset is None or not chunk.column_index_length:
+            return None
+        where = {"row_group": row_group, "column": desc.name}
+        fields = self._read_struct_at(chunk.column_index_offset, chunk.column_index_length, "column index", **where)
+        try:
+            return column_index_from_thrift(fields)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt column index: {e}", **where) from None
+
+    def offset_index(self, row_group: int, column: int | str) -> OffsetIndex | None:
+        """The chunk's OffsetIndex (page locations), or None when absent."""
+        desc, chunk, _ = self.column_chunk(row_group, column)
+        if chunk.offset_index_offset is None or not chunk.offset_index_length:
+            return None
+        where = {"row_group": row_group, "column": desc.name}
+        fields = self._read_struct_at(chunk.offset_index_offset, chunk.offset_index_length, "offset index", **where)
+        try:
+            return offset_index_from_thrift(fields)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt offset index: {e}", **where) from None
+
+    def page_statistics(self, row_group: int, column: int | str) -> tuple[list[ColumnStats], ChunkLayout] | None:
+        """Per-page statistics from the ColumnIndex with the page layout, or None."""
+        desc = self.column(column)
+        key = (self._footer_key, row_group, desc.index)
+        cached = _PAGE_STATS_CACHE.get(key)
+        if cached is not None:
+            return cached if cached is not _NO_PAGE_STATS else None  # type: ignore[no-any-return]
+        ci = self.column_index(row_group, column)
+        if ci is None:
+            _PAGE_STATS_CACHE.put(key, _NO_PAGE_STATS)
+            return None
+        layout = self.page_layout(row_group, column)
+        if len(layout.pages) != len(ci.null_pages):
+            raise self._error(
+                CorruptFileError,
+                f"column index has {len(ci.null_pages)} pages, the chunk has {len(layout.pages)}",
+                row_group=row_group,
+                column=desc.name,
+            )
+        stats = decode_column_index(desc, ci, [p.num_rows for p in layout.pages], self._type_defined_order(desc))
+        result = (stats, layout)
+        _PAGE_STATS_CACHE.put(key, result)
+        return result
+
+    def bloom_filter(self, row_group: int, column: int | str) -> BloomFilter | None:
+        """The chunk's split-block Bloom filter, or None when absent."""
+        desc, _, md = self.column_chunk(row_group, column)
+        off = md.bloom_filter_offset
+        if off is None:
+            return None
+        where = {"row_group": row_group, "column": desc.name}
+        size = self.source.size
+        length = md.bloom_filter_length
+        if off < 0 or off >= size:
+            raise self._error(CorruptFileError, "Bloom filter offset outside the file", **where)
+        head = self.source.read_at(off, length if length else min(size - off, 256))
+        try:
+            fields, hsize = read_struct(head)
+            header = bloom_filter_header_from_thrift(fields)
+        except ThriftError as e:
+            raise self._error(CorruptFileError, f"corrupt Bloom filter header: {e}", **where) from None
+        if not (header.algorithm_block and header.hash_xxhash and header.uncompressed):
+            return None  # an algorithm lazyscan does not know: no pruning, no error
+        nbytes = header.num_bytes
+        if nbytes == 0 or nbytes % 32 or off + hsize + nbytes > size or nbytes > (1 << 30):
+            raise self._error(CorruptFileError, f"Bloom filter of {nbytes} bytes is invalid", **where)
+        if length and hsize + nbytes <= len(head):
+            bits = head[hsize : hsize + nbytes]
+        else:
+            bits = self.source.read_at(off + hsize, nbytes)
+        return BloomFilter(np.frombuffer(bits, dtype="<u4").copy())
+
+    # ---- page layout ----------------------------------------------------------------------
+
+    def chunk_range(self, row_group: int, column: int | str) -> tuple[int, int]:
+        """``(offset, length)`` of a column chunk's bytes in the file."""
+        return self._chunk_range(self.column_chunk(row_group, column)[2])
+
+    def _chunk_range(self, md: ColumnMetaData) -> tuple[int, int]:
+        start = md.chunk_start
+        total = md.total_compressed_size
+        if _old_parquet_mr(self.metadata.created_by):
+            # PARQUET-816: old parquet-mr left the dictionary page out of the chunk size
+            total = min(total + _PARQUET_816_PADDING, self.source.size - start)
+        return start, total
+
+    def page_layout(self, row_group: int, column: int | str) -> ChunkLayout:
+        """Where the pages of a column chunk are: OffsetIndex, else a walk over page headers."""
+        desc, _chunk, md = self.column_chunk(row_group, column)
+        return self._layout(row_group, desc, md)
+
+    def _layout(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
+        key = (self._footer_key, row_group, desc.index)
+        cached = _LAYOUT_CACHE.get(key)
+        if cached is not None:
+            return cached  # type: ignore[no-any-return]
+        column = desc.index
+        where = {"row_group": row_group, "column": desc.name}
+        num_rows = self.metadata.row_groups[row_group].num_rows
+        start, total = self._chunk_range(md)
+        oi = self.offset_index(row_group, column)
+        layout: ChunkLayout
+        if oi is not None and oi.page_locations and desc.flat:
+            locs = oi.page_locations
+            pages = []
+            for i, loc in enumerate(locs):
+                nxt = locs[i + 1].first_row_index if i + 1 < len(locs) else num_rows
+                if nxt < loc.first_row_index or nxt > num_rows:
+                    raise self._error(CorruptFileError, "offset index rows exceed the row group", **where)
+                if loc.offset + loc.compressed_page_size > self.source.size:
+                    raise self._error(CorruptFileError, "offset index page lies outside the file", page=i, **where)
+                pages.append(PageInfo(loc.offset, loc.compressed_page_size, loc.first_row_index, nxt - loc.first_row_index))
+            first = locs[0].offset
+            dictionary = (start, first - start) if first > start else None
+            layout = ChunkLayout(dictionary, tuple(pages), True)
+        else:
+            layout = self._walk_pages(start, total, num_rows, where)
+        _LAYOUT_CACHE.put(key, layout)
+        return layout
+
+    def _walk_pages(self, start: int, total: int, num_rows: int, where: dict[str, Any]) -> ChunkLayout:
+        end = start + total
+        if end > self.source.size:
+            raise self._error(CorruptFileError, "column chunk extends past the end of the file", **where)
+        pos = start
+        dictionary = None
+        pages: list[PageInfo] = []
+        row = 0
+        index = 0
+        while pos < end and row < num_rows:
+            header = self._read_page_header(pos, end, where, index)
+            size = header.header_size + header.compressed_page_size
+            if pos + size > end:
+                raise self._error(CorruptFileError, "page extends past its column chunk", page=index, **where)
+            if header.type == PageType.DICTIONARY_PAGE:
+                if pages or dictionary is not None:
+                    raise self._error(CorruptFileError, "dictionary page after data pages", page=index, **where)
+                dictionary = (pos, size)
+            elif header.type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
+                rows = _page_rows(header)
+                pages.append(PageInfo(pos, size, row, rows))
+                row += rows
+            pos += size
+            index += 1
+        if row != num_rows:
+            raise self._error(
+                CorruptFileError, f"pages hold {row} rows, the row group has {num_rows}", **where
+            )
+        return ChunkLayout(dictionary, tuple(pages), False)
+
+    def _read_page_header(self, pos: int, end: int, where: dict[str, Any], index: int) -> PageHeader:
+        window = min(_HEADER_WINDOW, end - pos)
+        while True:
+            data = self.source.read_at(pos, window)
+            try:
+                return parse_page_header(np.frombuffer(data, np.uint8), 0, len(data))
+            except ThriftError as e:
+                if window < end - pos and window < _MAX_HEADER:
+                    window = min(window * 4, end - pos)
+                    continue
+                raise self._error(CorruptFileError, f"corrupt page header: {e}", page=index, **where) from None
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def read_dictionary(
+        self, row_group: int, column: int | str, counters: ReadCounters | None = None, cache: PageCache | None = None
+    ) -> pa.Array | None:
+        """The chunk's dictionary as an Arrow array of the column type, or None if it has none.
+        With a ``cache``, the decoded dictionary is kept there for later reads of the chunk."""
+        desc, _, md = self.column_chunk(row_group, column)
+        if not desc.flat:
+            return None
+        layout = self._layout(row_group, desc, md)
+        if layout.dictionary is None:
+            return None
+        c = counters if counters is not None else self.counters
+        where = {"row_group": row_group, "column": desc.name}
+        off, size = layout.dictionary
+        values = cache.dictionaries.get(off) if cache is not None else None
+        if values is None:
+            data = self._fetch([(off, size)], c)[0]
+            try:
+                values = self._decode_dictionary(np.frombuffer(data, np.uint8), 0, size, desc, md, c, where, cache, off)
+            except FileError as e:
+                raise e.at(file=self.path, page=0, **where) from None
+        return to_arrow(desc, Assembled(len(values), None, values=values))
+
+    def read_column(
+        self,
+        row_group: int,
+        column: int | str,
+        rows: RowRanges | np.ndarray | Sequence[int] | None = None,
+        counters: ReadCounters | None = None,
+        cache: PageCache | None = None,
+    ) -> pa.Array:
+        """Read a column of a row group: all rows, or the rows selected by ``rows``.
+
+        ``rows`` is None, a sorted array of distinct row indices within the row group, or a
+        :class:`RowRanges`. Values equal pyarrow's for the same rows, nulls included. Pages
+        found in ``cache`` are not decompressed again.
+        """
+        desc = self.column(column)
+        if not desc.flat:
+            num_rows = self.metadata.row_groups[row_group].num_rows
+            return self._read_nested(row_group, desc, _as_ranges(rows, num_rows))
+        if rows is not None and self._fused_shape(desc) is not None:
+            num_rows = self.metadata.row_groups[row_group].num_rows
+            selection = _as_ranges(rows, num_rows)
+            if selection is not None and selection.row_count > 0 and fused.takes(selection.row_count, num_rows):
+                return self.read_columns(row_group, [desc.index], selection, counters, cache)[0]
+            rows = selection
+        chunk = self.read_assembled(row_group, column, rows, counters, cache=cache)
+        return self.to_arrow(row_group, desc, chunk, counters)
+
+    def to_arrow(
+        self, row_group: int, desc: ColumnDescriptor, chunk: Assembled, counters: ReadCounters | None = None
+    ) -> pa.Array:
+        """Convert an assembled chunk of a flat column to its Arrow array."""
+        c = counters if counters is not None else self.counters
+        t0 = time.perf_counter()
+        try:
+            arr = to_arrow(desc, chunk)
+        except FileError as e:
+            raise e.at(file=self.path, row_group=row_group, column=desc.name) from None
+        except (ValueError, IndexError, TypeError, OverflowError) as e:
+            raise CorruptFileError(
+                f"cannot convert column chunk: {type(e).__name__}: {e}", file=self.path, row_group=row_group, column=desc.name
+            ) from e
+        c.decode_seconds += time.perf_counter() - t0
+        return arr
+
+    def read_assembled(
+        self,
+        row_group: int,
+        column: int | str,
+        rows: RowRanges | np.ndarray | Sequence[int] | None = None,
+        counters: ReadCounters | None = None,
+        matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
+    ) -> Assembled:
+        """Decode a flat column's selected rows without building the Arrow array: when every
+        page is dictionary encoded the result holds the codes and the dictionary, so predicates
+        can be evaluated once per dictionary entry. With a ``matcher`` (byte-array columns) the
+        values are a uint8 mask of matches instead, computed on the encoded pages; with a
+        ``cache`` too, the pages holding a match are kept there for a later read."""
+        desc, _chunk, md = self.column_chunk(row_group, column)
+        if not desc.flat:
+            raise UnsupportedFeatureError("nested columns are read with read_column", file=self.path, column=desc.name)
+        num_rows = self.metadata.row_groups[row_group].num_rows
+        selection = _as_ranges(rows, num_rows)
+        c = counters if counters is not None else self.counters
+        where: dict[str, Any] = {"row_group": row_group, "column": desc.name}
+        try:
+            if md.codec != 0:
+                codecs.check_codec(md.codec)
+            if selection is not None and selection.is_empty:
+                return Assembled(0, None, values=_empty(desc))
+            if matcher is not None and desc.physical_type != 6:
+                raise UnsupportedFeatureError("byte matching needs a BYTE_ARRAY column")
+            if selection is None or selection.row_count == num_rows:
+                return self._read_full(row_group, desc, md, num_rows, c, where, matcher, cache)
+            return self._read_selected(row_group, desc, md, selection, c, where, matcher, cache)
+        except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
+            raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
+
+    def read_row_group(
+        self, row_group: int, columns: Sequence[str] | None = None, rows: RowRanges | np.ndarray | None = None
+    ) -> pa.Table:
+        """Read top-level columns of a row group (all rows or a selection) as a table."""
+        schema = self.arrow_schema
+        names = list(columns) if columns is not None else schema.names
+        arrays = []
+        fields = []
+        for name in names:
+            idx = schema.get_field_index(name)
+            if idx < 0:
+                raise KeyError(f"no column {name!r} in {self.path!r}")
+            leaves = self.schema.field_leaves[idx]
+            leaf = self.schema.columns[leaves[0]]
+            arrays.append(self.read_column(row_group, leaf.index if leaf.flat else leaf.name, rows))
+            fields.append(schema.field(idx))
+        if not arrays:
+            num_rows = self.metadata.row_groups[row_group].num_rows
+            sel = _as_ranges(rows, num_rows)
+            n = num_rows if sel is None else sel.row_count
+            return pa.table({}).append_column("_", pa.nulls(n)).drop_columns(["_"]) if n else pa.table({})
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+    # ---- internals ------------------------------------------------------------------------
+
+    def _fetch(self, ranges: list[tuple[int, int]], c: ReadCounters) -> list[memoryview]:
+        self._check_ranges(ranges)
+        t0 = time.perf_counter()
+        opts = self.read_options
+        out, nbytes, requests = self.source.read_ranges_counted(ranges, opts)
+        c.io_seconds += time.perf_counter() - t0
+        c.bytes_fetched += nbytes
+        c.requests += requests
+        for (_, length), view in zip(ranges, out):
+            if len(view) != length:
+                raise CorruptFileError("file ends inside a page")
+        return out
+
+    @property
+    def read_options(self) -> ReadOptions:
+        """How this file's reads coalesce ranges: the reader option, else the source's default."""
+        return self.options.read or self._default_read
+
+    def source_default_read_options(self) -> ReadOptions:
+        from lazyscan.io.source import LocalSource
+
+        if isinstance(self.source, LocalSource):
+            return ReadOptions(coalesce_gap=0, coalesce_max=64 * 1024 * 1024)
+        return ReadOptions(coalesce_gap=1024 * 1024, coalesce_max=64 * 1024 * 1024)
+
+    def _decompress(
+        self, codec: int, body: memoryview | np.ndarray, size: int, c: ReadCounters
+    ) -> np.ndarray:
+        t0 = time.perf_counter()
+        out = codecs.decompress(codec, body, size, self.options.max_page_size)
+        c.decompress_seconds += time.perf_counter() - t0
+        if codec != 0:
+            c.bytes_decompressed += size
+        return out
+
+    def _decode_dictionary(
+        self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData,
+        c: ReadCounters, where: dict[str, Any], cache: PageCache | None = None, offset: int = -1,
+    ) -> Values:
+        if cache is not None:
+            hit = cache.dictionaries.get(offset)
+            if hit is not None:
+                return hit
+        values = self._decode_dictionary_page(buf, pos, end, desc, md, c)
+        if cache is not None:
+            cache.dictionaries[offset] = values
+        return values
+
+    def _decode_dictionary_page(
+        self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters
+    ) -> Values:
+        header = _parse_header(buf, pos, end)
+        body_start = pos + header.header_size
+        if header.type != PageType.DICTIONARY_PAGE or header.dictionary_page_header is None:
+            raise CorruptFileError("expected a dictionary page")
+        if body_start + header.compressed_page_size > end:
+            raise CorruptFileError("dictionary page extends past its column chunk")
+        enc = header.dictionary_page_header.encoding
+        if enc not in (0, 2):
+            raise UnsupportedFeatureError(f"dictionary page encoding #{enc} is not supported")
+        body = self._decompress(md.codec, buf[body_start : body_start + header.compressed_page_size], header.uncompressed_page_size, c)
+        t0 = time.perf_counter()
+        values = decode_dictionary_page(body, desc, header.dictionary_page_header.num_values)
+        c.decode_seconds += time.perf_counter() - t0
+        c.values_decoded += header.dictionary_page_header.num_values
+        return values
+
+    def _decode_page(
+        self,
+        header: PageHeader,
+        buf: np.ndarray,
+        body_start: int,
+        desc: ColumnDescriptor,
+        md: ColumnMetaData,
+        sel: np.ndarray | None,
+        dictionary: Values | None,
+        c: ReadCounters,
+        matcher: BytesMatcher | None = None,
+        dict_mask: np.ndarray | None = None,
+        cache: PageCache | None = None,
+        offset: int = -1,
+    ) -> PageValues:
+        """Decode one data page; ``offset`` (the page's place in the file) keys ``cache``."""
+        body_end = body_start + header.compressed_page_size
+        cached = cache.bodies.get(offset) if cache is not None else None
+        if cached is None and body_end > len(buf):
+            raise CorruptFileError("page extends past its column chunk")
+        max_def = desc.max_definition_level
+        if header.type == PageType.DATA_PAGE:
+            dph = header.data_page_header
+            if dph is None:
+                raise CorruptFileError("data page without a data page header")
+            n = dph.num_values
+            if cached is not None:
+                body = cached
+            else:
+                body = self._decompress(md.codec, buf[body_start:body_end], header.uncompressed_page_size, c)
+            t0 = time.perf_counter()
+            pos = 0
+            defs = None
+            if max_def > 0:
+                defs, pos = decode_levels_v1(body, 0, len(body), dph.definition_level_encoding, max_def, n)
+            encoding = dph.encoding
+            vbuf, vpos, vend = body, pos, len(body)
+        else:
+            h2 = header.data_page_header_v2
+            if h2 is None:
+                raise CorruptFileError("v2 data page without a v2 header")
+            n = h2.num_values
+            if h2.num_rows != n:
+                raise CorruptFileError("v2 page of a flat column with num_rows != num_values")
+            levels_len = h2.repetition_levels_byte_length + h2.definition_levels_byte_length
+            if levels_len > header.compressed_page_size or levels_len > header.uncompressed_page_size:
+                raise CorruptFileError("v2 page levels exceed the page")
+            levels_start = body_start + h2.repetition_levels_byte_length
+            defs = None
+            t0 = time.perf_counter()
+            if max_def > 0:
+                defs = decode_levels_rle(buf, levels_start, levels_start + h2.definition_levels_byte_length, max_def, n)
+            c.decode_seconds += time.perf_counter() - t0
+            values_raw = buf[body_start + levels_len : body_end]
+            vsize = header.uncompressed_page_size - levels_len
+            if cached is not None:
+                vbuf = cached
+            elif h2.is_compressed and md.codec != 0:
+                vbuf = self._decompress(md.codec, values_raw, vsize, c)
+            else:
+                if len(values_raw) != vsize:
+                    raise CorruptFileError("uncompressed v2 page size mismatch")
+                vbuf = np.asarray(values_raw)
+            vpos, vend = 0, len(vbuf)
+            encoding = h2.encoding
+            t0 = time.perf_counter()
+        dict_size = len(dictionary) if dictionary is not None else None
+        page = decode_data_page(vbuf, vpos, vend, encoding, desc, n, defs, sel, dict_size, matcher, dict_mask)
+        c.decode_seconds += time.perf_counter() - t0
+        c.values_decoded += len(page.values)
+        if cache is not None and cached is None and matcher is not None and np.any(page.values):
+            if header.type == PageType.DATA_PAGE:
+                cache.bodies[offset] = body
+                cache.headers[offset] = header
+            else:
+                cache.bodies[offset] = vbuf
+        return page
+
+    def _read_full(
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters,
+        where: dict[str, Any],
+        matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
+    ) -> Assembled:
+        start, total = self._chunk_range(md)
+        if start + total > self.source.size:
+            raise CorruptFileError("column chunk extends past the end of the file")
+        dictionary = None
+        index = 0
+        if cache is not None and cache.dictionaries:
+            # the dictionary was decoded already (a predicate on it): fetch the data pages only
+            dictionary = cache.dictionaries.get(start)
+            if dictionary is not None:
+                layout = self._layout(row_group, desc, md)
+                first = layout.pages[0].offset if layout.pages else -1
+                if layout.dictionary == (start, first - start) and first - start < total:
+                    total -= first - start
+                    start = first
+                    index = 1
+                else:
+                    dictionary = None
+        buf = np.frombuffer(self._fetch([(start, total)], c)[0], dtype=np.uint8)
+        pos = 0
+        end = len(buf)
+        dict_mask = _match_dictionary(matcher, dictionary)
+        pages: list[PageValues] = []
+        rows = 0
+        while pos < end and rows < num_rows:
+            try:
+                header = _parse_header(buf, pos, end)
+                body_start = pos + header.header_size
+                if header.type == PageType.DICTIONARY_PAGE:
+                    if pages or dictionary is not None:
+                        raise CorruptFileError("dictionary page after data pages")
+                    dictionary = self._decode_dictionary(buf, pos, end, desc, md, c, where, cache, start + pos)
+                    dict_mask = _match_dictionary(matcher, dictionary)
+                elif header.type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
+                    page = self._decode_page(
+                        header, buf, body_start, desc, md, None, dictionary, c, matcher, dict_mask, cache, start + pos
+                    )
+                    rows += page.num_rows
+                    pages.append(page)
+                    c.pages_fetched += 1
+            except FileError as e:
+                raise e.at(page=index) from None
+            pos = body_start + header.compressed_page_size
+            index += 1
+        if rows != num_rows:
+            raise CorruptFileError(f"pages hold {rows} rows, the row group has {num_rows}")
+        if not pages:
+            return Assembled(0, None, values=_empty(desc))
+        return assemble(desc, pages, dictionary)
+
+    def _checked_layout(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
+        """The chunk's page layout, once its codec is known to be readable."""
+        if md.codec != 0:
+            codecs.check_codec(md.codec)
+        return self._layout(row_group, desc, md)
+
+    def _plan_selected(
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, rows: _SelectedRows, cache: PageCache | None
+    ) -> _ChunkPlan:
+        """Which pages of a chunk hold selected rows, and the byte ranges to fetch for them
+        (the dictionary page first, unless ``cache`` has it decoded already)."""
+        layout = self._checked_layout(row_group, desc, md)
+        npages = len(layout.pages)
+        plan = np.empty((3, npages), np.int64)
+        count = K.plan_pages(rows.starts, rows.ends, rows.idx, layout.page_starts, layout.page_ends, plan[0], plan[1], plan[2])
+        if count < 0:
+            raise ValueError("inconsistent page plan")
+        needed, los, his = plan[:, :count].tolist()
+        pages = layout.pages
+        cached: frozenset[int] = frozenset()
+        if cache is not None and cache.headers:
+            cached = frozenset(i for i in needed if pages[i].offset in cache.headers)
+        ranges = [(pages[i].offset, pages[i].size) for i in needed if i not in cached]
+        dictionary = None
+        if layout.dictionary is not None and cache is not None:
+            dictionary = cache.dictionaries.get(layout.dictionary[0])
+        fetch_dictionary = layout.dictionary is not None and dictionary is None
+        if fetch_dictionary:
+            assert layout.dictionary is not None
+            ranges.insert(0, layout.dictionary)
+        return _ChunkPlan(desc, md, layout, needed, los, his, dictionary, fetch_dictionary, ranges, npages - count, cached)
+
+    def _decode_selected(
+        self,
+        plan: _ChunkPlan,
+        views: Sequence[memoryview],
+        rows: _SelectedRows,
+        c: ReadCounters,
+        where: dict[str, Any],
+        matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
+    ) -> Assembled:
+        """Decode the selected rows of a chunk from the pages fetched for ``plan``."""
+        desc, md, layout = plan.desc, plan.md, plan.layout
+        dictionary = plan.dictionary
+        if plan.fetch_dictionary:
+            assert layout.dictionary is not None
+            dview = np.frombuffer(views[0], dtype=np.uint8)
+            try:
+                dictionary = self._decode_dictionary(dview, 0, len(dview), desc, md, c, where, cache, layout.dictionary[0])
+            except FileError as e:
+                raise e.at(page=0) from None
+            views = views[1:]
+        dict_mask = _match_dictionary(matcher, dictionary)
+        pages: list[PageValues] = []
+        page_base = 1 if layout.dictionary is not None else 0
+        idx = rows.idx
+        los, his = plan.los, plan.his
+        fetched = iter(views)
+        for k, i in enumerate(plan.needed):
+            info = layout.pages[i]
+            sel = None if his[k] - los[k] == info.num_rows else idx[los[k] : his[k]] - info.first_row
+            try:
+                if i in plan.cached:
+                    assert cache is not None
+                    buf = _NO_BYTES
+                    header = cache.headers[info.offset]
+                else:
+                    buf = np.frombuffer(next(fetched), dtype=np.uint8)
+                    header = _parse_header(buf, 0, len(buf))
+                    if header.type not in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
+                        raise CorruptFileError("page index points at a page that is not a data page")
+                    if header.header_size + header.compressed_page_size > len(buf):
+                        raise CorruptFileError("page extends past its recorded size")
+                page = self._decode_page(
+                    header, buf, header.header_size, desc, md, sel, dictionary, c, matcher, dict_mask, cache, info.offset
+                )
+                if sel is None and page.num_rows != info.num_rows:
+                    raise CorruptFileError(f"page holds {page.num_rows} rows, the page index says {info.num_rows}")
+                if sel is not None and header.num_values != info.num_rows:
+                    raise CorruptFileError(f"page holds {header.num_values} rows, the page index says {info.num_rows}")
+            except FileError as e:
+                raise e.at(page=int(i) + page_base) from None
+            pages.append(page)
+        c.pages_fetched += len(pages)
+        c.pages_skipped += plan.pages_skipped
+        chunk = assemble(desc, pages, dictionary) if pages else Assembled(0, None, values=_empty(desc))
+        if rows.positions is not None:
+            chunk = chunk.take(rows.positions)
+        return chunk
+
+    def _selected_rows(self, selection: RowRanges) -> _SelectedRows:
+        threshold = self.options.materialization_threshold
+        decode_set = selection.merge_close(threshold) if threshold > 0 else selection
+        positions = decode_set.positions_in(selection) if decode_set is not selection else None
+        return _SelectedRows(decode_set.starts, decode_set.ends, decode_set.to_indices(), positions)
+
+    def _read_selected(
+        self,
+        row_group: int,
+        desc: ColumnDescriptor,
+        md: ColumnMetaData,
+        selection: RowRanges,
+        c: ReadCounters,
+        where: dict[str, Any],
+        matcher: BytesMatcher | None = None,
+        cache: PageCache | None = None,
+    ) -> Assembled:
+        rows = self._selected_rows(selection)
+        plan = self._plan_selected(row_group, desc, md, rows, cache)
+        views = self._fetch(plan.ranges, c)
+        return self._decode_selected(plan, views, rows, c, where, matcher, cache)
+
+    def read_columns(
+        self,
+        row_group: int,
+        columns: Sequence[int | str],
+        rows: RowRanges | np.ndarray | Sequence[int] | None = None,
+        counters: ReadCounters | None = None,
+        cache: PageCache | None = None,
+    ) -> list[pa.Array]:
+        """Read several columns of one row group for one row selection, as :meth:`read_column`
+        would one by one, in one pass: the selection is converted once, the pages every column
+        needs (dictionary pages included) are fetched in one coalesced request list, then each
+        column is decoded from them."""
+        num_rows = self.metadata.row_groups[row_group].num_rows
+        selection = _as_ranges(rows, num_rows)
+        descs = [self.column(col) for col in columns]
+        if selection is None or selection.row_count == num_rows or selection.is_empty:
+            return [self.read_column(row_group, d.index, selection, counters, cache) for d in descs]
+        c = counters if counters is not None else self.counters
+        # the fused path decodes exactly the selected rows: its plans skip the merging
+        exact_rows = _SelectedRows(selection.starts, selection.ends, selection.to_indices(), None)
+        group: fused.Group | None = None
+        gplan: fused.GroupPlan | None = None
+        ranges: list[Any] = []
+        fused_at: dict[int, int] = {}  # position in ``columns`` -> member of the group
+        if fused.takes(selection.row_count, num_rows):
+            group = self._fused_group(row_group, descs)
+        if group is not None:
+            status = np.zeros(len(group.members), np.int64)  # fused.OK
+            if cache is not None and (cache.dictionaries or cache.bodies):
+                for k, layout in enumerate(group.layouts):
+                    if self._cached_pages(cache, layout):
+                        status[k] = fused.GENERAL  # a predicate decoded some of it already: reuse that
+            try:
+                gplan = fused.plan(group, exact_rows.starts, exact_rows.ends, exact_rows.idx, status, self.source.size)
+            except fused.PlanError as e:
+                desc = descs[group.members[e.member]]
+                err: Exception = e if e.reason == fused.PLAN_INCONSISTENT else CorruptFileError(str(e))
+                raise self._located(err, {"row_group": row_group, "column": desc.name}) from None
+            ranges = gplan.ranges()
+            fused_at = {pos: k for k, (pos, st) in enumerate(zip(group.members, status.tolist())) if st == fused.OK}
+        sel_rows: _SelectedRows | None = None
+        plans: list[_ChunkPlan | None] = [None] * len(descs)
+        for pos, desc in enumerate(descs):
+            if not desc.flat or pos in fused_at:
+                continue
+            _, _chunk, md = self.column_chunk(row_group, desc.index)
+            try:
+                if sel_rows is None:
+                    sel_rows = self._selected_rows(selection)
+                plan = plans[pos] = self._plan_selected(row_group, desc, md, sel_rows, cache)
+                self._check_ranges(plan.ranges)
+            except (LazyScanError, ValueError) as e:
+                raise self._located(e, {"row_group": row_group, "column": desc.name}) from None
+            ranges += plan.ranges
+        try:
+            buf, at_list = self._fetch_into(ranges, c) if ranges else (np.empty(0, np.uint8), [])
+        except FileError as e:
+            raise e.at(file=self.path, row_group=row_group) from None
+        out: list[pa.Array | None] = [None] * len(descs)
+        n_fused = 0
+        if group is not None and gplan is not None and fused_at:
+            n_fused = gplan.n_ranges
+            at = np.array(at_list[:n_fused], np.int64)
+            arrays = fused.read_group(group, gplan, buf, at, exact_rows.idx, c, self.options.max_page_size)
+            for pos, k in fused_at.items():
+                arr = arrays[k]
+                if arr is None:
+                    # the general path reads it, or says precisely what is wrong
+                    md = group.mds[k]
+                    plan = self._plan_selected(row_group, descs[pos], md, exact_rows, None)
+                    first = int(gplan.col_rows[k, 0])
+                    arr = self._read_planned(row_group, plan, buf, at_list[first:], exact_rows, c, cache)
+                out[pos] = arr
+        at_general = at_list[n_fused:]
+        for pos, desc in enumerate(descs):
+            if pos in fused_at:
+                continue
+            plan = plans[pos]
+            if plan is None:
+                out[pos] = self._read_nested(row_group, desc, selection)
+                continue
+            assert sel_rows is not None
+            out[pos] = self._read_planned(row_group, plan, buf, at_general, sel_rows, c, cache)
+            at_general = at_general[len(plan.ranges) :]
+        return out  # type: ignore[return-value]
+
+    def _read_planned(
+        self, row_group: int, plan: _ChunkPlan, buf: np.ndarray, at: list[int], rows: _SelectedRows, c: ReadCounters,
+        cache: PageCache | None,
+    ) -> pa.Array:
+        """Decode a chunk whose planned ranges were fetched into ``buf`` (the ``i``-th at ``at[i]``)."""
+        views = [buf[a : a + length] for a, (_, length) in zip(at, plan.ranges)]
+        where = {"row_group": row_group, "column": plan.desc.name}
+        try:
+            chunk = self._decode_selected(plan, views, rows, c, where, cache=cache)
+        except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
+            raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
+        return self.to_arrow(row_group, plan.desc, chunk, c)
+
+    def _fused_group(self, row_group: int, descs: list[ColumnDescriptor]) -> fused.Group | None:
+        """The columns of ``descs`` the fused path reads in this row group (cached)."""
+        key = (row_group, tuple(d.index for d in descs))
+        cached = self._groups.get(key, False)
+        if cached is not False:
+            return cached  # type: ignore[return-value]
+        members, shapes, layouts, max_defs, codec_ids, mds = [], [], [], [], [], []
+        for pos, desc in enumerate(descs):
+            shape = self._fused_shape(desc)
+            if shape is None:
+                continue
+            _, _chunk, md = self.column_chunk(row_group, desc.index)
+            try:
+                layout = self._checked_layout(row_group, desc, md)
+            except (LazyScanError, ValueError) as e:
+                raise self._located(e, {"row_group": row_group, "column": desc.name}) from None
+            members.append(pos)
+            shapes.append(shape)
+            layouts.append(layout)
+            max_defs.append(desc.max_definition_level)
+            codec_ids.append(md.codec)
+            mds.append(md)
+        g = fused.group(members, shapes, layouts, max_defs, codec_ids, mds) if members else None
+        if len(self._groups) >= _MAX_GROUPS:
+            self._groups.clear()
+        self._groups[key] = g
+        return g
+
+    @staticmethod
+    def _cached_pages(cache: PageCache, layout: ChunkLayout) -> bool:
+        """Whether ``cache`` holds the chunk's dictionary or some of its page bodies."""
+        if layout.dictionary is not None and layout.dictionary[0] in cache.dictionaries:
+            return True
+        return bool(cache.bodies) and any(p.offset in cache.bodies for p in layout.pages)
+
+    def _fused_shape(self, desc: ColumnDescriptor) -> fused.Shape | None:
+        try:
+            return self._shapes[desc.index]
+        except KeyError:
+            shape = self._shapes[desc.index] = fused.shape_of(desc)
+            return shape
+
+    def _fetch_into(self, ranges: list[tuple[int, int]], c: ReadCounters) -> tuple[np.ndarray, list[int]]:
+        """:meth:`_fetch` into one array: (the array, where each range starts in it). The
+        callers have checked that every range lies inside the file."""
+        t0 = time.perf_counter()
+        opts = self.read_options
+        try:
+            buf, at, nbytes, requests = self.source.read_ranges_into(ranges, opts)
+        except ShortReadError:
+            raise CorruptFileError("file ends inside a page") from None
+        c.io_seconds += time.perf_counter() - t0
+        c.bytes_fetched += nbytes
+        c.requests += requests
+        return buf, at
+
+    def _check_ranges(self, ranges: list[tuple[int, int]]) -> None:
+        size = self.source.size
+        for off, length in ranges:
+            if off < 0 or length < 0 or off + length > size:
+                raise CorruptFileError(f"byte range {off}+{length} lies outside the file")
+
+    def _located(self, e: Exception, where: dict[str, Any]) -> LazyScanError:
+        """``e`` as a lazyscan error that names the file and ``where``."""
+        if isinstance(e, FileError):
+            return e.at(file=self.path, **where)
+        if isinstance(e, LazyScanError):
+            return e
+        return CorruptFileError(f"cannot decode column chunk: {type(e).__name__}: {e}", file=self.path, **where)
+
+    def _pyarrow_nested_types(self) -> dict[str, pa.DataType]:
+        if self._nested_types is None:
+            import pyarrow.parquet as pq
+
+            try:
+                schema = pq.ParquetFile(self._pyarrow_file()).schema_arrow
+            except (OSError, pa.ArrowException) as e:
+                raise CorruptFileError(f"nested columns' Arrow types cannot be derived: {e}", file=self.path) from None
+            self._nested_types = {f.name: f.type for f in schema}
+        return self._nested_types
+
+    def _pyarrow_file(self) -> Any:
+        from lazyscan.io.source import ArrowSource, FsspecSource, LocalSource
+
+        src = self.source
+        if isinstance(src, LocalSource):
+            return src.path
+        if isinstance(src, ArrowSource):
+            return src._fs.open_input_file(src.path)
+        if isinstance(src, FsspecSource):
+            return src._fs.open(src.path, "rb")
+        raise UnsupportedFeatureError("nested columns need a file pyarrow can open")
+
+    def _read_nested(self, row_group: int, desc: ColumnDescriptor, selection: RowRanges | None) -> pa.Array:
+        import pyarrow.parquet as pq
+
+        name = self.arrow_schema.field(desc.top_level_field).name
+        try:
+            table = pq.ParquetFile(self._pyarrow_file()).read_row_group(row_group, columns=[name])
+        except (OSError, pa.ArrowException) as e:
+            raise CorruptFileError(f"nested column cannot be read: {e}", file=self.path, row_group=row_group, column=name) from None
+        arr = table.column(0).combine_chunks()
+        if selection is not None:
+            arr = arr.take(pa.array(selection.to_indices()))
+        return arr
+
+    def __repr__(self) -> str:
+        return f"ParquetFile({self.path!r}, rows={self.num_rows}, row_groups={self.num_row_groups})"
+
+    def close(self) -> None:
+        self.source.close()
+
+    def __enter__(self) -> ParquetFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_PARQUET_816_PADDING = 100
+
+
+def _old_parquet_mr(created_by: str | None) -> bool:
+    """parquet-mr before 1.2.9 (or without a version) wrote too small column chunk sizes."""
+    if not created_by or not created_by.startswith("parquet-mr"):
+        return False
+    parts = created_by.split()
+    if len(parts) < 3 or parts[1] != "version":
+        return True
+    try:
+        version = tuple(int(x) for x in parts[2].split("-")[0].split(".")[:3])
+    except ValueError:
+        return True
+    return version < (1, 2, 9)
+
+
+def _match_dictionary(matcher: BytesMatcher | None, dictionary: Values | None) -> np.ndarray | None:
+    if matcher is None or dictionary is None:
+        return None
+    from lazyscan.parquet.decode import ByteArrays, LocatedByteArrays
+
+    if isinstance(dictionary, LocatedByteArrays):
+        return matcher.match_located(dictionary.buf, dictionary.starts, dictionary.lengths)
+    assert isinstance(dictionary, ByteArrays)
+    return matcher.match(dictionary.offsets, dictionary.data)
+
+
+def _page_rows(header: PageHeader) -> int:
+    if header.data_page_header_v2 is not None:
+        return header.data_page_header_v2.num_rows
+    return header.num_values
+
+
+def _parse_header(buf: np.ndarray, pos: int, end: int) -> PageHeader:
+    try:
+        return parse_page_header(buf, pos, end)
+    except ThriftError as e:
+        raise CorruptFileError(f"corrupt page header: {e}") from None
+
+
+def _empty(desc: ColumnDescriptor) -> Values:
+    from lazyscan.parquet.convert import empty_values
+
+    return empty_values(desc)
+
+
+def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: int) -> RowRanges | None:
+    if rows is None:
+        return None
+    if isinstance(rows, RowRanges):
+        sel = rows
+    else:
+        idx = np.asarray(rows, dtype=np.int64)
+        if idx.ndim != 1:
+            raise ValueError("row indices must be a 1-D array")
+        checked = RowRanges.from_sorted_indices(idx)
+        if checked is None:
+            raise ValueError("row indices must be sorted, distinct and non-negative")
+        sel = checked
+    if not sel.is_empty and (sel.starts[0] < 0 or sel.ends[-1] > num_rows):
+        raise IndexError(f"row selection exceeds the row group's {num_rows} rows")
+    return sel
+
+
+def file_size(path: str) -> int:
+    return os.path.getsize(path)

@@ -1,0 +1,837 @@
+"""Selected rows of a column chunk decoded with two kernel calls.
+
+A selective read of a payload column touches few pages per chunk: its dictionary page and the
+data pages that hold selected rows. The general path (``ParquetFile._decode_selected``) parses,
+decompresses and decodes them page by page, with Python between the steps: tens of microseconds
+per chunk beyond decompression, holding the GIL. This path covers the common flat shapes —
+required or optional (definition level at most 1) INT32, INT64, FLOAT and DOUBLE columns (also as
+decimal128) and BYTE_ARRAY columns as strings or binary; PLAIN or dictionary encoded; data pages
+v1 and v2 — with one kernel that parses every page header, one decompressor call per page into
+one buffer, and one kernel that decodes the selected values straight into Arrow's layout.
+
+Anything else it meets (another encoding, a dictionary decoded earlier, an inconsistent header
+or value) makes :func:`read_selected` return None: the caller reads the chunk with the general
+path, which either reads it or raises the located error, so both paths fail the same way.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numba
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.parquet import buffers, codecs
+from lazyscan.parquet import kernels as K
+from lazyscan.parquet import page_header as H
+from lazyscan.parquet.convert import _is_bytes_type, _simple_dtype
+from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.metadata import PhysicalType
+from lazyscan.parquet.schema import ColumnDescriptor
+
+if TYPE_CHECKING:
+    from lazyscan.parquet.file import ChunkLayout
+
+_jit = numba.njit(nogil=True, cache=True)
+_ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: the fused path reads selections of at most this fraction of a row group's rows; denser ones
+#: decode faster through the general path's run decoding (reader benchmark, 10 % selections)
+MAX_DENSITY = 0.02
+
+
+def takes(rows: int, num_rows: int) -> bool:
+    """Whether a selection of ``rows`` of a row group of ``num_rows`` is read on this path."""
+    return rows <= MAX_DENSITY * num_rows
+
+#: a page's selected values are decoded by unpacking all codes up to the last one when at least
+#: one in this many is selected
+_DENSE = 3
+
+#: how the decode kernel writes a value: copy its bytes, or widen an integer to decimal128
+COPY, TO_DECIMAL128 = 0, 1
+
+_INT32_MAX = 2**31 - 1
+
+# columns of the page table the decode kernels read
+_KIND, _BODY, _BODY_END, _NUM, _ENC, _REP_LEN, _DEF_LEN, _FIRST, _LO, _HI = range(10)
+_PAGE_FIELDS = 10
+
+
+class Shape(NamedTuple):
+    """How a column's values are decoded on this path."""
+
+    width: int  # bytes per PLAIN value; 0 for byte arrays
+    out_width: int  # bytes per value in the Arrow array; 0 for byte arrays
+    mode: int  # COPY or TO_DECIMAL128
+    arrow_type: pa.DataType
+
+    @property
+    def word(self) -> np.dtype:
+        """The unsigned integer type the decode kernel writes."""
+        return np.dtype(np.uint32 if self.out_width == 4 else np.uint64)
+
+
+def shape_of(desc: ColumnDescriptor) -> Shape | None:
+    """The column's :class:`Shape`, or None when this path does not read it."""
+    if not desc.flat or desc.max_repetition_level != 0 or desc.max_definition_level > 1:
+        return None
+    atype = desc.arrow_type
+    pt = desc.physical_type
+    if pt == PhysicalType.BYTE_ARRAY:
+        return Shape(0, 0, COPY, atype) if _is_bytes_type(atype) else None
+    width = {PhysicalType.INT32: 4, PhysicalType.INT64: 8, PhysicalType.FLOAT: 4, PhysicalType.DOUBLE: 8}.get(pt)
+    if width is None:
+        return None
+    if pa.types.is_decimal128(atype) and pt in (PhysicalType.INT32, PhysicalType.INT64):
+        return Shape(width, 16, TO_DECIMAL128, atype)
+    simple = _simple_dtype(atype, pt)
+    if simple is None or simple.itemsize != width:
+        return None
+    floating = pt in (PhysicalType.FLOAT, PhysicalType.DOUBLE)
+    if (simple.kind == "f") != floating:
+        return None
+    return Shape(width, width, COPY, atype)
+
+
+#: columns of a chunk plan row: the byte range to fetch, and for data pages the rows they hold
+#: and the slice of the selection inside them
+_P_OFFSET, _P_SIZE, _P_FIRST, _P_ROWS, _P_LO, _P_HI = range(6)
+_PLAN_FIELDS = 6
+
+
+@_jit
+def plan_chunk(sel_starts, sel_ends, idx, page_starts, page_ends, page_offsets, page_sizes, dict_offset, dict_size, out):
+    """The byte ranges a selective read of a chunk fetches, in ``out`` rows: the dictionary page
+    first (when ``dict_size`` >= 0), then every data page holding a selected row; returns the
+    number of rows, or an error code."""
+    npages = page_starts.shape[0]
+    if page_offsets.shape[0] < npages or page_sizes.shape[0] < npages or out.shape[0] < npages + 1:
+        return K.ERR_BAD_ARGUMENT
+    pages = np.empty(npages, np.int64)
+    lo = np.empty(npages, np.int64)
+    hi = np.empty(npages, np.int64)
+    count = K.plan_pages(sel_starts, sel_ends, idx, page_starts, page_ends, pages, lo, hi)
+    if count < 0:
+        return count
+    n = 0
+    if dict_size >= 0:
+        out[0, _P_OFFSET] = dict_offset
+        out[0, _P_SIZE] = dict_size
+        out[0, _P_FIRST] = 0
+        out[0, _P_ROWS] = 0
+        out[0, _P_LO] = 0
+        out[0, _P_HI] = 0
+        n = 1
+    for j in range(count):
+        p = pages[j]
+        out[n, _P_OFFSET] = page_offsets[p]
+        out[n, _P_SIZE] = page_sizes[p]
+        out[n, _P_FIRST] = page_starts[p]
+        out[n, _P_ROWS] = page_ends[p] - page_starts[p]
+        out[n, _P_LO] = lo[j]
+        out[n, _P_HI] = hi[j]
+        n += 1
+    return n
+
+
+# columns of a decompression job: source range in the fetched buffer, target range in the
+# buffer of bodies, and whether to decompress (else copy)
+_J_SRC, _J_SRC_LEN, _J_DST, _J_DST_LEN, _J_DECOMPRESS = range(5)
+_JOB_FIELDS = 5
+# slots of the summary the preparation returns
+_I_DICT_OFF, _I_DICT_END, _I_DICT_COUNT, _I_JOBS = range(4)
+
+
+@_jit
+def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info):
+    """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
+    ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
+    ``info``; return the size of the buffer of bodies, or -1 when this path does not read it."""
+    header = np.empty(H._SLOTS, np.int64)
+    total = np.int64(0)
+    nj = 0
+    info[_I_DICT_OFF] = 0
+    info[_I_DICT_END] = 0
+    info[_I_DICT_COUNT] = -1
+    k = 0
+    for i in range(n):
+        start = at[i]
+        length = plan[i, _P_SIZE]
+        if start < 0 or length < 0 or start + length > buf.shape[0]:
+            return -1
+        hs = H._parse(buf, start, start + length, header)
+        if hs < 0:
+            return -1
+        kind = header[H._TYPE]
+        usize = header[H._USIZE]
+        csize = header[H._CSIZE]
+        if usize < 0 or csize < 0 or hs + csize > length:
+            return -1
+        b = start + hs
+        if i == 0 and has_dict:
+            if kind != 2 or header[H._DICT] != 1 or header[H._DICT_NUM] < 0:
+                return -1
+            enc = header[H._DICT_ENC]
+            if enc != 0 and enc != 2 and enc != H._MISSING:
+                return -1
+            count = header[H._DICT_NUM]
+            if count * width > usize:
+                return -1
+            info[_I_DICT_OFF] = total
+            info[_I_DICT_END] = total + usize
+            info[_I_DICT_COUNT] = count
+        else:
+            rows = plan[i, _P_ROWS]
+            rep = np.int64(0)
+            dfl = np.int64(0)
+            if kind == 0:
+                if header[H._V1] != 1 or header[H._V1_NUM] != rows:
+                    return -1
+                enc = header[H._V1_ENC]
+                lenc = header[H._V1_DEF]
+                if max_def > 0 and lenc != 3 and lenc != H._MISSING:
+                    return -1
+                page_kind = 1
+            elif kind == 3:
+                if header[H._V2] != 1 or header[H._V2_NUM] != rows or header[H._V2_ROWS] != rows:
+                    return -1
+                enc = header[H._V2_ENC]
+                rep = header[H._V2_REP_LEN]
+                dfl = header[H._V2_DEF_LEN]
+                if rep < 0 or dfl < 0 or rep + dfl > csize or rep + dfl > usize:
+                    return -1
+                page_kind = 2
+            else:
+                return -1
+            if enc != 0 and enc != 2 and enc != 8:
+                return -1
+            if enc != 0 and info[_I_DICT_COUNT] < 0:
+                return -1
+            pages[k, _KIND] = page_kind
+            pages[k, _BODY] = total
+            pages[k, _BODY_END] = total + usize
+            pages[k, _NUM] = rows
+            pages[k, _ENC] = enc
+            pages[k, _REP_LEN] = rep
+            pages[k, _DEF_LEN] = dfl
+            pages[k, _FIRST] = plan[i, _P_FIRST]
+            pages[k, _LO] = plan[i, _P_LO]
+            pages[k, _HI] = plan[i, _P_HI]
+            k += 1
+            if page_kind == 2:
+                # v2: levels are stored uncompressed ahead of the values
+                levels = rep + dfl
+                jobs[nj, _J_SRC] = b
+                jobs[nj, _J_SRC_LEN] = levels
+                jobs[nj, _J_DST] = total
+                jobs[nj, _J_DST_LEN] = levels
+                jobs[nj, _J_DECOMPRESS] = 0
+                nj += 1
+                compressed = header[H._V2_COMPRESSED] != 0 and codec != 0
+                jobs[nj, _J_SRC] = b + levels
+                jobs[nj, _J_SRC_LEN] = csize - levels
+                jobs[nj, _J_DST] = total + levels
+                jobs[nj, _J_DST_LEN] = usize - levels
+                jobs[nj, _J_DECOMPRESS] = 1 if compressed else 0
+                nj += 1
+                total += usize
+                continue
+        jobs[nj, _J_SRC] = b
+        jobs[nj, _J_SRC_LEN] = csize
+        jobs[nj, _J_DST] = total
+        jobs[nj, _J_DST_LEN] = usize
+        jobs[nj, _J_DECOMPRESS] = 1 if codec != 0 else 0
+        nj += 1
+        total += usize
+    info[_I_JOBS] = nj
+    return total
+
+
+@_jit
+def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, first, valid, k0, positions, levels):
+    """Definition levels of a page up to its last selected row: marks ``valid[k0 + j]`` for the
+    selected rows ``sel`` (absolute, minus ``first``) and writes the positions of the non-null
+    ones among the page's values to ``positions``. Returns (count, start of the values) or an
+    error code as count."""
+    m = sel.shape[0]
+    if max_def == 0:
+        for j in range(m):
+            positions[j] = sel[j] - first
+            valid[k0 + j] = 1
+        return m, b0
+    if kind == 1:
+        if b1 - b0 < 4:
+            return K.ERR_TRUNCATED, 0
+        length = np.int64(K._load_u32(dec, b0))
+        lpos = b0 + 4
+        if length > b1 - lpos:
+            return K.ERR_TRUNCATED, 0
+        lend = lpos + length
+        vpos = lend
+    else:
+        lpos = b0 + rep_len
+        lend = lpos + def_len
+        vpos = lend
+        if lend > b1:
+            return K.ERR_TRUNCATED, 0
+    last = sel[m - 1] - first
+    got = K.rle_bp_decode_codes(dec, lpos, lend, 1, last + 1, levels, np.int64(1) << 32)
+    if got < 0:
+        return got, 0
+    count = 0
+    nonnull = 0
+    j = 0
+    for r in range(last + 1):
+        v = levels[r] == 1
+        if j < m and sel[j] - first == r:
+            if v:
+                positions[count] = nonnull
+                count += 1
+                valid[k0 + j] = 1
+            else:
+                valid[k0 + j] = 0
+            j += 1
+        if v:
+            nonnull += 1
+    return count, vpos
+
+
+@_jit
+def _most_selected(pages):
+    """The most selected rows of one page (scratch size), or an error code."""
+    most = 0
+    for p in range(pages.shape[0]):
+        most = max(most, pages[p, _HI] - pages[p, _LO])
+        if pages[p, _NUM] < 0 or pages[p, _NUM] > 1 << 31:
+            return K.ERR_BAD_ARGUMENT
+    return most
+
+
+@_jit
+def _page_positions(dec, pages, p, idx, max_def, valid, positions):
+    """Check page ``p`` of the table, mark ``valid`` for its selected rows and write the
+    positions of the non-null ones among its values; returns (count, start of the values, end
+    of the body), or an error code as count."""
+    lo = pages[p, _LO]
+    hi = pages[p, _HI]
+    if hi <= lo:
+        return 0, 0, 0
+    first = pages[p, _FIRST]
+    b0 = pages[p, _BODY]
+    b1 = pages[p, _BODY_END]
+    if b0 < 0 or b1 > dec.shape[0] or b0 > b1 or lo < 0 or hi > idx.shape[0]:
+        return K.ERR_BAD_ARGUMENT, 0, 0
+    sel = idx[lo:hi]
+    last = sel[hi - lo - 1] - first
+    if sel[0] < first or last >= pages[p, _NUM]:
+        return K.ERR_BAD_ARGUMENT, 0, 0
+    levels = np.empty(last + 1 if max_def > 0 else 0, np.int32)
+    count, vpos = _levels_and_positions(
+        dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels
+    )
+    return count, vpos, b1
+
+
+@_jit
+def _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes):
+    """Replace ``positions[:count]`` (sorted value positions in a dictionary-encoded page whose
+    values start at ``vpos``) by their codes, each checked against ``dict_count``; 0 or an
+    error code."""
+    if dict_count < 0 or vpos >= b1:
+        return K.ERR_BAD_ARGUMENT
+    bw = np.int64(dec[vpos])
+    span = positions[count - 1] + 1
+    if count * _DENSE >= span:
+        # dense: unpacking every code up to the last is faster than seeking each
+        every = np.empty(span, np.int32)
+        got = K.rle_bp_decode_codes(dec, vpos + 1, b1, bw, span, every, dict_count)
+        if got < 0:
+            return got
+        for j in range(count):
+            positions[j] = every[positions[j]]
+        return 0
+    got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, span, positions[:count], codes)
+    if got < 0:
+        return got
+    for j in range(count):
+        if codes[j] < 0 or codes[j] >= dict_count:
+            return K.ERR_BAD_INDEX
+        positions[j] = codes[j]
+    return 0
+
+
+@_jit
+def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid):
+    """Decode the selected rows of fixed-width pages (``width`` 4 or 8) into ``out`` (uint32 or
+    uint64 per row when copying, two uint64 words per row for decimal128; zeros for nulls) and
+    ``valid`` (1 per non-null row). ``pages`` rows hold the page table; the dictionary, if any,
+    is ``dict_count`` PLAIN values at ``dec[dict_off:]``. Returns the number of nulls, or an
+    error code."""
+    n_out = idx.shape[0]
+    if out.shape[0] < n_out * (1 if mode == COPY else 2) or valid.shape[0] < n_out:
+        return K.ERR_BAD_ARGUMENT
+    most = _most_selected(pages)
+    if most < 0:
+        return most
+    positions = np.empty(most, np.int64)
+    codes = np.empty(most, np.int32)
+    nulls = 0
+    for p in range(pages.shape[0]):
+        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions)
+        if count < 0:
+            return count
+        base = np.int64(0)
+        if count > 0:
+            if pages[p, _ENC] == 0:
+                if vpos + (positions[count - 1] + 1) * width > b1:
+                    return K.ERR_TRUNCATED
+                base = vpos
+            else:
+                err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes)
+                if err < 0:
+                    return err
+                base = dict_off
+        j = 0
+        for k in range(pages[p, _LO], pages[p, _HI]):
+            if valid[k] == 0:
+                if mode == COPY:
+                    out[k] = 0
+                else:
+                    out[2 * k] = 0
+                    out[2 * k + 1] = 0
+                nulls += 1
+                continue
+            s = base + positions[j] * width
+            j += 1
+            if mode == COPY:
+                if width == 8:
+                    out[k] = K._load_u64(dec, s)
+                else:
+                    out[k] = K._load_u32(dec, s)
+            else:
+                if width == 8:
+                    v = np.int64(K._load_u64(dec, s))
+                else:
+                    v = np.int64(np.int32(np.uint32(K._load_u32(dec, s))))
+                out[2 * k] = np.uint64(v)
+                out[2 * k + 1] = _ALL_ONES if v < 0 else np.uint64(0)
+    return nulls
+
+
+@_jit
+def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, starts, lengths, valid):
+    """Find the selected byte-array values of the pages: ``starts``/``lengths`` (0 for nulls)
+    and ``valid`` per selected row; returns their total size or an error code."""
+    most = _most_selected(pages)
+    if most < 0:
+        return most
+    positions = np.empty(most, np.int64)
+    codes = np.empty(most, np.int32)
+    # dictionary entries are located lazily, up to the largest code asked for
+    d_starts = np.empty(max(dict_count, 0), np.int64)
+    d_lengths = np.empty(max(dict_count, 0), np.int64)
+    located = 0
+    dpos = dict_off
+    total = np.int64(0)
+    for p in range(pages.shape[0]):
+        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions)
+        if count < 0:
+            return count
+        lo = pages[p, _LO]
+        hi = pages[p, _HI]
+        j = 0
+        if pages[p, _ENC] == 0:
+            # walk the length prefixes up to the last needed value
+            pos = vpos
+            v = 0
+            for k in range(lo, hi):
+                if valid[k] == 0:
+                    starts[k] = 0
+                    lengths[k] = 0
+                    continue
+                want = positions[j]
+                j += 1
+                while True:
+                    if b1 - pos < 4:
+                        return K.ERR_TRUNCATED
+                    length = np.int64(K._load_u32(dec, pos))
+                    if length > b1 - pos - 4:
+                        return K.ERR_TRUNCATED
+                    if v == want:
+                        starts[k] = pos + 4
+                        lengths[k] = length
+                        total += length
+                        pos += 4 + length
+                        v += 1
+                        break
+                    pos += 4 + length
+                    v += 1
+            continue
+        if count > 0:
+            err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes)
+            if err < 0:
+                return err
+        for k in range(lo, hi):
+            if valid[k] == 0:
+                starts[k] = 0
+                lengths[k] = 0
+                continue
+            c = positions[j]
+            j += 1
+            while located <= c:
+                if dict_end - dpos < 4:
+                    return K.ERR_TRUNCATED
+                length = np.int64(K._load_u32(dec, dpos))
+                if length > dict_end - dpos - 4:
+                    return K.ERR_TRUNCATED
+                d_starts[located] = dpos + 4
+                d_lengths[located] = length
+                dpos += 4 + length
+                located += 1
+            starts[k] = d_starts[c]
+            lengths[k] = d_lengths[c]
+            total += d_lengths[c]
+    return total
+
+
+class Group(NamedTuple):
+    """The columns of one row group a selective read decodes on this path, with their page
+    tables laid end to end so that one kernel call serves them all."""
+
+    members: tuple[int, ...]  # positions in the caller's list of columns
+    shapes: tuple[Shape, ...]
+    layouts: tuple[ChunkLayout, ...]
+    page_starts: np.ndarray
+    page_ends: np.ndarray
+    page_offsets: np.ndarray
+    page_sizes: np.ndarray
+    col_pages: np.ndarray  # member c's pages are [col_pages[c], col_pages[c + 1])
+    dict_offset: np.ndarray
+    dict_size: np.ndarray  # -1: no dictionary page
+    max_def: np.ndarray
+    width: np.ndarray
+    mode: np.ndarray
+    codec: np.ndarray
+    wide: np.ndarray  # 1: the member's values are uint64 words (decimal128: two per row)
+    slot: np.ndarray  # the member's first row-sized slot in its output array
+    slots32: int
+    slots64: int
+    slots_bytes: int
+    mds: tuple[Any, ...]  # the members' column metadata, for the general path
+    raw: tuple[Any, ...]  # the members' raw decompressors (codecs.raw_decompressor)
+    npages: tuple[int, ...]
+
+
+def group(
+    members: list[int], shapes: list[Shape], layouts: list[ChunkLayout], max_defs: list[int], codec_ids: list[int],
+    mds: list[Any],
+) -> Group:
+    """The :class:`Group` of the chunks ``layouts`` (one per member)."""
+    col_pages = np.zeros(len(members) + 1, np.int64)
+    np.cumsum([len(lay.page_starts) for lay in layouts], out=col_pages[1:])
+    wide, slot = [], []
+    counts = [0, 0, 0]
+    for shape in shapes:
+        kind = 2 if shape.width == 0 else int(shape.out_width != 4)
+        wide.append(kind == 1)
+        slot.append(counts[kind])
+        counts[kind] += 2 if shape.mode == TO_DECIMAL128 else 1
+
+    def cat(name: str) -> np.ndarray:
+        parts = [getattr(lay, name) for lay in layouts]
+        return np.concatenate(parts) if parts else np.empty(0, np.int64)
+
+    dicts = [lay.dictionary if lay.dictionary is not None else (0, -1) for lay in layouts]
+    i64 = np.int64
+    return Group(
+        tuple(members), tuple(shapes), tuple(layouts),
+        cat("page_starts"), cat("page_ends"), cat("page_offsets"), cat("page_sizes"), col_pages,
+        np.array([d[0] for d in dicts], i64), np.array([d[1] for d in dicts], i64),
+        np.array(max_defs, i64), np.array([s.width for s in shapes], i64), np.array([s.mode for s in shapes], i64),
+        np.array(codec_ids, i64), np.array(wide, np.uint8), np.array(slot, i64), counts[0], counts[1], counts[2], tuple(mds),
+        tuple(codecs.raw_decompressor(k) for k in codec_ids), tuple(len(lay.page_starts) for lay in layouts),
+    )
+
+
+#: a member's status in the group kernels: read here, left to the general path
+OK, GENERAL = 0, 1
+_OK, _GENERAL = OK, GENERAL
+
+#: why planning a member failed: its pages do not add up, or a page lies outside the file
+PLAN_INCONSISTENT, PLAN_OUTSIDE_FILE = -1, -2
+
+
+@_jit
+def plan_group(sel_starts, sel_ends, idx, page_starts, page_ends, page_offsets, page_sizes, col_pages, dict_offset, dict_size, status, file_size, out, col_rows):
+    """:func:`plan_chunk` for every member whose ``status`` is ``_OK``, rows end to end in ``out``; member ``c``'s
+    are ``col_rows[c, 0]`` and the ``col_rows[c, 1]`` after it. Returns the number of rows, or
+    ``-1 - c`` when member ``c`` fails (``col_rows[c, 1]`` then says why)."""
+    n = 0
+    for c in range(col_pages.shape[0] - 1):
+        col_rows[c, 0] = n
+        col_rows[c, 1] = 0
+        if status[c] != _OK:
+            continue
+        a = col_pages[c]
+        b = col_pages[c + 1]
+        got = plan_chunk(
+            sel_starts, sel_ends, idx, page_starts[a:b], page_ends[a:b], page_offsets[a:b], page_sizes[a:b],
+            dict_offset[c], dict_size[c], out[n:],
+        )
+        if got < 0:
+            col_rows[c, 1] = PLAN_INCONSISTENT
+            return -1 - c
+        for r in range(n, n + got):
+            if out[r, _P_OFFSET] < 0 or out[r, _P_SIZE] < 0 or out[r, _P_OFFSET] + out[r, _P_SIZE] > file_size:
+                col_rows[c, 1] = PLAN_OUTSIDE_FILE
+                return -1 - c
+        col_rows[c, 1] = got
+        n += got
+    return n
+
+
+class GroupPlan(NamedTuple):
+    """What a selective read of a :class:`Group` fetches (rows of :func:`plan_group`)."""
+
+    rows: np.ndarray
+    col_rows: np.ndarray
+    n_ranges: int
+    status: np.ndarray  # per member: _OK (read here) or _GENERAL
+
+    def ranges(self) -> list[list[int]]:
+        return self.rows[: self.n_ranges, :2].tolist()  # type: ignore[no-any-return]
+
+
+class PlanError(ValueError):
+    """Planning member ``member`` of a group failed."""
+
+    def __init__(self, member: int, reason: int) -> None:
+        super().__init__("inconsistent page plan" if reason == PLAN_INCONSISTENT else "a page lies outside the file")
+        self.member = member
+        self.reason = reason
+
+
+def plan(g: Group, sel_starts: np.ndarray, sel_ends: np.ndarray, idx: np.ndarray, status: np.ndarray, file_size: int) -> GroupPlan:
+    """The pages of every member whose ``status`` is ``_OK`` a read of the rows ``idx`` needs
+    (:class:`PlanError` if a member's are inconsistent)."""
+    m = len(g.members)
+    rows = np.empty((len(g.page_starts) + m, _PLAN_FIELDS), np.int64)
+    col_rows = np.empty((m, 2), np.int64)
+    n = plan_group(
+        sel_starts, sel_ends, idx, g.page_starts, g.page_ends, g.page_offsets, g.page_sizes, g.col_pages,
+        g.dict_offset, g.dict_size, status, file_size, rows, col_rows,
+    )
+    if n < 0:
+        member = -1 - n
+        raise PlanError(member, int(col_rows[member, 1]))
+    return GroupPlan(rows, col_rows, n, status)
+
+
+#: the column of a decompression job naming its member
+_J_MEMBER = _JOB_FIELDS
+
+
+@_jit
+def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info):
+    """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
+    jobs and bodies end to end (a member whose headers this path does not read turns
+    ``_GENERAL``). Returns (size of the buffer of bodies, number of jobs)."""
+    total = np.int64(0)
+    k = 0
+    nj = 0
+    for c in range(col_rows.shape[0]):
+        col_pages[c, 0] = k
+        col_pages[c, 1] = k
+        s = col_rows[c, 0]
+        n = col_rows[c, 1]
+        if status[c] != _OK or n <= 0:
+            status[c] = _GENERAL
+            continue
+        has_dict = dict_size[c] >= 0
+        size = prepare_chunk(buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c])
+        if size < 0:
+            status[c] = _GENERAL
+            continue
+        npages = n - (1 if has_dict else 0)
+        for p in range(k, k + npages):
+            pages[p, _BODY] += total
+            pages[p, _BODY_END] += total
+        for j in range(nj, nj + info[c, _I_JOBS]):
+            jobs[j, _J_DST] += total
+            jobs[j, _J_MEMBER] = c
+        info[c, _I_DICT_OFF] += total
+        info[c, _I_DICT_END] += total
+        col_pages[c, 1] = k + npages
+        k += npages
+        nj += info[c, _I_JOBS]
+        total += size
+    return total, nj
+
+
+@_jit
+def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, slot, status, out32, out64, valid, nulls, starts, lengths, offsets, data_at):
+    """Decode the selected rows of every ``_OK`` member: fixed-width values into its slots of
+    ``out32``/``out64``, byte arrays into ``offsets`` (its slot, ``rows + 1`` entries) and the
+    returned data (from ``data_at[c]``); ``valid`` and ``nulls`` per member. A member whose
+    values this path does not read turns ``_GENERAL``."""
+    rows = idx.shape[0]
+    m = col_pages.shape[0]
+    sizes = np.zeros(m, np.int64)
+    total = np.int64(0)
+    for c in range(m):
+        if status[c] != _OK:
+            continue
+        a = col_pages[c, 0]
+        b = col_pages[c, 1]
+        v = valid[c * rows : (c + 1) * rows]
+        s = slot[c]
+        if width[c] > 0:
+            words = 2 if mode[c] == TO_DECIMAL128 else 1
+            if wide[c]:
+                got = gather_fixed(dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c], out64[s * rows : (s + words) * rows], v)
+            else:
+                got = gather_fixed(dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c], out32[s * rows : (s + 1) * rows], v)
+            if got < 0:
+                status[c] = _GENERAL
+            else:
+                nulls[c] = got
+            continue
+        size = locate_bytes(
+            dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_END], info[c, _I_DICT_COUNT],
+            starts[s * rows : (s + 1) * rows], lengths[s * rows : (s + 1) * rows], v,
+        )
+        if size < 0 or size > _INT32_MAX:
+            status[c] = _GENERAL
+            continue
+        sizes[c] = size
+        total += size
+        n_valid = 0
+        for r in range(rows):
+            n_valid += v[r]
+        nulls[c] = rows - n_valid
+    data = np.empty(total, np.uint8)
+    at = np.int64(0)
+    for c in range(m):
+        if status[c] != _OK or width[c] > 0:
+            continue
+        s = slot[c]
+        data_at[c] = at
+        o = offsets[s * (rows + 1) : (s + 1) * (rows + 1)]
+        o[0] = 0
+        end = K.gather_bytes_at(dec, starts[s * rows : (s + 1) * rows], lengths[s * rows : (s + 1) * rows], o, data[at : at + sizes[c]], 0, 0)
+        if end != sizes[c]:
+            status[c] = _GENERAL
+        at += sizes[c]
+    return data
+
+
+def read_group(
+    g: Group, gplan: GroupPlan, buf: np.ndarray, at: np.ndarray, idx: np.ndarray, c: ReadCounters, max_page_size: int
+) -> list[pa.Array | None]:
+    """The Arrow arrays of the rows ``idx`` (sorted, within the row group) of every member of
+    ``g``, whose pages ``gplan`` fetched into ``buf`` (range ``i`` starts at ``at[i]``); None
+    for a member the general path must read."""
+    m = len(g.members)
+    n = gplan.n_ranges
+    status = gplan.status.copy()
+    pages = np.empty((n, _PAGE_FIELDS), np.int64)
+    col_pages = np.empty((m, 2), np.int64)
+    jobs = np.empty((2 * n, _JOB_FIELDS + 1), np.int64)
+    info = np.empty((m, 4), np.int64)
+    total, nj = prepare_group(
+        buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info
+    )
+    dec = _scratch(total)
+    clock = time.perf_counter
+    t0 = clock()
+    decompressed = 0
+    failed: set[int] = set()
+    raw = g.raw
+    for src, src_len, dst, dst_len, decompress, member in jobs[:nj].tolist():
+        if member in failed:
+            continue
+        if decompress:
+            codec = raw[member]
+            try:
+                if codec is not None and dst_len <= max_page_size and codecs.within_ratio(codec[1], src_len, dst_len):
+                    # the checks of codecs.decompress_into, without its calls: any failure
+                    # sends the chunk to the general path, which reports it
+                    if codec[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
+                        failed.add(member)
+                        continue
+                else:
+                    codecs.decompress_into(int(g.codec[member]), buf[src : src + src_len], dec[dst : dst + dst_len], max_page_size)
+            except Exception:
+                failed.add(member)
+                continue
+            decompressed += dst_len
+        elif src_len == dst_len:
+            dec[dst : dst + dst_len] = buf[src : src + src_len]
+        else:
+            failed.add(member)
+    for member in failed:
+        status[member] = _GENERAL
+    t1 = clock()
+    c.decompress_seconds += t1 - t0
+    c.bytes_decompressed += decompressed
+    rows = len(idx)
+    valid = np.empty(m * rows, np.uint8)
+    nulls = np.zeros(m, np.int64)
+    out32 = np.empty(g.slots32 * rows, np.uint32)
+    out64 = buffers.empty(g.slots64 * rows, np.uint64)
+    starts = np.empty(g.slots_bytes * rows, np.int64)
+    lengths = np.empty(g.slots_bytes * rows, np.int64)
+    offsets = np.empty(g.slots_bytes * (rows + 1), np.int32)
+    data_at = np.zeros(m, np.int64)
+    data = decode_group(
+        dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
+        out32, out64, valid, nulls, starts, lengths, offsets, data_at,
+    )
+    b32 = pa.py_buffer(out32)
+    b64 = pa.py_buffer(out64)
+    boffsets = pa.py_buffer(offsets)
+    bdata = pa.py_buffer(data)
+    out: list[pa.Array | None] = []
+    done = 0
+    read_pages = (col_pages[:, 1] - col_pages[:, 0]).tolist()
+    for k, (shape, ok, null_count, s) in enumerate(zip(g.shapes, status.tolist(), nulls.tolist(), g.slot.tolist())):
+        if ok != _OK:
+            out.append(None)
+            continue
+        validity = _validity(valid[k * rows : (k + 1) * rows], null_count)
+        if shape.width:
+            word = 8 if g.wide[k] else 4
+            values = (b64 if word == 8 else b32).slice(s * rows * word, rows * shape.out_width)
+            out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, values], null_count))
+        else:
+            offs = boffsets.slice(s * (rows + 1) * 4, (rows + 1) * 4)
+            end = int(offsets[s * (rows + 1) + rows])
+            values = bdata.slice(int(data_at[k]), end)
+            out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, offs, values], null_count))
+        done += 1
+        c.pages_fetched += read_pages[k]
+        c.pages_skipped += g.npages[k] - read_pages[k]
+    c.decode_seconds += clock() - t1
+    c.values_decoded += rows * done
+    return out
+
+
+_local = threading.local()
+
+
+def _scratch(size: int) -> np.ndarray:
+    """A per-thread buffer for decompressed pages, reused from chunk to chunk: a fresh one per
+    chunk pays for allocation and page faults, and the arrays built from it are copies."""
+    buf = getattr(_local, "buf", None)
+    if buf is None or len(buf) < size:
+        buf = _local.buf = np.empty(max(size, 1 << 20, 0 if buf is None else 2 * len(buf)), np.uint8)
+    return buf[:size]  # type: ignore[no-any-return]
+
+
+def _validity(valid: np.ndarray, nulls: int) -> Any:
+    if nulls == 0:
+        return None
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))

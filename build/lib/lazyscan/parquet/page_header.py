@@ -1,0 +1,281 @@
+"""Page headers parsed by a numba kernel.
+
+A column read parses one Thrift ``PageHeader`` per page it touches; the generic parser of
+:mod:`lazyscan.parquet.thrift` builds a dict per struct and costs several microseconds per header,
+more than decoding a selected value. :func:`parse_page_header` reads the fields lazyscan uses in
+one kernel call. The kernel handles the common shapes only: a header with an unexpected field
+type, a nested container, an over-long varint or a missing required field is handed to the
+generic parser, which either reads it or raises the precise error. Both paths give the same
+:class:`~lazyscan.parquet.metadata.PageHeader`.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from lazyscan.parquet.metadata import (
+    DataPageHeader,
+    DataPageHeaderV2,
+    DictionaryPageHeader,
+    PageHeader,
+    page_header_from_thrift,
+    statistics_from_thrift,
+)
+from lazyscan.parquet.thrift import ThriftError, read_struct
+
+_jit = numba.njit(nogil=True, cache=True)
+
+#: the kernel cannot read this header: use the generic parser
+_GENERIC = -1
+_MISSING = np.iinfo(np.int64).min
+
+# slots of the kernel's output vector
+_TYPE, _USIZE, _CSIZE, _CRC = 0, 1, 2, 3
+_V1, _V1_NUM, _V1_ENC, _V1_DEF, _V1_REP, _V1_STATS, _V1_STATS_END = 4, 5, 6, 7, 8, 9, 10
+_DICT, _DICT_NUM, _DICT_ENC, _DICT_SORTED = 11, 12, 13, 14
+_V2, _V2_NUM, _V2_NULLS, _V2_ROWS, _V2_ENC, _V2_DEF_LEN, _V2_REP_LEN, _V2_COMPRESSED = 15, 16, 17, 18, 19, 20, 21, 22
+_V2_STATS, _V2_STATS_END = 23, 24
+_SLOTS = 25
+
+# compact protocol types
+_BOOL_TRUE, _BOOL_FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _STRUCT = 1, 2, 3, 4, 5, 6, 7, 8, 12
+
+
+@_jit
+def _varint(buf, pos, end):
+    """(value, new position) of a ULEB128 varint below 2**63; position -1 when unreadable."""
+    result = np.int64(0)
+    shift = 0
+    while pos < end:
+        b = np.int64(buf[pos])
+        pos += 1
+        if shift == 56 and b > 0x7F:
+            return 0, -1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+    return 0, -1
+
+
+@_jit
+def _integer(buf, pos, end, ftype):
+    """(value, new position) of an integer field of any integer type; position -1 otherwise."""
+    if ftype in (_I16, _I32, _I64):
+        u, pos = _varint(buf, pos, end)
+        if pos < 0:
+            return 0, -1
+        return (u >> 1) ^ -(u & 1), pos
+    if ftype == _BYTE and pos < end:
+        b = np.int64(buf[pos])
+        return (b - 256 if b > 127 else b), pos + 1
+    return 0, -1
+
+
+@_jit
+def _field(buf, pos, end, last_id):
+    """(field id, type, new position) of a field header; type 0 at the struct's end."""
+    if pos >= end:
+        return 0, 0, -1
+    b = np.int64(buf[pos])
+    pos += 1
+    if b == 0:
+        return 0, 0, pos
+    if b & 0x0F == 0:  # type 0 is only valid as the stop byte
+        return 0, 0, -1
+    delta = b >> 4
+    if delta:
+        return last_id + delta, b & 0x0F, pos
+    fid, pos = _integer(buf, pos, end, np.int64(_I16))
+    return fid, b & 0x0F, pos
+
+
+@_jit
+def _skip_scalar(buf, pos, end, ftype):
+    """Position after a scalar value; -1 for containers and unknown types."""
+    if ftype in (_BOOL_TRUE, _BOOL_FALSE):
+        return pos
+    if ftype == _BYTE:
+        return pos + 1 if pos < end else -1
+    if ftype in (_I16, _I32, _I64):
+        _, pos = _varint(buf, pos, end)
+        return pos
+    if ftype == _DOUBLE:
+        return pos + 8 if end - pos >= 8 else -1
+    if ftype == _BINARY:
+        n, pos = _varint(buf, pos, end)
+        if pos < 0 or n > end - pos:
+            return -1
+        return pos + n
+    return -1
+
+
+@_jit
+def _skip_flat_struct(buf, pos, end):
+    """Position after a struct whose fields are all scalars (Statistics); -1 otherwise."""
+    last = np.int64(0)
+    while True:
+        fid, ftype, pos = _field(buf, pos, end, last)
+        if pos < 0:
+            return -1
+        if ftype == 0:
+            return pos
+        last = fid
+        pos = _skip_scalar(buf, pos, end, ftype)
+        if pos < 0:
+            return -1
+
+
+@_jit
+def _bool(ftype):
+    if ftype == _BOOL_TRUE:
+        return 1
+    if ftype == _BOOL_FALSE:
+        return 0
+    return -1
+
+
+@_jit
+def _sub_struct(buf, pos, end, out, kind):
+    """Read a data page (1), dictionary page (2) or v2 data page (3) header into ``out``."""
+    last = np.int64(0)
+    while True:
+        fid, ftype, pos = _field(buf, pos, end, last)
+        if pos < 0:
+            return -1
+        if ftype == 0:
+            return pos
+        last = fid
+        stats = (kind == 1 and fid == 5) or (kind == 3 and fid == 8)
+        flag = (kind == 2 and fid == 3) or (kind == 3 and fid == 7)
+        if stats:
+            if ftype != _STRUCT:
+                return -1
+            start = pos
+            pos = _skip_flat_struct(buf, pos, end)
+            if pos < 0:
+                return -1
+            slot = _V1_STATS if kind == 1 else _V2_STATS
+            out[slot] = start
+            out[slot + 1] = pos
+        elif flag:
+            v = _bool(ftype)
+            if v < 0:
+                return -1
+            out[_DICT_SORTED if kind == 2 else _V2_COMPRESSED] = v
+        elif (kind == 1 and 1 <= fid <= 4) or (kind == 2 and 1 <= fid <= 2) or (kind == 3 and 1 <= fid <= 6):
+            v, pos = _integer(buf, pos, end, ftype)
+            if pos < 0:
+                return -1
+            base = _V1 if kind == 1 else (_DICT if kind == 2 else _V2)
+            out[base + fid] = v
+        else:
+            pos = _skip_scalar(buf, pos, end, ftype)
+            if pos < 0:
+                return -1
+
+
+@_jit
+def _parse(buf, pos, end, out):
+    """Fill ``out`` from the PageHeader at ``buf[pos:end]``; header size, or -1 (generic parser)."""
+    for i in range(_SLOTS):
+        out[i] = _MISSING
+    start = pos
+    last = np.int64(0)
+    while True:
+        fid, ftype, pos = _field(buf, pos, end, last)
+        if pos < 0:
+            return _GENERIC
+        if ftype == 0:
+            return pos - start
+        last = fid
+        if 1 <= fid <= 4:
+            v, pos = _integer(buf, pos, end, ftype)
+            if pos < 0:
+                return _GENERIC
+            out[fid - 1] = v
+        elif fid == 5 or fid == 7 or fid == 8:
+            if ftype != _STRUCT:
+                return _GENERIC
+            kind = 1 if fid == 5 else (2 if fid == 7 else 3)
+            base = _V1 if kind == 1 else (_DICT if kind == 2 else _V2)
+            width = _V1_STATS_END - _V1 if kind == 1 else (_DICT_SORTED - _DICT if kind == 2 else _V2_STATS_END - _V2)
+            for i in range(base + 1, base + width + 1):  # a repeated field replaces the earlier one
+                out[i] = _MISSING
+            out[base] = 1
+            pos = _sub_struct(buf, pos, end, out, kind)
+            if pos < 0:
+                return _GENERIC
+        else:
+            pos = _skip_scalar(buf, pos, end, ftype)
+            if pos < 0:
+                return _GENERIC
+
+
+def _generic(buf: np.ndarray, pos: int, end: int) -> PageHeader:
+    fields, after = read_struct(buf.data, pos, end)
+    return page_header_from_thrift(fields, after - pos)
+
+
+def _stats(buf: np.ndarray, start: int, end: int):  # type: ignore[no-untyped-def]
+    if start == _MISSING:
+        return None
+    fields, _ = read_struct(buf.data, int(start), int(end))
+    return statistics_from_thrift(fields)
+
+
+def parse_page_header(buf: np.ndarray, pos: int, end: int) -> PageHeader:
+    """The PageHeader at ``buf[pos:end]`` (``buf`` a uint8 array); ThriftError if malformed."""
+    out = np.empty(_SLOTS, np.int64)
+    size = _parse(buf, pos, end, out)
+    if size < 0:
+        return _generic(buf, pos, end)
+    v = out.tolist()
+    if v[_TYPE] == _MISSING or v[_USIZE] < 0 or v[_CSIZE] < 0:  # missing or negative: precise error
+        return _generic(buf, pos, end)
+    dph = dict_h = dph2 = None
+    if v[_V1] == 1:
+        if v[_V1_NUM] < 0:
+            return _generic(buf, pos, end)
+        dph = DataPageHeader(
+            num_values=v[_V1_NUM],
+            encoding=v[_V1_ENC] if v[_V1_ENC] != _MISSING else -1,
+            definition_level_encoding=v[_V1_DEF] if v[_V1_DEF] != _MISSING else 3,
+            repetition_level_encoding=v[_V1_REP] if v[_V1_REP] != _MISSING else 3,
+            statistics=_stats(buf, v[_V1_STATS], v[_V1_STATS_END]),
+        )
+    if v[_DICT] == 1:
+        if v[_DICT_NUM] < 0:
+            return _generic(buf, pos, end)
+        dict_h = DictionaryPageHeader(
+            num_values=v[_DICT_NUM],
+            encoding=v[_DICT_ENC] if v[_DICT_ENC] != _MISSING else 0,
+            is_sorted=v[_DICT_SORTED] == 1,
+        )
+    if v[_V2] == 1:
+        if min(v[_V2_NUM], v[_V2_NULLS], v[_V2_ROWS], v[_V2_DEF_LEN], v[_V2_REP_LEN]) < 0:
+            return _generic(buf, pos, end)
+        dph2 = DataPageHeaderV2(
+            num_values=v[_V2_NUM],
+            num_nulls=v[_V2_NULLS],
+            num_rows=v[_V2_ROWS],
+            encoding=v[_V2_ENC] if v[_V2_ENC] != _MISSING else -1,
+            definition_levels_byte_length=v[_V2_DEF_LEN],
+            repetition_levels_byte_length=v[_V2_REP_LEN],
+            is_compressed=v[_V2_COMPRESSED] != 0,
+            statistics=_stats(buf, v[_V2_STATS], v[_V2_STATS_END]),
+        )
+    return PageHeader(
+        type=v[_TYPE],
+        uncompressed_page_size=v[_USIZE],
+        compressed_page_size=v[_CSIZE],
+        crc=None if v[_CRC] == _MISSING else v[_CRC],
+        data_page_header=dph,
+        dictionary_page_header=dict_h,
+        data_page_header_v2=dph2,
+        header_size=size,
+    )
+
+
+__all__ = ["ThriftError", "parse_page_header"]

@@ -1,0 +1,305 @@
+"""The Parquet schema tree, its leaf columns and their Arrow types.
+
+:func:`build_schema` turns the flattened ``SchemaElement`` list of the footer into
+:class:`ColumnDescriptor` objects (one per leaf: path, levels, physical and logical type, the Arrow
+type lazyscan produces) and the Arrow schema of the top-level fields. Top-level primitive fields
+are *flat* and read by lazyscan's own decoders; nested fields (structs, lists, maps) are read
+through pyarrow.
+
+Arrow types follow pyarrow's mapping of Parquet logical types, with plain ``string``/``binary``
+(never view or large types). Timestamps keep the time zone recorded in pyarrow's stored Arrow
+schema when there is one.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from lazyscan.parquet.metadata import (
+    ConvertedType,
+    LogicalType,
+    PhysicalType,
+    Repetition,
+    SchemaElement,
+)
+
+_UNITS = {"MILLIS": "ms", "MICROS": "us", "NANOS": "ns"}
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDescriptor:
+    """One leaf column of the file schema."""
+
+    index: int  # leaf ordinal: position of the column chunk in each row group
+    path: tuple[str, ...]
+    physical_type: PhysicalType
+    type_length: int  # FIXED_LEN_BYTE_ARRAY width, else 0
+    max_definition_level: int
+    max_repetition_level: int
+    logical_type: LogicalType | None
+    converted_type: ConvertedType | None
+    scale: int
+    precision: int
+    arrow_type: pa.DataType
+    top_level_field: int  # index of the top-level field that holds this leaf
+    flat: bool  # a top-level primitive field: read by lazyscan's decoders
+    name: str = field(init=False, compare=False)  # the dotted path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", ".".join(self.path))
+
+    @property
+    def nullable(self) -> bool:
+        return self.max_definition_level > 0
+
+
+@dataclass(frozen=True, slots=True)
+class FileSchema:
+    columns: tuple[ColumnDescriptor, ...]
+    arrow_schema: pa.Schema
+    #: for each top-level field, the leaf indexes under it
+    field_leaves: tuple[tuple[int, ...], ...]
+
+    #: leaf columns by dotted name (the first one when names repeat)
+    by_name: dict[str, ColumnDescriptor] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name: dict[str, ColumnDescriptor] = {}
+        for c in self.columns:
+            by_name.setdefault(c.name, c)
+        object.__setattr__(self, "by_name", by_name)
+
+    def leaf(self, name: str) -> ColumnDescriptor:
+        return self.by_name[name]
+
+
+def _int_type(bits: int, signed: bool) -> pa.DataType:
+    table = {
+        (8, True): pa.int8(),
+        (16, True): pa.int16(),
+        (32, True): pa.int32(),
+        (64, True): pa.int64(),
+        (8, False): pa.uint8(),
+        (16, False): pa.uint16(),
+        (32, False): pa.uint32(),
+        (64, False): pa.uint64(),
+    }
+    return table.get((bits, signed), pa.int64() if bits > 32 else pa.int32())
+
+
+_CONVERTED_INTS = {
+    ConvertedType.INT_8: (8, True),
+    ConvertedType.INT_16: (16, True),
+    ConvertedType.INT_32: (32, True),
+    ConvertedType.INT_64: (64, True),
+    ConvertedType.UINT_8: (8, False),
+    ConvertedType.UINT_16: (16, False),
+    ConvertedType.UINT_32: (32, False),
+    ConvertedType.UINT_64: (64, False),
+}
+
+
+def _decimal_type(precision: int, scale: int) -> pa.DataType:
+    if precision <= 38:
+        return pa.decimal128(max(precision, 1), scale)
+    return pa.decimal256(precision, scale)
+
+
+def arrow_type_of(el: SchemaElement, tz_hint: str | None = None) -> pa.DataType:
+    """The Arrow type of a primitive schema element."""
+    pt = el.type
+    lt = el.logical_type
+    ct = el.converted_type
+    kind = lt.kind if lt is not None else None
+    if kind == "DECIMAL" or (lt is None and ct == ConvertedType.DECIMAL):
+        precision = lt.precision if lt is not None else (el.precision or 0)
+        scale = lt.scale if lt is not None else (el.scale or 0)
+        if pt in (PhysicalType.INT32, PhysicalType.INT64, PhysicalType.BYTE_ARRAY, PhysicalType.FIXED_LEN_BYTE_ARRAY):
+            return _decimal_type(precision, scale)
+    if pt == PhysicalType.BOOLEAN:
+        return pa.bool_()
+    if pt in (PhysicalType.INT32, PhysicalType.INT64):
+        default_bits = 32 if pt == PhysicalType.INT32 else 64
+        if kind == "INTEGER" and lt is not None:
+            return _int_type(lt.bit_width, lt.signed)
+        if kind == "DATE" or (lt is None and ct == ConvertedType.DATE):
+            return pa.date32()
+        if kind == "TIME" and lt is not None:
+            unit = _UNITS.get(lt.unit, "ms")
+            return pa.time32(unit) if unit == "ms" else pa.time64(unit)
+        if kind == "TIMESTAMP" and lt is not None:
+            tz = (tz_hint or "UTC") if lt.utc_adjusted else None
+            return pa.timestamp(_UNITS.get(lt.unit, "ms"), tz=tz)
+        if lt is None and ct is not None:
+            if ct in _CONVERTED_INTS:
+                return _int_type(*_CONVERTED_INTS[ct])
+            if ct == ConvertedType.TIME_MILLIS:
+                return pa.time32("ms")
+            if ct == ConvertedType.TIME_MICROS:
+                return pa.time64("us")
+            if ct == ConvertedType.TIMESTAMP_MILLIS:
+                return pa.timestamp("ms", tz=tz_hint or "UTC")
+            if ct == ConvertedType.TIMESTAMP_MICROS:
+                return pa.timestamp("us", tz=tz_hint or "UTC")
+        return _int_type(default_bits, True)
+    if pt == PhysicalType.INT96:
+        # microseconds, as Spark reads INT96: nanoseconds would overflow outside 1677..2262
+        return pa.timestamp("us", tz=tz_hint)
+    if pt == PhysicalType.FLOAT:
+        return pa.float32()
+    if pt == PhysicalType.DOUBLE:
+        return pa.float64()
+    if pt == PhysicalType.BYTE_ARRAY:
+        if kind in ("STRING", "JSON") or (lt is None and ct in (ConvertedType.UTF8, ConvertedType.JSON)):
+            return pa.string()
+        if kind == "ENUM" or (lt is None and ct == ConvertedType.ENUM):
+            return pa.string()
+        return pa.binary()
+    if pt == PhysicalType.FIXED_LEN_BYTE_ARRAY:
+        width = el.type_length or 0
+        if kind == "FLOAT16" and width == 2:
+            return pa.float16()
+        return pa.binary(width)
+    raise ValueError(f"schema element {el.name!r} has no physical type")
+
+
+def _stored_arrow_schema(kv: dict[str, str | None]) -> pa.Schema | None:
+    raw = kv.get("ARROW:schema")
+    if not raw:
+        return None
+    try:
+        data = base64.b64decode(raw)
+        return pa.ipc.read_schema(pa.py_buffer(data))
+    except Exception:
+        return None
+
+
+def _timezone_hints(stored: pa.Schema | None) -> dict[str, str]:
+    hints: dict[str, str] = {}
+    if stored is None:
+        return hints
+    for f in stored:
+        t = f.type
+        if pa.types.is_timestamp(t) and t.tz:
+            hints[f.name] = t.tz
+    return hints
+
+
+class SchemaError(ValueError):
+    """The schema elements do not form a valid tree."""
+
+
+def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None]) -> FileSchema:
+    """Build leaf descriptors and the Arrow schema from the footer's schema list."""
+    if not elements:
+        raise SchemaError("empty schema")
+    root = elements[0]
+    stored = _stored_arrow_schema(kv)
+    tz_hints = _timezone_hints(stored)
+    columns: list[ColumnDescriptor] = []
+    field_leaves: list[tuple[int, ...]] = []
+    nested_top_fields: dict[int, int] = {}
+    top_fields: list[pa.Field | None] = []
+    pos = 1
+
+    def walk(path: tuple[str, ...], def_level: int, rep_level: int, top: int) -> None:
+        nonlocal pos
+        if pos >= len(elements):
+            raise SchemaError("schema declares more children than it has elements")
+        el = elements[pos]
+        pos += 1
+        rep = el.repetition if el.repetition is not None else Repetition.REQUIRED
+        d = def_level + (1 if rep != Repetition.REQUIRED else 0)
+        r = rep_level + (1 if rep == Repetition.REPEATED else 0)
+        p = (*path, el.name)
+        if el.num_children > 0 or el.type is None:
+            if el.num_children > len(elements):
+                raise SchemaError("schema group has more children than elements")
+            for _ in range(el.num_children):
+                walk(p, d, r, top)
+            return
+        is_flat = len(p) == 1 and rep != Repetition.REPEATED
+        try:
+            atype = arrow_type_of(el, tz_hints.get(p[0]) if is_flat else None)
+        except ValueError as e:
+            raise SchemaError(str(e)) from None
+        if el.type == PhysicalType.FIXED_LEN_BYTE_ARRAY and (el.type_length is None or el.type_length < 0):
+            raise SchemaError(f"column {'.'.join(p)!r} is FIXED_LEN_BYTE_ARRAY without a valid length")
+        lt = el.logical_type
+        columns.append(
+            ColumnDescriptor(
+                index=len(columns),
+                path=p,
+                physical_type=el.type,
+                type_length=el.type_length or 0,
+                max_definition_level=d,
+                max_repetition_level=r,
+                logical_type=lt,
+                converted_type=el.converted_type,
+                scale=(lt.scale if lt is not None and lt.kind == "DECIMAL" else el.scale or 0),
+                precision=(lt.precision if lt is not None and lt.kind == "DECIMAL" else el.precision or 0),
+                arrow_type=atype,
+                top_level_field=top,
+                flat=is_flat,
+            )
+        )
+
+    for top in range(root.num_children):
+        if pos >= len(elements):
+            raise SchemaError("schema declares more fields than it has elements")
+        first_leaf = len(columns)
+        el = elements[pos]
+        walk((), 0, 0, top)
+        leaves = tuple(range(first_leaf, len(columns)))
+        field_leaves.append(leaves)
+        if len(leaves) == 1 and columns[leaves[0]].flat:
+            c = columns[leaves[0]]
+            top_fields.append(pa.field(el.name, c.arrow_type, nullable=c.nullable))
+        else:
+            nested_top_fields[top] = len(top_fields)
+            top_fields.append(None)
+    if pos != len(elements):
+        raise SchemaError("schema has elements outside the tree")
+    if nested_top_fields:
+        nested_types = _nested_arrow_types(elements, kv, stored)
+        for top, slot in nested_top_fields.items():
+            name = elements_top_name(elements, top)
+            atype = nested_types.get(name, pa.null())
+            top_fields[slot] = pa.field(name, atype, nullable=True)
+    fields = [f for f in top_fields if f is not None]
+    return FileSchema(tuple(columns), pa.schema(fields), tuple(field_leaves))
+
+
+def elements_top_name(elements: tuple[SchemaElement, ...], top: int) -> str:
+    """Name of the ``top``-th top-level field."""
+    pos = 1
+    for i in range(top + 1):
+        if i == top:
+            return elements[pos].name
+        pos = _skip_subtree(elements, pos)
+    raise SchemaError("bad top-level field index")
+
+
+def _skip_subtree(elements: tuple[SchemaElement, ...], pos: int) -> int:
+    remaining = 1
+    while remaining:
+        if pos >= len(elements):
+            raise SchemaError("truncated schema")
+        remaining += elements[pos].num_children - 1
+        pos += 1
+    return pos
+
+
+def _nested_arrow_types(
+    elements: tuple[SchemaElement, ...], kv: dict[str, str | None], stored: pa.Schema | None
+) -> dict[str, pa.DataType]:
+    """Arrow types of nested top-level fields from pyarrow's stored schema, when present.
+
+    Fields missing here get ``pa.null()``; the file layer then asks pyarrow for the type.
+    """
+    if stored is not None:
+        return {f.name: f.type for f in stored}
+    return {}

@@ -1,0 +1,25 @@
+"""lazyscan.scan: one scan = files x predicate x columns -> batches + profile.
+
+- :mod:`.dataset` finds files (paths, globs, hive partition folders) and merges their schemas;
+- :mod:`.options` the scan's switches and knobs (:class:`ScanOptions`);
+- :mod:`.profile` counters and timings by tier and phase (:class:`Profile`);
+- :mod:`.scan` planning and the per-row-group algorithm (:func:`scan`, :class:`Scan`).
+"""
+
+from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, discover, merge_schemas
+from lazyscan.scan.options import ScanOptions
+from lazyscan.scan.profile import Profile
+from lazyscan.scan.scan import PredicateOrder, Scan, scan
+
+__all__ = [
+    "Dataset",
+    "FileInfo",
+    "FileSplit",
+    "PredicateOrder",
+    "Profile",
+    "Scan",
+    "ScanOptions",
+    "discover",
+    "merge_schemas",
+    "scan",
+]

@@ -1,0 +1,300 @@
+"""Finding the files of a scan: paths, globs, directories with hive-style partition folders.
+
+:func:`discover` lists the Parquet files of a source and the partition values encoded in their
+folder names (``key=value``, typed the way Spark infers partition column types); a
+:class:`Dataset` then gives the merged Arrow schema of the files plus the partition columns.
+Hidden files and folders (names starting with ``_`` or ``.``, such as ``_SUCCESS``) are skipped,
+as Spark does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import glob as globlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import pyarrow as pa
+
+from lazyscan.errors import LazyScanError, SourceError
+from lazyscan.io.source import filesystem_from_uri
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One data file: path (as the filesystem names it), size in bytes, partition values."""
+
+    path: str
+    size: int
+    partition_values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FileSplit:
+    """A byte range of a file: a scan of it reads the row groups whose midpoint lies inside."""
+
+    path: str
+    start: int
+    length: int
+    size: int
+    partition_values: dict[str, Any] = field(default_factory=dict)
+
+
+#: object-store files schema discovery keeps open for the scan
+_KEEP_OPEN = 64
+
+
+def _is_hidden(name: str) -> bool:
+    return name.startswith((".", "_")) and "=" not in name
+
+
+def _has_glob(path: str) -> bool:
+    return any(ch in path for ch in "*?[")
+
+
+def _list_local(root: str) -> list[tuple[str, int]]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not _is_hidden(d))
+        for name in sorted(filenames):
+            if _is_hidden(name) or name.endswith(".crc"):
+                continue
+            full = os.path.join(dirpath, name)
+            out.append((full, os.path.getsize(full)))
+    return out
+
+
+def _list_remote(root: str, filesystem: Any) -> list[tuple[str, int]]:
+    try:
+        return _list_on(root, filesystem)
+    except LazyScanError:
+        raise
+    except Exception as e:  # the filesystem's own errors (denied, unreachable, ...): say where
+        raise SourceError(f"cannot list {root!r}: {e}") from None
+
+
+def _list_on(root: str, filesystem: Any) -> list[tuple[str, int]]:
+    import pyarrow.fs as pafs
+
+    if isinstance(filesystem, pafs.FileSystem):
+        info = filesystem.get_file_info(root)
+        if info.type == pafs.FileType.NotFound:
+            raise SourceError(f"path not found: {root!r}")
+        if info.type == pafs.FileType.File:
+            return [(root, info.size)]
+        infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        files = []
+        for i in infos:
+            if i.type != pafs.FileType.File:
+                continue
+            rel = i.path[len(root) :].strip("/").split("/")
+            if any(_is_hidden(part) for part in rel):
+                continue
+            files.append((i.path, i.size))
+        return sorted(files)
+    # fsspec
+    if not filesystem.exists(root):
+        raise SourceError(f"path not found: {root!r}")
+    if filesystem.isfile(root):
+        return [(root, int(filesystem.size(root)))]
+    found = filesystem.find(root, detail=True)
+    files = []
+    for path, meta in sorted(found.items()):
+        rel = path[len(root.rstrip("/")) :].strip("/").split("/")
+        if any(_is_hidden(part) for part in rel) or meta.get("type") == "directory":
+            continue
+        files.append((path, int(meta.get("size", 0))))
+    return files
+
+
+def _infer_value(text: str) -> Any:
+    """Spark's partition value inference: int, long, decimal/double, date, timestamp, string."""
+    if text == HIVE_NULL:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        d = decimal.Decimal(text)
+        if d.is_finite() and any(c.isdigit() for c in text) and "e" not in text.lower():
+            return float(text)
+    except decimal.InvalidOperation:
+        pass
+    try:
+        return dt.date.fromisoformat(text) if len(text) == 10 else dt.datetime.fromisoformat(text)
+    except ValueError:
+        return text
+
+
+def _arrow_type_of_values(values: list[Any]) -> pa.DataType:
+    present = [v for v in values if v is not None]
+    if not present:
+        return pa.string()
+    kinds = {type(v) for v in present}
+    if kinds == {int}:
+        if all(-(2**31) <= v < 2**31 for v in present):
+            return pa.int32()
+        return pa.int64()
+    if kinds <= {int, float}:
+        return pa.float64()
+    if kinds == {dt.date}:
+        return pa.date32()
+    if kinds == {dt.datetime}:
+        return pa.timestamp("us")
+    return pa.string()
+
+
+def _coerce(value: Any, raw: str, atype: pa.DataType) -> Any:
+    if value is None:
+        return None
+    if pa.types.is_string(atype):
+        return raw
+    if pa.types.is_floating(atype):
+        return float(value)
+    return value
+
+
+@dataclass
+class Dataset:
+    """The files of a source and their partition columns."""
+
+    root: str | None
+    files: list[FileInfo]
+    partition_schema: pa.Schema
+    filesystem: Any = None
+    _file_schema: pa.Schema | None = None
+    #: ``parquet``, ``orc`` or None (each file recognized by its extension or first bytes)
+    format: str | None = None
+    #: object-store files opened to read their schema, kept for the scan (a HEAD and a
+    #: footer request fewer each); at most ``_KEEP_OPEN``
+    _opened: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def file_schema(self, merge: bool = True) -> pa.Schema:
+        """Arrow schema of the files (merged across all files, or the first file's)."""
+        if self._file_schema is None or not merge:
+            from lazyscan.scan.units import open_units
+
+            schemas = []
+            for info in self.files if merge else self.files[:1]:
+                f = open_units(info.path, self.filesystem, fmt=self.format)
+                try:
+                    schemas.append(f.arrow_schema)
+                finally:
+                    if f.source.remote and len(self._opened) < _KEEP_OPEN and info.path not in self._opened:
+                        self._opened[info.path] = f
+                    else:
+                        f.close()
+            merged = merge_schemas(schemas)
+            if not merge:
+                return merged
+            self._file_schema = merged
+        return self._file_schema
+
+    def take_opened(self, path: str) -> Any:
+        """The file at ``path`` if schema discovery left it open (then it is the caller's to
+        close), else None."""
+        return self._opened.pop(path, None)
+
+    def schema(self, merge: bool = True) -> pa.Schema:
+        """File schema with the partition columns appended."""
+        base = self.file_schema(merge)
+        fields = list(base)
+        for f in self.partition_schema:
+            if base.get_field_index(f.name) < 0:
+                fields.append(f)
+        return pa.schema(fields)
+
+
+def merge_schemas(schemas: Sequence[pa.Schema]) -> pa.Schema:
+    """Union of fields by name, in first-seen order; a name with two types is an error."""
+    fields: dict[str, pa.Field] = {}
+    for s in schemas:
+        for f in s:
+            old = fields.get(f.name)
+            if old is None:
+                fields[f.name] = f.with_nullable(True) if len(schemas) > 1 else f
+            elif old.type != f.type:
+                if pa.types.is_null(old.type):
+                    fields[f.name] = f
+                elif not pa.types.is_null(f.type):
+                    raise LazyScanError(
+                        f"column {f.name!r} has type {old.type} in one file and {f.type} in another"
+                    )
+    return pa.schema(list(fields.values()))
+
+
+def discover(source: Any, filesystem: Any = None) -> Dataset:
+    """List the files of ``source``: a file, a directory (recursive, hive partitions), a glob,
+    or a list of those; local paths, ``file://`` URLs, or paths on a pyarrow/fsspec filesystem."""
+    if isinstance(source, Dataset):
+        return source
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    if not items:
+        raise SourceError("no paths given")
+    listed: list[tuple[str, int, str | None]] = []  # path, size, partition root
+    roots = []
+    for item in items:
+        p = os.fspath(item)
+        if filesystem is None and p.startswith("file://"):
+            p = p[len("file://") :]
+        if filesystem is None and "://" in p:
+            filesystem, p = filesystem_from_uri(p)
+        if filesystem is None:
+            if _has_glob(p):
+                matches = sorted(globlib.glob(p, recursive=True))
+                if not matches:
+                    raise SourceError(f"no files match {p!r}")
+                for m in matches:
+                    if os.path.isdir(m):
+                        listed += [(f, s, m) for f, s in _list_local(m)]
+                    elif not _is_hidden(os.path.basename(m)):
+                        listed.append((m, os.path.getsize(m), None))
+                continue
+            if os.path.isdir(p):
+                roots.append(p)
+                listed += [(f, s, p) for f, s in _list_local(p)]
+            elif os.path.isfile(p):
+                listed.append((p, os.path.getsize(p), None))
+            else:
+                raise SourceError(f"path not found: {p!r}")
+        else:
+            files = _list_remote(p, filesystem)
+            root = p if len(files) != 1 or files[0][0] != p else None
+            listed += [(f, s, root) for f, s in files]
+    infos, pschema = _partitions(listed)
+    return Dataset(roots[0] if len(roots) == 1 else None, infos, pschema, filesystem)
+
+
+def _partitions(listed: list[tuple[str, int, str | None]]) -> tuple[list[FileInfo], pa.Schema]:
+    raw: list[dict[str, str]] = []
+    for path, _, root in listed:
+        parts: dict[str, str] = {}
+        if root is not None:
+            rel = os.path.relpath(path, root) if "://" not in path else path[len(root) :].strip("/")
+            for seg in rel.replace("\\", "/").split("/")[:-1]:
+                if "=" in seg:
+                    k, _, v = seg.partition("=")
+                    parts[unquote(k)] = unquote(v)
+        raw.append(parts)
+    keys: list[str] = []
+    for parts in raw:
+        for k in parts:
+            if k not in keys:
+                keys.append(k)
+    if keys and any(set(parts) != set(keys) for parts in raw):
+        raise SourceError(
+            "files are not all under the same partition columns: " + ", ".join(keys)
+        )
+    types = {k: _arrow_type_of_values([_infer_value(parts[k]) for parts in raw]) for k in keys}
+    infos = []
+    for (path, size, _), parts in zip(listed, raw):
+        values = {k: _coerce(_infer_value(parts[k]), parts[k], types[k]) for k in keys}
+        infos.append(FileInfo(path, size, values))
+    return infos, pa.schema([pa.field(k, types[k]) for k in keys])

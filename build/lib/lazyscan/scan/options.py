@@ -1,0 +1,143 @@
+"""Scan options: what a scan does (pruning tiers, late materialization, batching, threads).
+
+Options arrive as keyword arguments of :func:`lazyscan.scan` or as strings from Spark's
+``.option(...)``; :meth:`ScanOptions.from_mapping` validates names and converts values, and an
+unknown name or a bad value raises :class:`lazyscan.errors.OptionError` listing what is accepted.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from lazyscan.errors import OptionError
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """How one scan works. Every switch that changes *how* work is done leaves results unchanged.
+
+    - ``enabled``: False reads everything plainly and filters after decoding (like ``pushdown``).
+    - ``pushdown``: evaluate the filter inside the scan; False reads all rows, then filters.
+    - ``prune_partitions`` / ``prune_statistics`` / ``prune_bloom`` / ``prune_dictionary`` /
+      ``prune_page_index``: the pruning tiers, cheapest first.
+    - ``late_materialization``: read payload columns only for rows that survived the filter.
+    - ``adaptive_order``: reorder predicate columns by measured rows removed per second.
+    - ``dictionary_eval``: evaluate predicates once per dictionary entry instead of per row.
+    - ``materialization_threshold``: selected row ranges closer than this are decoded as one.
+    - ``dense_threshold``: when more than this fraction of a row group survives, payload columns
+      of fixed width are read whole and then filtered (cheaper there than a selective read;
+      byte-array columns are always read selectively, which copies each kept value once).
+    - ``batch_size``: rows per output record batch. ``threads``: row groups read in parallel.
+    - ``coalesce_gap``: byte ranges of one read (pages, ORC streams) closer than this many bytes
+      are fetched in one request, the bytes between them too; -1 takes the source's default:
+      0 for local files, 1 MiB on object stores, where a request costs what some megabytes of
+      transfer do.
+    - ``prefetch``: on object stores, fetch the filter columns of the next row groups while the
+      current one is read (row groups statistics rule out are not fetched; when the gap lets
+      neighbouring row groups' ranges merge, as many as fit in one request).
+    - ``format``: ``parquet`` or ``orc``; None recognizes each file by its extension or its
+      first bytes.
+    - ``time_zone``: the session time zone (Spark's ``spark.sql.session.timeZone``): a
+      ``TIMESTAMP '...'`` or a string compared with a timestamp column without a zone of its
+      own is wall-clock time there, and so are casts between timestamps and dates.
+    """
+
+    enabled: bool = True
+    pushdown: bool = True
+    prune_partitions: bool = True
+    prune_statistics: bool = True
+    prune_bloom: bool = True
+    prune_dictionary: bool = True
+    prune_page_index: bool = True
+    late_materialization: bool = True
+    adaptive_order: bool = True
+    dictionary_eval: bool = True
+    materialization_threshold: int = 0
+    dense_threshold: float = 0.5
+    batch_size: int = 65536
+    threads: int = 0  # 0: one per core
+    merge_schema: bool = True
+    format: str | None = None
+    time_zone: str = "UTC"
+    coalesce_gap: int = -1
+    prefetch: bool = True
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any] | None = None, **kwargs: Any) -> ScanOptions:
+        """Build options from keyword values or Spark option strings (case-insensitive names)."""
+        merged = {**(values or {}), **kwargs}
+        by_lower = {f.name.lower(): f for f in fields(cls)}
+        out: dict[str, Any] = {}
+        for key, raw in merged.items():
+            f = by_lower.get(key.lower())
+            if f is None:
+                raise OptionError(
+                    f"unknown scan option {key!r}; accepted: {', '.join(sorted(cls.names()))}"
+                )
+            out[f.name] = _convert(f.name, f.type, raw)
+        if isinstance(out.get("format"), str):
+            fmt = out["format"].strip().lower()
+            out["format"] = None if fmt in ("", "auto") else fmt
+        opts = cls(**out)
+        opts.validate()
+        return opts
+
+    def validate(self) -> None:
+        if self.batch_size <= 0:
+            raise OptionError(f"batch_size must be positive, got {self.batch_size}")
+        if self.threads < 0:
+            raise OptionError(f"threads must be >= 0, got {self.threads}")
+        if self.materialization_threshold < 0:
+            raise OptionError("materialization_threshold must be >= 0")
+        if self.coalesce_gap < -1:
+            raise OptionError(f"coalesce_gap must be >= 0 (or -1: the source's default), got {self.coalesce_gap}")
+        if not 0.0 <= self.dense_threshold <= 1.0:
+            raise OptionError("dense_threshold must be between 0 and 1")
+        if self.format not in (None, "parquet", "orc"):
+            raise OptionError(f"format must be 'parquet' or 'orc', got {self.format!r}")
+        from lazyscan.predicate.casts import check_time_zone
+
+        try:
+            check_time_zone(self.time_zone)
+        except ValueError as e:
+            raise OptionError(f"time_zone: {e}") from None
+
+    @property
+    def effective_threads(self) -> int:
+        return self.threads or max(1, os.cpu_count() or 1)
+
+    @property
+    def filter_in_scan(self) -> bool:
+        return self.enabled and self.pushdown
+
+    def with_(self, **changes: Any) -> ScanOptions:
+        return replace(self, **changes)
+
+
+def _convert(name: str, ftype: Any, raw: Any) -> Any:
+    tname = ftype if isinstance(ftype, str) else getattr(ftype, "__name__", str(ftype))
+    try:
+        if tname == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("true", "1", "yes", "on"):
+                return True
+            if text in ("false", "0", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if tname == "int":
+            if isinstance(raw, bool):
+                raise ValueError(raw)
+            return int(raw)
+        if tname == "float":
+            return float(raw)
+    except (TypeError, ValueError):
+        raise OptionError(f"option {name!r} expects a {tname}, got {raw!r}") from None
+    return raw

@@ -1,0 +1,922 @@
+"""``lazyscan.spark.read``: a DataFrame from lazyscan or from Spark's own Parquet or ORC
+reader, whichever is expected to be faster, with the reason logged.
+
+The choice compares two expected times (seconds on the session's cores):
+
+- **Spark's reader**: a fixed cost per read, a cost per wave of its tasks (each task parses
+  the file footer, so it grows with the footer), and decoding the needed columns of the row
+  groups that row-group statistics leave (Spark prunes with them too), at
+  ``spark_bytes_per_s`` of uncompressed column chunk per core. ORC files give no uncompressed
+  sizes: Spark's ORC reader is modelled on the compressed bytes of the needed columns' streams
+  in the stripes statistics leave (``spark_orc_*`` constants).
+- **lazyscan**: a fixed cost per read of a Python data source (the planning calls in Python
+  workers and the job), a cost per wave of its tasks that scan something (a Python worker,
+  the pickled reader, the Arrow stream), the selective scan of the row groups statistics
+  leave, and the surviving rows crossing from Python into the JVM. The scan time is
+  measured: the selective scan runs on a sample of those row groups (a few, spread over the
+  source) in the driver, one thread, and its time per row group is scaled to their number and
+  divided by the tasks running at once.
+
+lazyscan is picked when its expected time is below Spark's (times ``overhead``, default 1) and
+at most ``max_selectivity`` of the sampled rows survive. When Spark's expected time is below
+lazyscan's fixed costs alone, nothing is sampled. The constants are in :class:`CostModel`,
+calibrated on a 2-core machine (``local[2]``, TPC-H lineitem SF1 and SF10); pass another
+``CostModel`` to :func:`read` for other machines or clusters. Without a filter, Spark's
+reader is used; filters lazyscan cannot parse also go to Spark's reader.
+
+The lazyscan DataFrame reads only the output columns and gets the whole filter, evaluated
+inside the scan against the file columns, so even disjunctions, which Spark never pushes to
+Python sources, are evaluated there and Spark does not filter again. It runs on one of two
+routes (``route``): ``mapInArrow`` over the planned tasks (:mod:`.tasks`; the default on classic
+sessions, and the only route before Spark 4.1) or the ``lazyscan`` data source with the output
+columns as its schema and the filter as its ``where`` option (the default on Spark Connect to
+4.1 or later).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from lazyscan.errors import LazyScanError
+from lazyscan.predicate import (
+    Answer,
+    Expr,
+    bind,
+    col,
+    conjunction,
+    evaluate_statistics,
+    referenced_columns,
+    split_conjuncts,
+    to_expr,
+)
+from lazyscan.predicate.bound import BoundExpr
+from lazyscan.predicate.casts import session_time_zone
+from lazyscan.predicate.keys import KeyFilter
+from lazyscan.scan import scan
+from lazyscan.scan.dataset import FileInfo, FileSplit
+from lazyscan.scan.profile import Profile
+from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE, default_parallelism, is_connect
+from lazyscan.spark.keys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS
+from lazyscan.spark.options import KEY_FILTER_PREFIX
+
+log = logging.getLogger("lazyscan.spark")
+
+DEFAULT_MAX_SELECTIVITY = 0.2
+DEFAULT_OVERHEAD = 1.0
+DEFAULT_SAMPLE_FILES = 4
+DEFAULT_SAMPLE_ROW_GROUPS = 4
+#: Spark's default ``spark.sql.files.maxPartitionBytes``
+SPARK_MAX_PARTITION_BYTES = 128 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Constants of the chooser's time model (seconds, bytes per second).
+
+    Calibrated by measurement on a 2-core machine, Spark 4.3 ``local[2]``, TPC-H lineitem SF1
+    (one 232 MB file, 53 row groups) and SF10 (2.5 GB, 524 row groups), each reader timed the
+    way the benchmark times it (DataFrame built and action run, after a JVM garbage
+    collection). Examples: a filter that statistics rule out everywhere took 0.08 s (SF1) and
+    0.26 s (SF10: 19 tasks, each parsing a 2.9 MB footer) on Spark's reader, 0.12 s and 0.14 s
+    on lazyscan; a key range left by statistics in one row group took 0.15 s on lazyscan at
+    SF1; lazyscan's tasks spent about as long per row group as the driver's sample.
+    """
+
+    #: lazyscan: planning a Python data source read (create, push filters, partitions), the job
+    lazyscan_read_s: float = 0.11
+    #: lazyscan: each wave of tasks that scan something (one task per core at once)
+    lazyscan_task_s: float = 0.045
+    #: lazyscan: a Spark task's scan time per row group / the driver sample's (CPU time)
+    lazyscan_scan_factor: float = 1.0
+    #: lazyscan: Arrow output moving from the Python workers into the JVM, per core
+    lazyscan_output_bytes_per_s: float = 100e6
+    #: Spark's reader: schema inference, planning and the job
+    spark_read_s: float = 0.075
+    #: Spark's reader: each wave of tasks, besides parsing the footer
+    spark_task_s: float = 0.012
+    #: Spark's reader: footer parsing in each task
+    spark_footer_bytes_per_s: float = 450e6
+    #: Spark's reader: each value (row x needed column) decoded and filtered, per core
+    spark_value_s: float = 10e-9
+    #: Spark's reader: uncompressed bytes of needed column chunks decoded per core
+    spark_bytes_per_s: float = 490e6
+    #: Spark's ORC reader: each value decoded and filtered, per core (TPC-H lineitem SF1
+    #: written by Spark, Q-A 1.32 s and Q-B 0.37 s on ``local[2]``: 96 M values and 147 MB of
+    #: streams, 12 M values and 51 MB)
+    spark_orc_value_s: float = 13.5e-9
+    #: Spark's ORC reader: compressed stream bytes of needed columns read and decoded per core
+    spark_orc_bytes_per_s: float = 126e6
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the chooser knows about one read: from footers, task plans and the sample."""
+
+    cores: int
+    row_groups: int
+    #: row groups and rows left by partition values and row-group statistics
+    row_groups_left: int
+    rows_left: int
+    #: values (rows x needed leaf columns) in the row groups left
+    values_left: int
+    #: uncompressed bytes of the needed columns (output and filter) in the row groups left
+    #: (ORC: compressed stream bytes; row groups are stripes)
+    bytes_left: int
+    spark_tasks: int
+    #: footer bytes each task of Spark's reader parses (largest file)
+    footer_bytes: int
+    lazyscan_tasks: int
+    sampled_row_groups: int = 0
+    #: lazyscan's one-thread time for the sampled row groups
+    sample_seconds: float = 0.0
+    #: rows returned / rows of the sampled row groups
+    selectivity: float = 0.0
+    output_bytes_per_row: float = 0.0
+    #: "parquet" or "orc"
+    format: str = "parquet"
+
+
+def _waves(tasks: int, cores: int) -> int:
+    return max(1, -(-max(1, tasks) // max(1, cores)))
+
+
+def spark_seconds(w: Workload, c: CostModel) -> float:
+    """Expected time of Spark's own Parquet or ORC reader."""
+    per_task = c.spark_task_s + w.footer_bytes / c.spark_footer_bytes_per_s
+    parallel = max(1, min(w.cores, w.spark_tasks, w.row_groups_left))
+    if w.format == "orc":
+        work = w.values_left * c.spark_orc_value_s + w.bytes_left / c.spark_orc_bytes_per_s
+    else:
+        work = w.values_left * c.spark_value_s + w.bytes_left / c.spark_bytes_per_s
+    return c.spark_read_s + _waves(w.spark_tasks, w.cores) * per_task + work / parallel
+
+
+def lazyscan_fixed_seconds(w: Workload, c: CostModel) -> float:
+    """lazyscan's cost besides the scan itself: the read and its waves of tasks (tasks with no
+    row group to scan return before they stream anything)."""
+    if not w.row_groups_left:
+        return c.lazyscan_read_s
+    return c.lazyscan_read_s + _waves(w.lazyscan_tasks, w.cores) * c.lazyscan_task_s
+
+
+def lazyscan_seconds(w: Workload, c: CostModel) -> float:
+    """Expected time of the lazyscan data source (needs the sample)."""
+    parallel = max(1, min(w.cores, w.lazyscan_tasks, w.row_groups_left))
+    per_group = w.sample_seconds / w.sampled_row_groups if w.sampled_row_groups else 0.0
+    scan_s = c.lazyscan_scan_factor * per_group * w.row_groups_left / parallel
+    output = w.selectivity * w.rows_left * w.output_bytes_per_row
+    return lazyscan_fixed_seconds(w, c) + scan_s + output / (c.lazyscan_output_bytes_per_s * parallel)
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB" if n < 10e9 else f"{n / 1e9:,.1f} GB"
+
+
+def _spark_text(w: Workload, t_spark: float) -> str:
+    if w.format == "orc":
+        return (
+            f"Spark's ORC reader ~{t_spark:.2f} s ({w.spark_tasks} tasks, {_mb(w.bytes_left)} of "
+            f"needed column streams in {w.row_groups_left} of {w.row_groups} stripes left by statistics)"
+        )
+    return (
+        f"Spark's reader ~{t_spark:.2f} s ({w.spark_tasks} tasks, {_mb(w.bytes_left)} of needed "
+        f"columns in {w.row_groups_left} of {w.row_groups} row groups left by statistics)"
+    )
+
+
+def decide(
+    w: Workload,
+    c: CostModel,
+    *,
+    max_selectivity: float = DEFAULT_MAX_SELECTIVITY,
+    overhead: float = DEFAULT_OVERHEAD,
+) -> tuple[bool, str, float, float]:
+    """``(use lazyscan, reason, lazyscan seconds, Spark seconds)`` for a sampled workload."""
+    t_spark = spark_seconds(w, c)
+    t_lazy = lazyscan_seconds(w, c)
+    spark_text = _spark_text(w, t_spark)
+    per_group = w.sample_seconds / w.sampled_row_groups if w.sampled_row_groups else 0.0
+    lazy_text = (
+        f"lazyscan ~{t_lazy:.2f} s ({w.lazyscan_tasks} tasks, fixed "
+        f"{lazyscan_fixed_seconds(w, c):.2f} s, {w.row_groups_left} row groups x "
+        f"{per_group * 1e3:.1f} ms sampled on {w.sampled_row_groups}, "
+        f"{w.selectivity:.3%} of rows survive)"
+    )
+    if w.selectivity > max_selectivity:
+        return False, f"{lazy_text}; above {max_selectivity:.0%} of rows survive, {spark_text}", t_lazy, t_spark
+    if t_lazy * overhead < t_spark:
+        return True, f"{lazy_text} vs {spark_text}", t_lazy, t_spark
+    return False, f"{spark_text} vs {lazy_text}", t_lazy, t_spark
+
+
+@dataclass
+class Estimate:
+    """What the footers and the sample showed and which reader it picked."""
+
+    use_lazyscan: bool
+    reason: str
+    selectivity: float | None = None
+    page_fraction: float | None = None
+    rows_sampled: int = 0
+    row_groups_sampled: int = 0
+    seconds: float = 0.0
+    #: expected seconds of each reader (lazyscan's is None when nothing was sampled)
+    lazyscan_seconds: float | None = None
+    spark_seconds: float | None = None
+    workload: Workload | None = None
+    profile: Profile = field(default_factory=Profile)
+
+    def __str__(self) -> str:
+        orc = self.workload is not None and self.workload.format == "orc"
+        reader = "lazyscan" if self.use_lazyscan else "spark.read.orc" if orc else "spark.read.parquet"
+        return f"{reader}: {self.reason}"
+
+
+def _sample_files(files: Sequence[FileInfo], n: int) -> list[FileInfo]:
+    files = [f for f in files if f.size > 0]
+    if len(files) <= n:
+        return list(files)
+    step = len(files) / n
+    return [files[int(i * step)] for i in range(n)]
+
+
+def _spread(items: Sequence[Any], n: int) -> list[Any]:
+    if len(items) <= n:
+        return list(items)
+    step = len(items) / n
+    return [items[int(i * step + step / 2)] for i in range(n)]
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One row group of a sampled file, as the cost model sees it."""
+
+    info: FileInfo
+    index: int
+    rows: int
+    needed_values: int
+    needed_bytes: int
+    output_bytes: int
+    start: int
+    length: int
+    left: bool  # not ruled out by statistics
+
+
+@dataclass(frozen=True)
+class _FileFacts:
+    groups: tuple[_Group, ...]
+    footer_bytes: int
+
+
+def _left_by_statistics(
+    bound: BoundExpr | None, columns: set[str], info: FileInfo, unit: int, rows: int,
+    in_file: Callable[[str], bool], file_stats: Callable[[int, str], Any],
+) -> bool:
+    """Whether a row group's (stripe's) statistics leave rows that may match; a column the
+    file lacks is all NULL there, and unreadable statistics leave the rows."""
+    from lazyscan.parquet import ColumnStats
+
+    if bound is None or rows <= 0:
+        return True
+    stats: dict[str, ColumnStats] = {}
+    try:
+        for name in columns:
+            if not in_file(name):
+                if name not in info.partition_values:
+                    stats[name] = ColumnStats(None, None, rows, rows)
+                continue
+            found = file_stats(unit, name)
+            if found is not None:
+                stats[name] = found
+        return evaluate_statistics(bound, stats) is not Answer.CANNOT_MATCH
+    except (LazyScanError, TypeError, ValueError):
+        return True
+
+
+def _file_facts(
+    info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str]
+) -> _FileFacts:
+    from lazyscan.parquet import ParquetFile
+
+    with ParquetFile(info.path, fs) as pf:
+        md = pf.metadata
+        leaves: dict[str, Any] = {}
+        top_of: list[str] = []
+        for d in pf.schema.columns:
+            top = pf.arrow_schema.field(d.top_level_field).name
+            leaves.setdefault(top, d)
+            top_of.append(top)
+        groups = []
+        data_end = 4
+        for i, rg in enumerate(md.row_groups):
+            starts, size, need, out, leaves_needed = [], 0, 0, 0, 0
+            for j, chunk in enumerate(rg.columns):
+                cmd = chunk.meta_data
+                if cmd is None:
+                    continue
+                s = cmd.chunk_start
+                starts.append(s)
+                size += cmd.total_compressed_size
+                data_end = max(data_end, s + cmd.total_compressed_size)
+                top = top_of[j] if j < len(top_of) else ""
+                if top in needed:
+                    need += cmd.total_uncompressed_size
+                    leaves_needed += 1
+                if top in output:
+                    out += cmd.total_uncompressed_size
+            left = _left_by_statistics(
+                bound, columns, info, i, rg.num_rows, lambda name: name in leaves,
+                lambda unit, name: pf.statistics(unit, leaves[name].index) if leaves[name].flat else None,
+            )
+            start = min(starts) if starts else 0
+            groups.append(
+                _Group(info, i, rg.num_rows, rg.num_rows * leaves_needed, need, out, start, size, left and rg.num_rows > 0)
+            )
+        return _FileFacts(tuple(groups), max(0, info.size - data_end - 8))
+
+
+def _orc_file_facts(
+    info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str]
+) -> _FileFacts:
+    """The cost model's view of an ORC file: one group per stripe, with the compressed stream
+    bytes of the needed columns."""
+    from lazyscan.orc import OrcFile
+    from lazyscan.orc import proto as P
+
+    with OrcFile(info.path, fs) as f:
+        # each top-level column owns a contiguous range of ORC column ids (pre-order)
+        ids = [c.id for c in f.columns] + [len(f.types)]
+        top_of = {}
+        for i, c in enumerate(f.columns):
+            for cid in range(ids[i], ids[i + 1]):
+                top_of[cid] = c.name
+        groups = []
+        data_end = 3
+        for i in range(f.num_stripes):
+            s = f.stripe(i)
+            length = s.index_length + s.data_length + s.footer_length
+            data_end = max(data_end, s.offset + length)
+            need = out = 0
+            for st in f.stripe_footer(i).streams:
+                if st.kind in (P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8):
+                    continue
+                top = top_of.get(st.column, "")
+                if top in needed:
+                    need += st.length
+                if top in output:
+                    out += st.length
+            leaves_needed = sum(1 for c in f.columns if c.name in needed)
+            left = _left_by_statistics(
+                bound, columns, info, i, s.number_of_rows, lambda name: f.arrow_schema.get_field_index(name) >= 0,
+                lambda unit, name: f.statistics(unit, name) if f.column(name).flat else None,
+            )
+            groups.append(
+                _Group(info, i, s.number_of_rows, s.number_of_rows * leaves_needed, need, out, s.offset, length,
+                       left and s.number_of_rows > 0)
+            )
+        return _FileFacts(tuple(groups), max(0, info.size - data_end))
+
+
+#: the sample stops once it has cost this share of the faster reader's expected time, or once
+#: one reader is expected this many times faster (it takes two row groups where there are two,
+#: unless the first already shows lazyscan this much faster)
+SAMPLE_BUDGET = 0.03
+SAMPLE_CLEAR = 2.0
+#: whether this process has run a sample (the first scan in a process loads compiled kernels)
+_WARM = False
+
+
+class _Sampler:
+    """Runs the selective scan on sampled row groups, one at a time, in this thread.
+
+    Times are CPU seconds of this thread, not wall time: the driver shares its cores with the
+    JVM and other work, which should not make a sample look slow. Each row group is its own
+    scan call, so what a call costs besides its row groups (mapping a byte range to row groups
+    walks the footer) is measured once on an empty range and taken off; a Spark task pays it
+    once per byte range. The first sample may load compiled kernels: it counts at most as much
+    as the slowest later one, and the first sample in a process runs twice (the first run loads
+    the kernels and is not counted).
+    """
+
+    def __init__(self, plan: _Plan, fs: Any) -> None:
+        self.plan = plan
+        self.fs = fs
+        self.kwargs = {**plan.settings.scan_kwargs, "threads": 1}
+        self.columns = plan.scan_output_columns()
+        self.times: list[float] = []
+        self.spent = 0.0
+        self.rows = self.rows_out = self.bytes_out = 0
+        self.profile = Profile()
+        self._call: float | None = None
+
+    def _run(self, split: FileSplit) -> tuple[float, Profile, int, int]:
+        started = time.thread_time()
+        s = scan(
+            [split],
+            columns=self.columns,
+            where=self.plan.filter_expr,
+            schema=self.plan.listing.scan_schema,
+            filesystem=self.fs,
+            **self.kwargs,
+        )
+        rows = nbytes = 0
+        for batch in s.to_batches():
+            rows += batch.num_rows
+            nbytes += batch.nbytes
+        elapsed = time.thread_time() - started
+        self.spent += elapsed
+        return elapsed, s.profile, rows, nbytes
+
+    def add(self, g: _Group) -> None:
+        global _WARM
+        if not _WARM:
+            self._run(FileSplit(g.info.path, g.start, g.length, g.info.size, dict(g.info.partition_values)))
+            _WARM = True
+        if self._call is None:
+            empty = FileSplit(g.info.path, max(0, g.info.size - 2), 1, g.info.size, dict(g.info.partition_values))
+            self._call = self._run(empty)[0]
+        split = FileSplit(g.info.path, g.start, g.length, g.info.size, dict(g.info.partition_values))
+        elapsed, profile, rows, nbytes = self._run(split)
+        self.times.append(max(0.0, elapsed - self._call))
+        self.profile.merge(profile)
+        self.rows += profile.counters.get("rows_total", 0)
+        self.rows_out += rows
+        self.bytes_out += nbytes
+
+    @property
+    def seconds(self) -> float:
+        """Scan time of the sampled row groups (the first one capped, see the class docs)."""
+        if len(self.times) < 2:
+            return sum(self.times)
+        return min(self.times[0], max(self.times[1:])) + sum(self.times[1:])
+
+    def apply(self, w: Workload) -> Workload:
+        return replace(
+            w,
+            sampled_row_groups=len(self.times),
+            sample_seconds=self.seconds,
+            selectivity=self.rows_out / self.rows if self.rows else 0.0,
+            output_bytes_per_row=self.bytes_out / self.rows_out if self.rows_out else w.output_bytes_per_row,
+        )
+
+
+def _middle_out(items: Sequence[Any]) -> list[Any]:
+    """``items`` reordered so that any prefix is spread over the whole range."""
+    order: list[int] = []
+    pending = [(0, len(items))]
+    while pending:
+        lo, hi = pending.pop(0)
+        if lo >= hi:
+            continue
+        mid = (lo + hi) // 2
+        order.append(mid)
+        pending += [(lo, mid), (mid + 1, hi)]
+    return [items[i] for i in order]
+
+
+def estimate(
+    spark: Any,
+    path: str | Sequence[str],
+    columns: Sequence[str] | None = None,
+    where: str | Expr | None = None,
+    *,
+    max_selectivity: float = DEFAULT_MAX_SELECTIVITY,
+    overhead: float = DEFAULT_OVERHEAD,
+    sample_files: int = DEFAULT_SAMPLE_FILES,
+    sample_row_groups: int = DEFAULT_SAMPLE_ROW_GROUPS,
+    costs: CostModel | None = None,
+    **options: Any,
+) -> Estimate:
+    """Look at the footers, sample the source, and decide between lazyscan and Spark's reader
+    (see the module docs). ``sample_row_groups`` row groups in all, spread over at most
+    ``sample_files`` files."""
+    plan = _Plan.make(spark, path, columns, where, options)
+    return plan.estimate(max_selectivity, overhead, sample_files, sample_row_groups, costs or CostModel())
+
+
+@dataclass
+class _Plan:
+    spark: Any
+    paths: list[str]
+    options: dict[str, Any]
+    settings: Any
+    listing: Any
+    columns: list[str] | None
+    where: str | Expr | None
+    expr: Expr | None
+    parse_error: str | None
+    #: semi-join key filters: (file column, filter)
+    keys: list[tuple[str, KeyFilter]] = field(default_factory=list)
+
+    @property
+    def filter_expr(self) -> Expr | None:
+        """The filter the lazyscan DataFrame evaluates: ``where`` and the key filters."""
+        parts = [] if self.expr is None else [self.expr]
+        parts += [col(c).isin_keys(kf, adaptive=True) for c, kf in self.keys]
+        return conjunction(parts) if parts else None
+
+    @functools.cached_property
+    def orc(self) -> bool:
+        """Whether the files are ORC (judged by the first, as Spark's ORC source is per path)."""
+        from lazyscan.scan.units import detect_format
+
+        files = self.listing.files
+        if not files:
+            return False
+        fs, _ = self.settings.filesystem.open(self.settings.paths[0])
+        return detect_format(files[0].path, fs) == "orc"
+
+    @classmethod
+    def make(
+        cls,
+        spark: Any,
+        path: str | Sequence[str],
+        columns: Sequence[str] | None,
+        where: str | Expr | None,
+        options: dict[str, Any],
+    ) -> _Plan:
+        from lazyscan.spark import session_defaults
+        from lazyscan.spark.options import SourceSettings, absolute_local_path
+        from lazyscan.spark.source import build_listing
+
+        raw = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
+        paths = [absolute_local_path(p) for p in raw]
+        opts = {str(k): str(v) for k, v in options.items()}
+        settings = SourceSettings.from_options(
+            {"paths": _json(paths), **opts}, session_defaults(spark)
+        )
+        listing = build_listing(settings)
+        expr, error = None, None
+        if where is not None:
+            try:
+                with session_time_zone(settings.time_zone):
+                    expr = to_expr(where)
+                    if expr is not None:
+                        bind(expr, listing.scan_schema)
+            except LazyScanError as e:
+                expr, error = None, str(e)
+        return cls(spark, paths, opts, settings, listing, list(columns) if columns else None, where, expr, error)
+
+    def _resolve(self, wanted: Sequence[str]) -> list[str]:
+        names = self.listing.spark_schema.fieldNames()
+        out = []
+        for w in wanted:
+            match = w if w in names else next((n for n in names if n.lower() == w.lower()), None)
+            if match is None:
+                raise LazyScanError(f"column {w!r} is not in {', '.join(self.paths)}; columns: {', '.join(names)}")
+            if match not in out:
+                out.append(match)
+        return [n for n in names if n in out]
+
+    def output_columns(self) -> list[str]:
+        """The columns the DataFrame returns, in file order."""
+        return self._resolve(self.columns or self.listing.spark_schema.fieldNames())
+
+    def needed_columns(self) -> list[str]:
+        """Output columns and the columns the filter reads, in file order."""
+        wanted = list(self.output_columns())
+        expr = self.filter_expr
+        if expr is not None:
+            wanted += sorted(referenced_columns(expr))
+        return self._resolve(wanted)
+
+    def scan_output_columns(self) -> list[str]:
+        parts = set(self.listing.partition_names)
+        names = self.listing.scan_schema.names
+        return [c for c in self.output_columns() if c not in parts and c in names]
+
+    def _cores(self) -> int:
+        cores = default_parallelism(self.spark)
+        return cores if cores is not None else max(1, self.settings.split_policy.min_partition_num)
+
+    def _files_left(self) -> list[FileInfo]:
+        """Files whose partition values the filter does not rule out (both readers skip them)."""
+        from lazyscan.spark.source import LazyScanReader
+
+        files = list(self.listing.files)
+        expr = self.filter_expr
+        if expr is None or not self.listing.partition_names:
+            return files
+        reader = LazyScanReader(self.settings, self.listing, self.listing.spark_schema)
+        reader.predicates = list(split_conjuncts(expr))
+        try:
+            return reader._prune_files()
+        except LazyScanError:
+            return files
+
+    def workload(self, files: Sequence[FileInfo], fs: Any, sample_files: int) -> tuple[Workload, list[_Group]]:
+        """Footer facts of up to ``sample_files`` files scaled to ``files``; row groups left."""
+        from lazyscan.spark.planning import SplitPolicy, plan_tasks
+
+        expr = self.filter_expr
+        bound = bind(expr, self.listing.scan_schema) if expr is not None else None
+        columns = set(referenced_columns(bound)) if bound is not None else set()
+        needed, output = set(self.needed_columns()), set(self.output_columns())
+        sampled = _sample_files(files, sample_files)
+        facts_of = _orc_file_facts if self.orc else _file_facts
+        facts = [facts_of(f, fs, needed, output, bound, columns) for f in sampled]
+        groups = [g for fact in facts for g in fact.groups]
+        left = [g for g in groups if g.left]
+        sampled_bytes = sum(f.size for f in sampled)
+        total_bytes = sum(f.size for f in files)
+        scale = total_bytes / sampled_bytes if sampled_bytes else 1.0
+        policy = self.settings.split_policy
+        spark_policy = SplitPolicy(
+            max_partition_bytes=policy.max_partition_bytes or SPARK_MAX_PARTITION_BYTES,
+            open_cost_in_bytes=policy.open_cost_in_bytes,
+            min_partition_num=policy.min_partition_num,
+            max_partition_num=policy.max_partition_num,
+        )
+        w = Workload(
+            cores=self._cores(),
+            row_groups=round(len(groups) * scale),
+            row_groups_left=round(len(left) * scale),
+            rows_left=round(sum(g.rows for g in left) * scale),
+            values_left=round(sum(g.needed_values for g in left) * scale),
+            bytes_left=round(sum(g.needed_bytes for g in left) * scale),
+            spark_tasks=len(plan_tasks(files, spark_policy)),
+            footer_bytes=max((f.footer_bytes for f in facts), default=0),
+            lazyscan_tasks=len(plan_tasks(files, policy)),
+            format="orc" if self.orc else "parquet",
+        )
+        rows = sum(g.rows for g in left)
+        if rows:
+            w = replace(w, output_bytes_per_row=sum(g.output_bytes for g in left) / rows)
+        return w, left
+
+    def estimate(
+        self,
+        max_selectivity: float,
+        overhead: float,
+        sample_files: int,
+        sample_row_groups: int,
+        costs: CostModel,
+    ) -> Estimate:
+        if self.where is None and not self.keys:
+            return Estimate(False, "no filter: nothing to skip, Spark's vectorized reader reads plainly faster")
+        if self.where is not None and self.expr is None:
+            return Estimate(False, f"lazyscan cannot evaluate the filter ({self.parse_error})")
+        started = time.perf_counter()
+        files = self._files_left()
+        if not files:
+            return Estimate(
+                False, "partition values rule out every file: nothing to read", seconds=time.perf_counter() - started
+            )
+        fs, _ = self.settings.filesystem.open(self.settings.paths[0])
+        w, left = self.workload(files, fs, sample_files)
+        t_spark = spark_seconds(w, costs)
+        floor = lazyscan_fixed_seconds(w, costs)
+        if floor * overhead >= t_spark:
+            return Estimate(
+                False,
+                f"{_spark_text(w, t_spark)} is below lazyscan's fixed cost ~{floor:.2f} s "
+                f"({w.lazyscan_tasks} tasks)",
+                spark_seconds=t_spark,
+                seconds=time.perf_counter() - started,
+                workload=w,
+            )
+        sampler = _Sampler(self, fs)
+        for g in _middle_out(_spread(left, sample_row_groups)):
+            sampler.add(g)
+            w = sampler.apply(w)
+            t_lazy = lazyscan_seconds(w, costs)
+            if t_lazy * SAMPLE_CLEAR <= t_spark:
+                break  # lazyscan by far: a slower sample would not change that
+            if len(sampler.times) >= 2 and (
+                t_lazy >= SAMPLE_CLEAR * t_spark or sampler.spent >= SAMPLE_BUDGET * min(t_spark, t_lazy)
+            ):
+                break
+        profile = sampler.profile
+        use, reason, t_lazy, t_spark = decide(w, costs, max_selectivity=max_selectivity, overhead=overhead)
+        pages = profile.counters.get("pages_total", 0)
+        return Estimate(
+            use,
+            reason,
+            selectivity=w.selectivity,
+            page_fraction=profile.counters.get("pages_read", 0) / pages if pages else None,
+            rows_sampled=profile.counters.get("rows_total", 0),
+            row_groups_sampled=w.sampled_row_groups,
+            seconds=time.perf_counter() - started,
+            lazyscan_seconds=t_lazy,
+            spark_seconds=t_spark,
+            workload=w,
+            profile=profile,
+        )
+
+    def _scan_options(self) -> dict[str, str]:
+        """The lazyscan options of the read: the user's, the filter as ``where``, key filters."""
+        opts = dict(self.options)
+        if self.expr is not None:
+            opts["where"] = str(self.expr)
+        for column, kf in self.keys:
+            opts[f"{KEY_FILTER_PREFIX}{column}"] = kf.to_text()
+        return opts
+
+    def _output_schema(self) -> StructType:
+        schema: StructType = self.listing.spark_schema
+        output = self.output_columns()
+        return StructType([f for f in schema.fields if f.name in output])
+
+    def lazyscan_frame(self, route: str) -> Any:
+        """The lazyscan DataFrame: the output columns as its schema, the filter as ``where``,
+        through the data source (``route="source"``) or ``mapInArrow`` (``"tasks"``)."""
+        if route == "tasks":
+            df = self._tasks_frame()
+        else:
+            reader = self.spark.read.format("lazyscan").schema(self._output_schema())
+            reader = reader.options(**self._scan_options())
+            df = reader.load(self.paths[0]) if len(self.paths) == 1 else reader.load(self.paths)
+        return df.select(*self.columns) if self.columns else df
+
+    def _tasks_frame(self) -> Any:
+        from lazyscan.spark import session_defaults
+        from lazyscan.spark.options import SourceSettings
+        from lazyscan.spark.profiles import current_accumulator
+        from lazyscan.spark.source import LazyScanReader
+        from lazyscan.spark.tasks import tasks_frame
+
+        settings = SourceSettings.from_options(
+            {"paths": _json(self.paths), **self._scan_options()}, session_defaults(self.spark)
+        )
+        accumulator = None if is_connect(self.spark) else current_accumulator()
+        reader = LazyScanReader(settings, self.listing, self._output_schema(), accumulator)
+        return tasks_frame(self.spark, reader)
+
+    def spark_frame(self) -> Any:
+        opts = {}
+        if "mergeSchema" in self.options or "mergeschema" in {k.lower() for k in self.options}:
+            opts["mergeSchema"] = str(self.settings.merge_schema).lower()
+        else:
+            opts["mergeSchema"] = "true" if self.settings.merge_schema and len(self.listing.files) > 1 else "false"
+        reader = self.spark.read.options(**opts)
+        df = reader.orc(*self.paths) if self.orc else reader.parquet(*self.paths)
+        if self.where is not None:
+            df = df.where(self.where if isinstance(self.where, str) else str(self.where))
+        for column, kf in self.keys:
+            values = _spark_isin_values(kf, self.listing.scan_schema.field(column).type)
+            if values is not None:
+                df = df.where(F.col(f"`{column}`").isin(values))
+        return df.select(*self.columns) if self.columns else df
+
+
+#: Spark's reader gets a semi-join's keys as ``IN`` (pushed to its Parquet reader) up to this many
+SPARK_IN_LIMIT = 10_000
+
+
+def _spark_isin_values(kf: KeyFilter, t: pa.DataType) -> list[Any] | None:
+    """The keys as values of ``col.isin`` for Spark's reader (integer and string columns, exact
+    filters of at most :data:`SPARK_IN_LIMIT` keys); None: Spark's reader reads every row and
+    the join filters."""
+    if pa.types.is_integer(t):
+        return kf.column_values(t, SPARK_IN_LIMIT)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        keys = kf.column_values(t, SPARK_IN_LIMIT)
+        return None if keys is None else [k.decode("utf-8", "replace") for k in keys]
+    return None
+
+
+SemiJoin = tuple[Any, str, str] | tuple[KeyFilter, str]
+
+
+def _semi_joins(spark: Any, semi_join: SemiJoin | Sequence[SemiJoin], max_keys: int, max_bytes: int) -> list[tuple[str, KeyFilter]]:
+    """(fact column, filter) per semi join; a filter over the limits is left out, logged."""
+    from lazyscan.spark.keys import KeyFilterTooLarge, check_size, key_filter
+
+    items: list[Any] = [semi_join] if isinstance(semi_join, tuple) else list(semi_join)
+    out: list[tuple[str, KeyFilter]] = []
+    for item in items:
+        if not isinstance(item, tuple) or len(item) not in (2, 3):
+            raise LazyScanError(
+                "semi_join takes (dimension DataFrame, dimension key, fact key) or (KeyFilter, fact key), "
+                f"got {item!r}"
+            )
+        fact_key = item[-1]
+        try:
+            if len(item) == 3:
+                kf = key_filter(item[0], item[1], max_keys=max_keys, max_bytes=max_bytes)
+            elif isinstance(item[0], KeyFilter):
+                kf = item[0]
+                check_size(kf, max_bytes)
+            else:
+                raise LazyScanError(f"semi_join (filter, fact key) needs a lazyscan.KeyFilter, got {type(item[0]).__name__}")
+        except KeyFilterTooLarge as e:
+            log.warning("lazyscan.spark.read: no key filter on %s, the plain read follows (the join filters): %s", fact_key, e)
+            continue
+        out.append((fact_key, kf))
+    return out
+
+
+def _json(paths: list[str]) -> str:
+    import json
+
+    return json.dumps(paths)
+
+
+def read(
+    spark: Any,
+    path: str | Sequence[str],
+    columns: Sequence[str] | None = None,
+    where: str | Expr | None = None,
+    *,
+    force: str | None = None,
+    max_selectivity: float = DEFAULT_MAX_SELECTIVITY,
+    overhead: float = DEFAULT_OVERHEAD,
+    costs: CostModel | None = None,
+    semi_join: SemiJoin | Sequence[SemiJoin] | None = None,
+    max_keys: int = DEFAULT_MAX_KEYS,
+    max_key_bytes: int = DEFAULT_MAX_BYTES,
+    route: str = "auto",
+    **options: Any,
+) -> Any:
+    """A DataFrame of ``columns`` of ``path`` filtered by ``where``, from lazyscan or from
+    Spark's own reader (``spark.read.parquet`` or ``spark.read.orc``), whichever is expected
+    to be faster; logs the choice and why.
+
+    This is the fast route on every Spark from 3.4: the lazyscan DataFrame reads only
+    ``columns`` and evaluates ``where`` (any Spark SQL filter lazyscan parses, ``OR`` and
+    ``LIKE`` included) inside the scan, and small or unselective reads go to Spark's own reader,
+    whose fixed costs are lower (see the module docs and :class:`CostModel`).
+    ``force="lazyscan"`` or ``force="spark"`` skips the estimate. ``options`` are lazyscan data
+    source options. Call :func:`lazyscan.spark.register` first.
+
+    ``route`` says how a lazyscan DataFrame runs: ``"tasks"`` (``mapInArrow`` over tasks
+    planned on the driver), ``"source"`` (the ``lazyscan`` data source, Spark 4.1 or later) or
+    ``"auto"`` (see :func:`resolve_route`). Both give the same rows; profiles arrive the same way.
+
+    ``semi_join=(dim_df, dim_key, fact_key)`` keeps only rows whose ``fact_key`` may be among
+    the values of ``dim_key`` in the DataFrame ``dim_df``: a key filter built with one Spark
+    job (:func:`lazyscan.spark.key_filter`) and probed inside the scan, before any other
+    column is read, switched off by the scan where it removes too few rows. Exact filters keep
+    exactly the joining rows, Bloom filters a superset: join as usual. ``(key_filter,
+    fact_key)`` reuses a filter (one filter for several scans); a list holds several semi
+    joins. A dimension with more than ``max_keys`` distinct keys or a filter above
+    ``max_key_bytes`` is left out with a logged warning: the read is then the plain one.
+    """
+    plan = _Plan.make(spark, path, columns, where, options)
+    if semi_join is not None:
+        for fact_key, kf in _semi_joins(spark, semi_join, max_keys, max_key_bytes):
+            column = plan._resolve([fact_key])[0]
+            if column not in plan.listing.scan_schema.names:
+                raise LazyScanError(f"semi_join: {fact_key!r} is not a column of {', '.join(plan.paths)}")
+            plan.keys.append((column, kf))
+        expr = plan.filter_expr
+        if plan.keys and expr is not None:
+            bind(expr, plan.listing.scan_schema)  # a key type the column cannot hold: PredicateError
+    if force not in (None, "lazyscan", "spark"):
+        raise ValueError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
+    route = resolve_route(route, spark)
+    if force is not None:
+        use = force == "lazyscan"
+        log.info("lazyscan.spark.read %s: %s (forced)", ", ".join(plan.paths), force)
+        if use and plan.where is not None and plan.expr is None:
+            raise LazyScanError(f"lazyscan cannot evaluate the filter: {plan.parse_error}")
+    else:
+        est = plan.estimate(
+            max_selectivity, overhead, DEFAULT_SAMPLE_FILES, DEFAULT_SAMPLE_ROW_GROUPS, costs or CostModel()
+        )
+        use = est.use_lazyscan
+        log.info("lazyscan.spark.read %s: %s (estimate took %.3f s)", ", ".join(plan.paths), est, est.seconds)
+    return plan.lazyscan_frame(route) if use else plan.spark_frame()
+
+
+ROUTES = ("auto", "source", "tasks")
+
+
+def resolve_route(route: str, spark: Any = None) -> str:
+    """How the lazyscan DataFrame runs: ``"source"`` (the ``lazyscan`` data source) or
+    ``"tasks"`` (``mapInArrow`` over planned tasks, :mod:`.tasks`).
+
+    ``"auto"``: the tasks on classic sessions (measured faster than the data source on Spark
+    4.3: less fixed cost per read and per task; see the ``spark`` benchmark) and wherever
+    Spark has no Python data source with filter pushdown (before 4.1); the data source on Spark
+    Connect to 4.1 or later, where the tasks DataFrame would look tiny to Spark's planner.
+    """
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, got {route!r}")
+    if route == "auto":
+        return "source" if HAS_PYTHON_DATA_SOURCE and spark is not None and is_connect(spark) else "tasks"
+    if route == "source" and not HAS_PYTHON_DATA_SOURCE:
+        raise LazyScanError(
+            f"route='source' needs the Python data source API of Spark 4.1 or later (this is "
+            f"PySpark {_pyspark_version()}); route='tasks' runs on any Spark from 3.4"
+        )
+    return route
+
+
+def _pyspark_version() -> str:
+    import pyspark
+
+    return str(pyspark.__version__)
+
+
+__all__ = ["CostModel", "Estimate", "Workload", "decide", "estimate", "read"]

@@ -1,0 +1,685 @@
+"""The ``lazyscan`` Python data source: Spark plans, lazyscan filters and reads.
+
+Parts and their roles:
+
+- :class:`LazyScanDataSource` (``DataSource``) — created on the driver from the options; lists
+  the files, infers the Spark schema from the footers (merged across files unless
+  ``mergeSchema=false``, hive partition columns appended) and keeps the listing, which Spark
+  pickles with the instance so the reader does not list again.
+- :class:`LazyScanReader` (``DataSourceReader``) — ``pushFilters`` converts Spark's filters into
+  lazyscan predicates and hands back only those lazyscan cannot evaluate exactly;
+  ``partitions`` prunes files by partition values and cuts the rest into Spark-sized tasks of
+  byte ranges (no footer reads); ``read`` runs the selective scan on each range of its task and
+  yields Arrow record batches in the exact Arrow schema Spark expects.
+- :class:`Listing` — the files, the scan's Arrow schema and the Spark schema, picklable.
+
+Usage — on Spark 4.1-4.3, hand the filter to the scan, and name only the needed columns::
+
+    import lazyscan.spark
+    lazyscan.spark.register(spark)
+
+    # lazyscan or Spark's own reader, whichever a sample says is faster; needed columns only
+    df = lazyscan.spark.read(spark, "/data/lineitem", ["l_orderkey"], "l_comment = 'carefully'")
+
+    # the data source alone: the filter in the ``where`` option (any file column, also one
+    # left out of the schema), the output columns in the schema
+    df = (spark.read.format("lazyscan").schema("l_orderkey bigint")
+          .option("where", "l_comment = 'carefully'").load("/data/lineitem"))
+
+``spark.read.format("lazyscan").load(path).where(...)`` also works, but on Spark 4.1-4.3 that
+filter is evaluated by Spark after lazyscan has read and shipped every row of every column of
+the schema (often slower than ``spark.read.parquet``); lazyscan logs a warning on the driver
+naming the filter and these routes, once per DataFrame.
+
+Spark 4.1-4.3 give a Python data source no column pruning: the reader produces every column of
+its schema. Give ``.schema("a INT, b STRING")`` with only the needed columns (or use
+:func:`lazyscan.spark.read`, which does that) to read fewer columns.
+
+Filters Spark pushes are used only where Spark keeps the read plan per scan. Spark 4.1-4.3 keep
+the plan made by the last ``pushFilters`` call on the *data source instance*, shared by every
+scan of one DataFrame or view: a self-join with different filters, or a query without pushable
+filters after one with them, would read with another scan's filters. So with
+``pushFilters=auto`` (the default) pushed filters are used only on a Spark whose reader API has
+``pushLimit`` (the release that scoped read plans to scans); otherwise every filter stays in
+Spark, and a filter for lazyscan goes in the ``where`` option, which belongs to the DataFrame and
+is therefore right for every scan of it (:func:`lazyscan.spark.read` does this).
+``pushFilters=true`` (per read, or for the session with ``register(spark, push_filters=True)``)
+forces pushdown: safe when each DataFrame loaded with it is scanned once per query and not
+reused with other filters; ``pushFilters=false`` keeps every filter in Spark without a warning.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import logging
+import math
+import re
+import uuid
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+from pyspark.sql.types import StructField, StructType
+
+from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
+from lazyscan.predicate import (
+    Expr,
+    bind,
+    col,
+    conjunction,
+    evaluate,
+    parse_predicate,
+    referenced_columns,
+    split_conjuncts,
+)
+from lazyscan.predicate.casts import session_time_zone
+from lazyscan.predicate.keys import KeyFilter
+from lazyscan.scan import scan
+from lazyscan.scan.dataset import FileInfo, discover
+from lazyscan.scan.profile import Profile
+from lazyscan.spark.compat import (
+    DataSource,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    StringContains,
+    StringEndsWith,
+    StringStartsWith,
+    to_arrow_type,
+)
+from lazyscan.spark.filters import FilterColumn, convert_filter
+from lazyscan.spark.options import KEY_FILTER_PREFIX, SessionDefaults, SourceSettings
+from lazyscan.spark.planning import ScanTask, plan_tasks
+from lazyscan.spark.profiles import new_scan_id, task_entry, write_task_profile
+from lazyscan.spark.types import (
+    BatchShaper,
+    OutputColumn,
+    file_spark_schema,
+    merge_spark_schemas,
+    orc_spark_schema,
+    partition_spark_type,
+)
+
+log = logging.getLogger("lazyscan.spark")
+
+
+class LazyScanReadError(LazyScanError):
+    """A Spark task could not read its part of a file; the message names file and cause."""
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Files of a source with the schemas derived from their footers and folder names."""
+
+    files: tuple[FileInfo, ...]
+    partition_schema: pa.Schema
+    file_arrow_schema: pa.Schema
+    file_spark_schema: StructType
+    time_zone: str = "UTC"
+
+    @property
+    def partition_names(self) -> list[str]:
+        return list(self.partition_schema.names)
+
+    @property
+    def scan_schema(self) -> pa.Schema:
+        """Arrow schema the scan binds to: file columns, then partition columns."""
+        parts = set(self.partition_names)
+        fields = [f for f in self.file_arrow_schema if f.name not in parts]
+        return pa.schema(fields + list(self.partition_schema))
+
+    @property
+    def spark_schema(self) -> StructType:
+        """The schema Spark sees: a partition column named like a file column replaces it."""
+        parts = {f.name: f for f in self.partition_schema}
+        fields = []
+        for f in self.file_spark_schema.fields:
+            p = parts.pop(f.name, None)
+            fields.append(f if p is None else StructField(p.name, partition_spark_type(p.type), True))
+        for p in parts.values():
+            fields.append(StructField(p.name, partition_spark_type(p.type), True))
+        return StructType(fields)
+
+
+def _open_paths(settings: SourceSettings) -> tuple[Any, list[str]]:
+    fs: Any = None
+    paths = []
+    for p in settings.paths:
+        this_fs, path = settings.filesystem.open(p)
+        if this_fs is not None:
+            if fs is not None and type(fs) is not type(this_fs):
+                raise SourceError(f"paths on different filesystems cannot be read together: {settings.paths}")
+            fs = this_fs
+        paths.append(path)
+    return fs, paths
+
+
+def _with_time_zone(files: list[FileInfo], schema: pa.Schema, tz: str) -> tuple[list[FileInfo], pa.Schema]:
+    """TIMESTAMP partition values are wall-clock text in the session time zone, as in Spark."""
+    stamps = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.tz is None]
+    if not stamps:
+        return files, schema
+    zone = ZoneInfo(tz)
+    out = []
+    for info in files:
+        values = dict(info.partition_values)
+        for name in stamps:
+            v = values.get(name)
+            if v is not None:
+                values[name] = v.replace(tzinfo=zone)
+        out.append(replace(info, partition_values=values))
+    fields = [pa.field(f.name, pa.timestamp("us", tz=tz)) if f.name in stamps else f for f in schema]
+    return out, pa.schema(fields)
+
+
+def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema]:
+    """The filesystem, the data files and the partition schema of the source."""
+    fs, paths = _open_paths(settings)
+    try:
+        ds = discover(paths if len(paths) > 1 else paths[0], filesystem=fs)
+    except SourceError:
+        raise
+    except LazyScanError as e:
+        raise SourceError(f"cannot list {', '.join(settings.paths)}: {e}") from e
+    except OSError as e:
+        raise SourceError(f"cannot list {', '.join(settings.paths)}: {e}") from e
+    files, pschema = _with_time_zone(list(ds.files), ds.partition_schema, settings.time_zone)
+    return fs, files, pschema
+
+
+def _read_footer(path: str, fs: Any, binary_as_string: bool) -> tuple[str, pa.Schema, StructType]:
+    from lazyscan.scan.units import ParquetUnits, open_units
+
+    try:
+        with open_units(path, fs) as f:
+            if isinstance(f, ParquetUnits):
+                return path, f.arrow_schema, file_spark_schema(f.pf, binary_as_string=binary_as_string)
+            from lazyscan.orc.units import OrcUnits
+
+            assert isinstance(f, OrcUnits)
+            return path, f.arrow_schema, orc_spark_schema(f.orc)
+    except LazyScanError:
+        raise
+    except OSError as e:
+        raise SourceError(f"cannot read the footer of {path!r}: {e}") from e
+
+
+def _merge_arrow(schemas: Sequence[pa.Schema]) -> pa.Schema:
+    fields: dict[str, pa.Field] = {}
+    for s in schemas:
+        for f in s:
+            old = fields.get(f.name)
+            if old is None or pa.types.is_null(old.type):
+                fields[f.name] = f.with_nullable(True)
+    return pa.schema(list(fields.values()))
+
+
+def build_listing(settings: SourceSettings, *, require_files: bool = True) -> Listing:
+    """List the source and read the footers needed for its schema."""
+    fs, files, pschema = list_files(settings)
+    if not files:
+        if require_files:
+            raise SourceError(
+                f"unable to infer a schema for {', '.join(settings.paths)}: no Parquet or ORC files "
+                "found; give the schema with .schema(...)"
+            )
+        return Listing((), pschema, pa.schema([]), StructType([]), settings.time_zone)
+    targets = files if settings.merge_schema else files[:1]
+    threads = max(1, min(settings.footer_threads, len(targets)))
+    if threads == 1:
+        footers = [_read_footer(f.path, fs, settings.binary_as_string) for f in targets]
+    else:
+        with ThreadPoolExecutor(threads, thread_name_prefix="lazyscan-footer") as pool:
+            footers = list(
+                pool.map(lambda f: _read_footer(f.path, fs, settings.binary_as_string), targets)
+            )
+    spark_schema = merge_spark_schemas([(p, s) for p, _, s in footers])
+    arrow_schema = _merge_arrow([a for _, a, _ in footers])
+    return Listing(tuple(files), pschema, arrow_schema, spark_schema, settings.time_zone)
+
+
+def scan_scoped_read_plans() -> bool:
+    """Whether this Spark keeps the read plan of a Python data source per scan.
+
+    The release that added ``DataSourceReader.pushLimit`` also moved the plan made during
+    pushdown from the shared data source instance into the scan.
+    """
+    return hasattr(DataSourceReader, "pushLimit")
+
+
+def pushdown_enabled(mode: str) -> bool:
+    """Resolve the ``pushFilters`` option (``auto``, ``true``, ``false``)."""
+    if mode == "auto":
+        return scan_scoped_read_plans()
+    return mode == "true"
+
+
+#: data sources (by ``source_id``) whose unused filters this process has warned about
+_WARNED: set[str] = set()
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_COMPARE_OPS: dict[type, str] = {
+    EqualTo: "=",
+    EqualNullSafe: "<=>",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+}
+
+
+def _sql_name(attribute: tuple[str, ...]) -> str:
+    return ".".join(a if _IDENTIFIER.match(a) else "`" + a.replace("`", "``") + "`" for a in attribute)
+
+
+def _sql_value(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, str):
+        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(v, (bytes, bytearray)):
+        return "X'" + bytes(v).hex().upper() + "'"
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is None:
+            return f"TIMESTAMP_NTZ '{v.isoformat(sep=' ')}'"
+        return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
+    if isinstance(v, dt.date):
+        return f"DATE '{v.isoformat()}'"
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"CAST('{v}' AS DOUBLE)"
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    return repr(v)
+
+
+def describe_filter(f: Filter) -> str:
+    """One filter Spark pushed, as Spark SQL text (usable in the ``where`` option)."""
+    if isinstance(f, Not):
+        return f"NOT ({describe_filter(f.child)})"
+    attribute = getattr(f, "attribute", None)
+    if not isinstance(attribute, tuple):
+        return repr(f)
+    name = _sql_name(attribute)
+    value: Any = getattr(f, "value", None)
+    op = _COMPARE_OPS.get(type(f))
+    if op is not None:
+        return f"{name} {op} {_sql_value(value)}"
+    if isinstance(f, In):
+        return f"{name} IN ({', '.join(_sql_value(v) for v in value)})"
+    if isinstance(f, IsNull):
+        return f"{name} IS NULL"
+    if isinstance(f, IsNotNull):
+        return f"{name} IS NOT NULL"
+    pattern = {StringStartsWith: "{}%", StringEndsWith: "%{}", StringContains: "%{}%"}.get(type(f))
+    if pattern is not None:
+        escaped = str(value).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return f"{name} LIKE {_sql_value(pattern.format(escaped))}"
+    return repr(f)
+
+
+def describe_filters(filters: Sequence[Filter]) -> str:
+    """Spark's pushed filters (a conjunction) as one Spark SQL predicate.
+
+    ``c IS NOT NULL``, which Spark infers from a comparison on ``c``, is left out when another
+    filter already rejects NULLs of ``c``.
+    """
+
+    def rejects_nulls(f: Filter) -> bool:  # NULL in the column makes the filter NULL
+        inner = f.child if isinstance(f, Not) else f
+        return not isinstance(inner, (IsNotNull, IsNull, EqualNullSafe))
+
+    null_rejected = {
+        getattr(f.child if isinstance(f, Not) else f, "attribute", None)
+        for f in filters
+        if rejects_nulls(f)
+    }
+    kept = [f for f in filters if not (isinstance(f, IsNotNull) and f.attribute in null_rejected)]
+    return " AND ".join(describe_filter(f) for f in kept)
+
+
+def unused_filters_message(source: str, filters: str) -> str:
+    """The warning for filters Spark offered that lazyscan leaves to Spark."""
+    import pyspark
+
+    return (
+        f"lazyscan: the filter {filters} on {source} is evaluated by Spark after lazyscan has "
+        f"read every row of the DataFrame's columns: Spark {pyspark.__version__} shares one read "
+        "plan between the scans of a DataFrame, so lazyscan does not use the filters Spark "
+        "pushes. To evaluate it inside the scan, give it as the where option "
+        f"(spark.read.format('lazyscan').option('where', {filters!r}).load(path)) or use "
+        f"lazyscan.spark.read(spark, path, columns, where={filters!r}), which also reads only the "
+        "needed columns. lazyscan.spark.register(spark, push_filters=True) uses pushed filters "
+        "in the whole session (safe when each DataFrame is scanned once per query)."
+    )
+
+
+def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
+    """The listing for a user-given schema: files, partitions, and the first file's footer only.
+
+    The first file gives the spelling of column names (Spark matches them case-insensitively)
+    and their Arrow types, which the scan's pruning tiers compare statistics in; columns not in
+    that file take the Arrow type of their Spark type. Batches are cast to the user's types.
+
+    The scan schema also holds the file's other columns, which are never output: a ``where``
+    option may filter on them (``.schema("l_orderkey bigint").option("where", "l_comment =
+    'x'")`` reads ``l_comment`` to filter and outputs ``l_orderkey``). A column the ``where``
+    option names that the first file lacks is looked up in the other files' footers.
+    """
+    fs, files, pschema = list_files(settings)
+    first = pa.schema([])
+    if files:
+        first = _read_footer(files[0].path, fs, settings.binary_as_string)[1]
+    fields_arrow, fields_spark = [], []
+    for f in schema.fields:
+        if _resolve(f.name, pschema.names) is not None:
+            continue
+        name = _resolve(f.name, first.names)
+        if name is not None:
+            fields_arrow.append(first.field(name).with_nullable(True))
+        else:
+            name = f.name
+            atype = to_arrow_type(f.dataType)
+            fields_arrow.append(pa.field(name, atype))
+        fields_spark.append(StructField(name, f.dataType, True))
+    taken = {f.name for f in fields_arrow} | set(pschema.names)
+    hidden = [f.with_nullable(True) for f in first if f.name not in taken]
+    known = [*taken, *(f.name for f in hidden)]
+    missing = _where_columns_missing(settings.where, known)
+    low = {n.lower() for n in known}
+    missing += [c for c, _ in settings.key_filters if c.lower() not in low and c not in missing]
+    if missing and len(files) > 1:
+        with ThreadPoolExecutor(max(1, min(settings.footer_threads, len(files) - 1))) as pool:
+            others = list(pool.map(lambda i: _read_footer(i.path, fs, settings.binary_as_string)[1], files[1:]))
+        merged = _merge_arrow(others)
+        for name in missing:
+            found = _resolve(name, merged.names)
+            if found is not None and found not in known:
+                hidden.append(merged.field(found))
+                known.append(found)
+    arrow = pa.schema(fields_arrow + hidden)
+    return Listing(tuple(files), pschema, arrow, StructType(fields_spark), settings.time_zone)
+
+
+def _where_columns_missing(where: str | None, names: Sequence[str]) -> list[str]:
+    """Columns the ``where`` option names that are not in ``names`` (case-insensitively)."""
+    if not where:
+        return []
+    try:
+        expr = parse_predicate(where)
+    except PredicateError:
+        return []  # reported with the column list when the reader binds it
+    low = {n.lower() for n in names}
+    return sorted(c for c in referenced_columns(expr) if c.lower() not in low)
+
+
+def _resolve(name: str, candidates: Sequence[str]) -> str | None:
+    if name in candidates:
+        return name
+    low = [c for c in candidates if c.lower() == name.lower()]
+    return low[0] if len(low) == 1 else None
+
+
+class LazyScanReader(DataSourceReader):
+    """Reads one planned scan; picklable (settings, listing, predicates and plain data only)."""
+
+    def __init__(
+        self,
+        settings: SourceSettings,
+        listing: Listing,
+        schema: StructType,
+        accumulator: Any = None,
+        source_id: str = "",
+    ) -> None:
+        self.settings = settings
+        self.listing = listing
+        self.schema = schema
+        self.accumulator = accumulator
+        self.scan_id = new_scan_id()
+        #: the data source instance this reader belongs to (one per loaded DataFrame)
+        self.source_id = source_id or self.scan_id
+        self.predicates: list[Expr] = []
+        file_names = [n for n in listing.file_arrow_schema.names if n not in listing.partition_names]
+        outputs = []
+        for f in schema.fields:
+            part = _resolve(f.name, listing.partition_names)
+            if part is not None:
+                outputs.append(OutputColumn(f.name, None, part))
+            else:
+                outputs.append(OutputColumn(f.name, _resolve(f.name, file_names)))
+        self.outputs = tuple(outputs)
+        self.scan_columns = list(dict.fromkeys(o.source for o in outputs if o.source is not None))
+        self.shaper = BatchShaper(schema, outputs)
+        if settings.where:
+            self.predicates.append(self._option_filter(settings.where))
+        for column, text in settings.key_filters:
+            self.predicates.append(self._key_filter(column, text))
+        # the decoded filters travel in the predicates; the text would double what Spark ships
+        self.settings = replace(settings, key_filters=())
+
+    def _option_filter(self, text: str) -> Expr:
+        try:
+            with session_time_zone(self.settings.time_zone):
+                expr = parse_predicate(text)
+                bind(expr, self.listing.scan_schema)
+        except PredicateError as e:
+            raise OptionError(f"option 'where' cannot be evaluated by lazyscan: {e}") from None
+        return expr
+
+    def _key_filter(self, column: str, text: str) -> Expr:
+        option = f"{KEY_FILTER_PREFIX}{column}"
+        names = [n for n in self.listing.scan_schema.names if n not in self.listing.partition_names]
+        name = _resolve(column, names)
+        if name is None:
+            raise OptionError(f"option {option!r}: no file column {column!r}; columns: {', '.join(names)}")
+        try:
+            keys = KeyFilter.from_text(text)
+            expr = col(name).isin_keys(keys, adaptive=True)
+            bind(expr, self.listing.scan_schema)
+        except LazyScanError as e:
+            raise OptionError(f"option {option!r}: {e}") from None
+        return expr
+
+    # ---- planning (driver) ----------------------------------------------------------------
+
+    def _filter_column(self, attribute: tuple[str, ...]) -> FilterColumn | None:
+        name = _resolve(attribute[0], [f.name for f in self.schema.fields])
+        if name is None:
+            return None
+        i = self.schema.fieldNames().index(name)
+        out = self.outputs[i]
+        spark_type = self.schema.fields[i].dataType
+        scan_schema = self.listing.scan_schema
+        target = out.partition or out.source
+        if target is None:
+            return None
+        return FilterColumn(target, spark_type, scan_schema.field(target).type)
+
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
+        """Accept every filter lazyscan evaluates exactly; return the others to Spark.
+
+        When pushed filters are not used (``pushFilters=auto`` on Spark 4.1-4.3), all of them
+        go back to Spark; the first time a DataFrame's filters are refused this way, a warning
+        names them and the routes that evaluate them inside the scan. Only ``IS NOT NULL``
+        filters (which Spark infers for the keys of a join) give no warning: they remove few
+        rows, where a scan's own filter is in the ``where`` option.
+        """
+        mode = self.settings.push_filters
+        if not pushdown_enabled(mode):
+            if mode == "auto" and any(not isinstance(f, IsNotNull) for f in filters):
+                self._warn_unused(filters)
+            else:
+                log.info(
+                    "lazyscan %s: %d filters stay in Spark (pushFilters=%s)",
+                    self.scan_id,
+                    len(filters),
+                    mode,
+                )
+            return list(filters)
+        kept: list[Filter] = []
+        scan_schema = self.listing.scan_schema
+        for f in filters:
+            e = convert_filter(f, self._filter_column)
+            if e is not None:
+                try:
+                    bind(e, scan_schema)
+                except PredicateError as err:
+                    log.debug("filter %r stays in Spark: %s", f, err)
+                    e = None
+            if e is None:
+                kept.append(f)
+            else:
+                self.predicates.append(e)
+        log.info(
+            "lazyscan %s: pushed %d of %d filters: %s",
+            self.scan_id,
+            len(self.predicates),
+            len(filters),
+            " AND ".join(str(p) for p in self.predicates) or "-",
+        )
+        return kept
+
+    def _warn_unused(self, filters: Sequence[Filter]) -> None:
+        text = describe_filters(filters)
+        if self.source_id in _WARNED:
+            log.info("lazyscan %s: filters stay in Spark: %s", self.scan_id, text)
+            return
+        _WARNED.add(self.source_id)
+        log.warning(unused_filters_message(", ".join(self.settings.paths), text))
+
+    @property
+    def where(self) -> Expr | None:
+        if not self.predicates:
+            return None
+        result: Expr = conjunction(self.predicates)
+        return result
+
+    def _prune_files(self) -> list[FileInfo]:
+        files = list(self.listing.files)
+        parts = set(self.listing.partition_names)
+        conjuncts = [c for p in self.predicates for c in split_conjuncts(p)]
+        on_parts = [c for c in conjuncts if referenced_columns(c) and referenced_columns(c) <= parts]
+        if not files or not on_parts:
+            return files
+        pschema = self.listing.partition_schema
+        table = pa.table(
+            {f.name: pa.array([i.partition_values.get(f.name) for i in files], f.type) for f in pschema},
+            schema=pschema,
+        )
+        mask = evaluate(bind(conjunction(on_parts), pschema), table)
+        kept = [f for f, keep in zip(files, mask) if keep]
+        log.info("lazyscan %s: partition pruning kept %d of %d files", self.scan_id, len(kept), len(files))
+        return kept
+
+    def partitions(self) -> list[InputPartition]:
+        """Spark tasks: byte ranges of the files that survive partition pruning."""
+        tasks = plan_tasks(self._prune_files(), self.settings.split_policy)
+        log.info("lazyscan %s: %d tasks over %d files", self.scan_id, len(tasks), len(self.listing.files))
+        return list(tasks)
+
+    # ---- execution (executors) --------------------------------------------------------------
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Scan every byte range of the task and yield batches in Spark's Arrow schema."""
+        if not isinstance(partition, ScanTask):
+            return iter(())
+        return self._read(partition)
+
+    def _read(self, task: ScanTask) -> Iterator[pa.RecordBatch]:
+        profile = Profile()
+        fs = None
+        if task.splits:
+            fs, _ = self.settings.filesystem.open(self.settings.paths[0])
+        where = self.where
+        options = self.settings.scan_kwargs
+        try:
+            for split in task.splits:
+                where_text = f"{split.path!r} (bytes {split.start}-{split.start + split.length} of {split.size})"
+                try:
+                    s = scan(
+                        [split],
+                        columns=self.scan_columns,
+                        where=where,
+                        schema=self.listing.scan_schema,
+                        filesystem=fs,
+                        **options,
+                    )
+                    for batch in s.to_batches():
+                        if batch.num_rows:
+                            yield self.shaper.shape(batch, split.partition_values, split.path)
+                    profile.merge(s.profile)
+                except LazyScanError as e:
+                    raise LazyScanReadError(f"lazyscan cannot read {where_text}: {e}") from e
+                except (OSError, pa.ArrowException, ValueError, TypeError, KeyError, IndexError) as e:
+                    raise LazyScanReadError(
+                        f"lazyscan cannot read {where_text}: {type(e).__name__}: {e}"
+                    ) from e
+        finally:
+            self._report(task, profile)
+
+    def _report(self, task: ScanTask, profile: Profile) -> None:
+        entry = task_entry(", ".join(self.settings.paths), profile)
+        try:
+            if self.accumulator is not None:
+                self.accumulator.add({self.scan_id: entry})
+            if self.settings.profile_dir:
+                write_task_profile(self.settings.profile_dir, self.scan_id, task.index, entry)
+        except Exception as e:  # reporting must never fail a task that read its data
+            log.warning("lazyscan %s: could not report the task profile: %s", self.scan_id, e)
+
+
+class LazyScanDataSource(DataSource):
+    """Spark data source ``lazyscan``: selective Parquet scans with filter pushdown.
+
+    Register it with :func:`lazyscan.spark.register` (which also enables Python filter pushdown
+    and snapshots the session's split settings), then::
+
+        # only a and b, filtered inside the scan (c need not be in the schema)
+        spark.read.format("lazyscan").schema("a INT, b STRING").option("where", "c = 5").load(path)
+        spark.read.format("lazyscan").load(path)                    # file, folder, glob, s3://...
+        spark.read.format("lazyscan").option("batch_size", 8192).load(path)
+        spark.sql("CREATE TEMPORARY VIEW t USING lazyscan OPTIONS (path '/data/t')")
+    """
+
+    session_defaults: ClassVar[SessionDefaults] = SessionDefaults()
+    profile_accumulator: ClassVar[Any] = None
+
+    @classmethod
+    def name(cls) -> str:
+        return "lazyscan"
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        self.settings = SourceSettings.from_options(options, self.session_defaults)
+        self._listing: Listing | None = None
+        #: identifies this instance (one per loaded DataFrame) in every pickled copy
+        self.source_id = uuid.uuid4().hex
+
+    def schema(self) -> StructType:
+        """Spark schema of the files (merged), hive partition columns appended."""
+        if self._listing is None:
+            self._listing = build_listing(self.settings)
+        return self._listing.spark_schema
+
+    def reader(self, schema: StructType) -> LazyScanReader:
+        """A reader producing ``schema`` (the inferred schema or a user schema)."""
+        if self._listing is None:
+            self._listing = listing_for_schema(self.settings, schema)
+        return LazyScanReader(
+            self.settings, self._listing, schema, self.profile_accumulator, self.source_id
+        )

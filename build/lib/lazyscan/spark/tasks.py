@@ -1,0 +1,80 @@
+"""The selective scan as ``mapInArrow`` over a DataFrame of tasks.
+
+This route runs lazyscan where Spark offers no usable Python data source (Spark 3.4 to 4.0,
+and Spark Connect clients of those releases), and it is the second route on Spark 4.1-4.3,
+which :func:`lazyscan.spark.read` picks when it is faster (see :mod:`.choose`).
+
+The driver plans the tasks exactly as the data source does (:mod:`.planning`: byte ranges of
+files, partition pruning, no footer reads). Spark then runs a DataFrame of ``n`` partitions
+holding one row each, the task's number, through ``mapInArrow``: each Python worker runs the
+scan of its task with the data source's own reader code (:meth:`LazyScanReader._read`: same
+options, same filter, same errors) and yields batches in the Arrow schema of the declared Spark
+schema. The plan (reader and tasks) travels inside the function Spark pickles for the tasks.
+
+On classic sessions the task numbers come from an RDD of the JVM (``spark.range``'s rows turned
+into a DataFrame over their RDD, with no Python stage), whose size Spark's planner does not know
+(it assumes ``spark.sql.defaultSizeInBytes``, as for a Python data source): built from
+``spark.range`` directly, the scan would look a few bytes large and Spark could broadcast it,
+whatever it returns, in a join. Spark Connect has no RDDs: there the numbers come from ``spark.range``,
+and a join may broadcast the result (on Connect to Spark 4.1 or later, ``read`` takes the data
+source route by default).
+
+Profiles arrive as with the data source: through the accumulator that
+:func:`lazyscan.spark.register` created (classic sessions; :func:`lazyscan.spark.last_profile`)
+and through the ``profileDir`` option (any session, Connect included).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.types import StructType
+
+from lazyscan.spark.compat import is_connect
+from lazyscan.spark.planning import ScanTask
+
+log = logging.getLogger("lazyscan.spark")
+
+
+class TaskRunner:
+    """The function ``mapInArrow`` runs: scans the tasks whose numbers arrive in its batches."""
+
+    def __init__(self, reader: Any, tasks: Sequence[ScanTask]) -> None:
+        self.reader = reader
+        self.tasks = tuple(tasks)
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for index in batch.column(0).to_pylist():
+                yield from self.reader._read(self.tasks[index])
+
+
+def tasks_frame(spark: Any, reader: Any) -> Any:
+    """The DataFrame of ``reader``'s scan (a :class:`LazyScanReader` with its filter set):
+    one Spark task per planned :class:`ScanTask`, each scanning in a Python worker."""
+    schema: StructType = reader.schema
+    tasks = reader.partitions()
+    log.info("lazyscan %s: %d tasks through mapInArrow", reader.scan_id, len(tasks))
+    if not tasks:
+        return spark.createDataFrame([], schema)
+    return task_numbers(spark, len(tasks)).mapInArrow(TaskRunner(reader, tasks), schema)
+
+
+def task_numbers(spark: Any, n: int) -> Any:
+    """A DataFrame of ``n`` partitions, partition ``i`` holding the one row ``i``."""
+    if is_connect(spark):
+        return spark.range(n, numPartitions=n)
+    from pyspark.sql import DataFrame
+
+    session = getattr(spark, "_jsparkSession", None)
+    if session is None:
+        rdd = spark.sparkContext.parallelize([(i,) for i in range(n)], n)
+        return spark.createDataFrame(rdd, "id bigint", verifySchema=False)
+    rows = session.range(0, n, 1, n).toDF()
+    return DataFrame(session.createDataFrame(rows.javaRDD(), rows.schema()), spark)
+
+
+__all__ = ["TaskRunner", "task_numbers", "tasks_frame"]

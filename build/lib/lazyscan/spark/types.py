@@ -1,0 +1,365 @@
+"""Spark types of Parquet columns, and Arrow batches shaped the way Spark expects them.
+
+Parts and their roles:
+
+- :func:`orc_spark_schema` does the same for an ORC file, as Spark's ORC reader maps ORC types.
+- :func:`file_spark_schema` maps the top-level fields of one Parquet file to Spark types exactly
+  as Spark's own Parquet reader does (``ParquetToSparkSchemaConverter``): INT96 and UTC-adjusted
+  timestamps are ``TIMESTAMP``, other timestamps ``TIMESTAMP_NTZ``, ``UINT_8/16/32`` widen to
+  the next signed type, ``UINT_64`` is ``DECIMAL(20,0)``; types Spark refuses (nanosecond
+  timestamps, ``TIME``, ``FLOAT16``, decimals wider than 38 digits) raise an error naming the
+  file and column, as Spark does.
+- :func:`merge_spark_schemas` merges file schemas like ``mergeSchema`` (union by name, first-seen
+  order, nested structs merged, a name with two types is an error naming both files).
+- :func:`partition_spark_type` types hive partition columns as Spark infers them.
+- :class:`BatchShaper` turns a batch produced by the scan (lazyscan's Arrow types) into a batch
+  of exactly the Arrow schema Spark derives from the output :class:`StructType`, filling columns
+  missing in a file with nulls and partition columns with their values.
+
+Every field Spark sees is nullable, as with Spark's file sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    NullType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from lazyscan.errors import LazyScanError, UnsupportedFeatureError
+
+#: Spark's time zone for TimestampType values handed over in Arrow batches.
+ARROW_TIME_ZONE = "UTC"
+
+_SIMPLE: dict[pa.DataType, DataType] = {
+    pa.bool_(): BooleanType(),
+    pa.int8(): ByteType(),
+    pa.int16(): ShortType(),
+    pa.int32(): IntegerType(),
+    pa.int64(): LongType(),
+    pa.uint8(): ShortType(),
+    pa.uint16(): IntegerType(),
+    pa.uint32(): LongType(),
+    pa.uint64(): DecimalType(20, 0),
+    pa.float32(): FloatType(),
+    pa.float64(): DoubleType(),
+    pa.date32(): DateType(),
+    pa.date64(): DateType(),
+    pa.null(): NullType(),
+}
+
+
+class SchemaMismatchError(LazyScanError):
+    """Files of one source hold the same column with types Spark cannot merge."""
+
+
+def _unsupported(what: str, column: str, path: str | None, hint: str = "") -> UnsupportedFeatureError:
+    msg = f"{what} is not supported by Spark's Parquet reader"
+    if hint:
+        msg += f"; {hint}"
+    return UnsupportedFeatureError(msg, file=path, column=column)
+
+
+def spark_type_of(
+    atype: pa.DataType,
+    column: str,
+    *,
+    int96: bool = False,
+    binary_as_string: bool = False,
+    path: str | None = None,
+) -> DataType:
+    """The Spark type of a column that lazyscan reads as ``atype``.
+
+    ``int96`` marks a flat INT96 column (read as nanosecond timestamps, which Spark truncates to
+    microseconds); ``binary_as_string`` is Spark's ``spark.sql.parquet.binaryAsString``.
+    """
+    if pa.types.is_dictionary(atype):
+        return spark_type_of(
+            atype.value_type, column, binary_as_string=binary_as_string, path=path
+        )
+    if isinstance(atype, pa.ExtensionType):
+        return spark_type_of(
+            atype.storage_type, column, binary_as_string=binary_as_string, path=path
+        )
+    simple = _SIMPLE.get(atype)
+    if simple is not None:
+        return simple
+    if pa.types.is_timestamp(atype):
+        if int96:
+            return TimestampType()
+        if atype.unit == "ns":
+            raise _unsupported(
+                "Parquet type TIMESTAMP(NANOS)",
+                column,
+                path,
+                "Spark reads nanosecond timestamps only as INT96",
+            )
+        return TimestampType() if atype.tz is not None else TimestampNTZType()
+    if pa.types.is_decimal(atype):
+        if atype.precision > 38:
+            raise _unsupported(f"DECIMAL({atype.precision},{atype.scale})", column, path)
+        return DecimalType(atype.precision, atype.scale)
+    if pa.types.is_string(atype) or pa.types.is_large_string(atype) or pa.types.is_string_view(atype):
+        return StringType()
+    if pa.types.is_fixed_size_binary(atype):
+        return BinaryType()
+    if pa.types.is_binary(atype) or pa.types.is_large_binary(atype) or pa.types.is_binary_view(atype):
+        return StringType() if binary_as_string else BinaryType()
+    if pa.types.is_float16(atype):
+        raise _unsupported("Parquet type FLOAT16", column, path)
+    if pa.types.is_time(atype):
+        raise _unsupported("Parquet type TIME", column, path)
+    if pa.types.is_struct(atype):
+        fields = [
+            StructField(
+                f.name,
+                spark_type_of(
+                    f.type, f"{column}.{f.name}", binary_as_string=binary_as_string, path=path
+                ),
+                True,
+            )
+            for f in atype
+        ]
+        return StructType(fields)
+    if pa.types.is_map(atype):
+        key = spark_type_of(
+            atype.key_type, f"{column}.key", binary_as_string=binary_as_string, path=path
+        )
+        value = spark_type_of(
+            atype.item_type, f"{column}.value", binary_as_string=binary_as_string, path=path
+        )
+        return MapType(key, value, True)
+    if (
+        pa.types.is_list(atype)
+        or pa.types.is_large_list(atype)
+        or pa.types.is_fixed_size_list(atype)
+        or pa.types.is_list_view(atype)
+    ):
+        element = spark_type_of(
+            atype.value_type, f"{column}.element", binary_as_string=binary_as_string, path=path
+        )
+        return ArrayType(element, True)
+    raise _unsupported(f"Arrow type {atype}", column, path)
+
+
+def file_spark_schema(parquet_file: Any, *, binary_as_string: bool = False) -> StructType:
+    """The Spark schema of an open :class:`lazyscan.parquet.ParquetFile`."""
+    from lazyscan.parquet.metadata import PhysicalType
+
+    arrow_schema = parquet_file.arrow_schema
+    file_schema = parquet_file.schema
+    fields = []
+    for i, field in enumerate(arrow_schema):
+        leaves: tuple[int, ...] = (
+            file_schema.field_leaves[i] if i < len(file_schema.field_leaves) else ()
+        )
+        desc = file_schema.columns[leaves[0]] if len(leaves) == 1 else None
+        int96 = bool(desc is not None and desc.flat and desc.physical_type == PhysicalType.INT96)
+        stype = spark_type_of(
+            field.type,
+            field.name,
+            int96=int96,
+            binary_as_string=binary_as_string,
+            path=parquet_file.path,
+        )
+        fields.append(StructField(field.name, stype, True))
+    return StructType(fields)
+
+
+def orc_spark_schema(orc_file: Any) -> StructType:
+    """The Spark schema of an open :class:`lazyscan.orc.OrcFile`, as Spark's ORC reader maps
+    ORC types: ``timestamp`` and ``timestamp with local time zone`` are ``TIMESTAMP`` (values
+    truncated to microseconds), ``char``/``varchar`` are strings."""
+    fields = []
+    for c in orc_file.columns:
+        atype = c.arrow_type
+        if pa.types.is_timestamp(atype):
+            stype: DataType = TimestampType()
+        else:
+            stype = spark_type_of(atype, c.name, path=orc_file.path)
+        fields.append(StructField(c.name, stype, True))
+    return StructType(fields)
+
+
+def _merge_types(left: DataType, right: DataType, name: str) -> DataType | None:
+    if left == right:
+        return left
+    if isinstance(left, NullType):
+        return right
+    if isinstance(right, NullType):
+        return left
+    if isinstance(left, StructType) and isinstance(right, StructType):
+        merged = _merge_fields(list(left.fields), list(right.fields), name + ".")
+        return None if merged is None else StructType(merged)
+    if isinstance(left, ArrayType) and isinstance(right, ArrayType):
+        element = _merge_types(left.elementType, right.elementType, name + ".element")
+        return None if element is None else ArrayType(element, True)
+    if isinstance(left, MapType) and isinstance(right, MapType):
+        key = _merge_types(left.keyType, right.keyType, name + ".key")
+        value = _merge_types(left.valueType, right.valueType, name + ".value")
+        return None if key is None or value is None else MapType(key, value, True)
+    return None
+
+
+def _merge_fields(
+    left: list[StructField], right: list[StructField], prefix: str = ""
+) -> list[StructField] | None:
+    out = list(left)
+    index = {f.name: i for i, f in enumerate(out)}
+    for f in right:
+        i = index.get(f.name)
+        if i is None:
+            index[f.name] = len(out)
+            out.append(f)
+            continue
+        merged = _merge_types(out[i].dataType, f.dataType, prefix + f.name)
+        if merged is None:
+            raise _MergeConflict(prefix + f.name, out[i].dataType, f.dataType)
+        out[i] = StructField(f.name, merged, True)
+    return out
+
+
+class _MergeConflict(Exception):
+    def __init__(self, column: str, left: DataType, right: DataType) -> None:
+        super().__init__(column)
+        self.column = column
+        self.left = left
+        self.right = right
+
+
+def merge_spark_schemas(schemas: Sequence[tuple[str, StructType]]) -> StructType:
+    """Merge ``(path, schema)`` pairs like Spark's ``mergeSchema``."""
+    fields: list[StructField] = []
+    origin: dict[str, str] = {}
+    for path, schema in schemas:
+        try:
+            merged = _merge_fields(fields, list(schema.fields))
+        except _MergeConflict as e:
+            top = e.column.split(".")[0]
+            raise SchemaMismatchError(
+                f"column {e.column!r} is {e.left.simpleString()} in {origin.get(top, '?')!r} "
+                f"and {e.right.simpleString()} in {path!r}; Spark cannot merge these types"
+            ) from None
+        assert merged is not None
+        fields = merged
+        for f in schema.fields:
+            origin.setdefault(f.name, path)
+    return StructType(fields)
+
+
+def partition_spark_type(atype: pa.DataType) -> DataType:
+    """Spark type of a partition column typed by :func:`lazyscan.scan.discover`."""
+    if pa.types.is_timestamp(atype):
+        return TimestampType()
+    return spark_type_of(atype, "partition")
+
+
+def arrow_schema_for_spark(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark requires of batches for ``schema`` (TIMESTAMP in UTC)."""
+    from lazyscan.spark.compat import to_arrow_schema
+
+    return to_arrow_schema(schema)
+
+
+def floor_to_micros(arr: pa.Array, tz: str | None) -> pa.Array:
+    """Nanosecond timestamps floored to microseconds, as Spark reads INT96."""
+    ints = arr.cast(pa.int64())
+    values = np.floor_divide(ints.fill_null(0).to_numpy(zero_copy_only=False), 1000)
+    mask = ints.is_null().to_numpy(zero_copy_only=False) if ints.null_count else None
+    return pa.array(values, type=pa.int64(), mask=mask).cast(pa.timestamp("us", tz=tz))
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    """Where one output column comes from.
+
+    ``source`` is the column name in the scan's batches (``None``: not in any file, all null);
+    ``partition`` names a partition column whose value comes from the split;
+    ``partition_time_zone`` is set for TIMESTAMP partition values written as wall-clock text.
+    """
+
+    name: str
+    source: str | None
+    partition: str | None = None
+    partition_time_zone: str | None = None
+
+
+class BatchShaper:
+    """Casts scan batches to the Arrow schema Spark expects for the output schema."""
+
+    def __init__(self, spark_schema: StructType, columns: Sequence[OutputColumn]) -> None:
+        self.spark_schema = spark_schema
+        self.target = arrow_schema_for_spark(spark_schema)
+        self.columns = tuple(columns)
+        if len(self.columns) != len(self.target):
+            raise ValueError("one OutputColumn per output field is needed")
+
+    def shape(self, batch: pa.RecordBatch, partition_values: dict[str, Any], path: str) -> pa.RecordBatch:
+        """Return ``batch`` with exactly :attr:`target` as schema."""
+        names = batch.schema.names
+        arrays = []
+        for out, field in zip(self.columns, self.target):
+            arr: pa.Array | None = None
+            if out.source is not None and out.source in names:
+                arr = batch.column(names.index(out.source))
+            elif out.partition is not None:
+                arr = self._partition_array(out, partition_values.get(out.partition), batch.num_rows)
+            if arr is None:
+                arrays.append(pa.nulls(batch.num_rows, field.type))
+                continue
+            arrays.append(self._convert(arr, field, path))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.target)
+
+    @staticmethod
+    def _partition_array(out: OutputColumn, value: Any, n: int) -> pa.Array:
+        arr = pa.array([value] * n) if value is not None else pa.nulls(n)
+        if out.partition_time_zone and pa.types.is_timestamp(arr.type) and arr.type.tz is None:
+            arr = pc.assume_timezone(arr, out.partition_time_zone)
+        return arr
+
+    @staticmethod
+    def _convert(arr: pa.Array, field: pa.Field, path: str) -> pa.Array:
+        target = field.type
+        if arr.type == target:
+            return arr
+        if pa.types.is_null(arr.type):
+            return pa.nulls(len(arr), target)
+        if (
+            pa.types.is_timestamp(arr.type)
+            and arr.type.unit == "ns"
+            and pa.types.is_timestamp(target)
+        ):
+            return floor_to_micros(arr, target.tz)
+        if pa.types.is_timestamp(arr.type) and arr.type.tz is None and pa.types.is_timestamp(target) and target.tz:
+            arr = pc.assume_timezone(arr, "UTC")
+        try:
+            return arr.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise LazyScanError(
+                f"column {field.name!r} of type {arr.type} in file {path!r} cannot be read "
+                f"as Spark type {target}: {e}"
+            ) from e
