@@ -80,7 +80,11 @@ def test_tasks_route_matches_spark(connect, data, where, tmp_path):
 
 @pytest.mark.skipif(not HAS_PYTHON_DATA_SOURCE, reason="the data source needs Spark 4.1 or later")
 def test_data_source_route_matches_spark(connect, data):
+    from lazyscan.spark.profiles import current_accumulator
+
+    before = current_accumulator()
     assert lazyscan.spark.register(connect) is not None
+    assert current_accumulator() is before  # a classic session's profiles still arrive
     for where in FILTERS:
         df = lazyscan.spark.read(connect, str(data), ["rid", "f64", "st"], where, force="lazyscan")
         want = connect.read.parquet(str(data)).where(where).select("rid", "f64", "st")
