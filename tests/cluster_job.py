@@ -108,11 +108,22 @@ def main(data: str, out: str) -> None:
     results["profile_dir_tasks"] = df.rdd.getNumPartitions()
 
     broken = os.path.join(data, "broken")
+    sc = spark.sparkContext
+    sc.setJobGroup("broken", "a folder with one corrupt file")
     try:
         lazyscan.spark.read(spark, broken, ["a", "s"], "a >= 0", force="lazyscan", maxPartitionBytes="64k").collect()
         results["broken"] = None
     except Exception as e:
         results["broken"] = str(e)
+    tracker = sc.statusTracker()
+    stages = [s for j in tracker.getJobIdsForGroup("broken") for s in (tracker.getJobInfo(j).stageIds or [])]
+    infos = [tracker.getStageInfo(s) for s in stages]
+    results["broken_tasks"] = {
+        "tasks": sum(i.numTasks for i in infos if i),
+        "completed": sum(i.numCompletedTasks for i in infos if i),
+        "failed": sum(i.numFailedTasks for i in infos if i),
+    }
+    sc.setJobGroup("other", "after the corrupt file")
     results["after_broken"] = rows(
         lazyscan.spark.read(spark, os.path.join(broken, "good-1.parquet"), ["a"], "a < 7", force="lazyscan")
     )

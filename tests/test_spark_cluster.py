@@ -16,6 +16,7 @@ environment, and numba compiling the kernels in each executor once).
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
@@ -55,8 +56,9 @@ def _write_data(data: Path) -> None:
     pq.write_table(dim, data / "dim" / "dim.parquet")
     (data / "broken").mkdir()
     good = pa.table({"a": pa.array(np.arange(20_000)), "s": pa.array([f"v{i}" for i in range(20_000)])})
-    for name in ("good-1", "good-2", "bad"):
-        pq.write_table(good, data / "broken" / f"{name}.parquet", use_dictionary=False, row_group_size=5000)
+    # the corrupt file is the smallest: one task, planned last (Spark packs the largest first)
+    for name, table in (("good-1", good), ("good-2", good), ("bad", good.slice(0, 3000))):
+        pq.write_table(table, data / "broken" / f"{name}.parquet", use_dictionary=False, row_group_size=5000)
     raw = bytearray((data / "broken" / "bad.parquet").read_bytes())
     raw[300:6000] = b"\xee" * 5700
     (data / "broken" / "bad.parquet").write_bytes(bytes(raw))
@@ -154,7 +156,10 @@ def test_profiles_from_both_channels(run):
 
     profiles = str(run["out"] / "profiles")
     (scan_id,) = lazyscan.spark.profile_scan_ids(profiles)
-    assert len(os.listdir(os.path.join(profiles, scan_id))) == results["profile_dir_tasks"] > 2
+    files = os.listdir(os.path.join(profiles, scan_id))
+    assert len(files) == results["profile_dir_tasks"] > 2
+    workers = {json.loads(Path(profiles, scan_id, f).read_text())["worker"] for f in files}
+    assert len(workers) == 2  # tasks of both executors wrote their profiles
     assert lazyscan.spark.read_profile_dir(profiles)["rows_returned"] == results["profile_dir_rows"] > 0
 
 
@@ -162,4 +167,10 @@ def test_corrupt_file_fails_with_its_name(run):
     message = run["results"]["broken"]
     assert message is not None, "reading the corrupt file did not fail"
     assert "bad.parquet" in message and "lazyscan cannot read" in message
+    # only the corrupt file's task failed (twice: spark.task.maxFailures=2); the good files'
+    # tasks, planned first, completed (but the one still running when the job was aborted)
+    tasks = run["results"]["broken_tasks"]
+    assert tasks["failed"] == 2, tasks
+    assert tasks["tasks"] - 2 <= tasks["completed"] <= tasks["tasks"] - 1, tasks
+    assert tasks["completed"] > 2, tasks
     assert run["results"]["after_broken"] == [(i,) for i in range(7)]

@@ -125,7 +125,8 @@ def register(spark: Any, push_filters: bool | str = "auto") -> type[LazyScanData
         accumulator = spark.sparkContext.accumulator({}, ProfileAccumulatorParam())
     except Exception as e:
         log.info("no accumulator for lazyscan profiles (%s); use the profileDir option", e)
-    set_accumulator(accumulator)
+    if accumulator is not None:  # a Connect session keeps a classic session's accumulator in place
+        set_accumulator(accumulator)
     if not HAS_PYTHON_DATA_SOURCE:
         log.info("Spark %s has no Python data source with filter pushdown: lazyscan.spark.read "
                  "scans through mapInArrow", _pyspark_version())

@@ -10,8 +10,8 @@ reports it through up to two channels:
   since the previous call. Spark applies the updates of successful tasks; a stage that Spark
   recomputes (a lost shuffle, a DataFrame read by two actions) reports again.
 - **a profile folder** (option ``profileDir``; works with Spark Connect, where there is no
-  accumulator): each task writes ``<profileDir>/<scan id>/task-<n>.json``; a retried task
-  overwrites its file. The folder must be shared by driver and executors in cluster mode (a
+  accumulator): each task writes ``<profileDir>/<scan id>/task-<n>.json`` (with ``worker``:
+  the host and working folder it ran in); a retried task overwrites its file. The folder must be shared by driver and executors in cluster mode (a
   local path in local mode, or any URI pyarrow opens: ``s3://``, ``hdfs://``, ...).
   :func:`read_profile_dir` merges the files.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
 import time
 import uuid
@@ -67,6 +68,11 @@ class ProfileAccumulatorParam(AccumulatorParam):  # type: ignore[type-arg]
 
 def task_entry(source: str, profile: Profile) -> dict[str, Any]:
     return {"source": source, "tasks": 1, "profile": profile.as_dict()}
+
+
+def worker_name() -> str:
+    """Where a task ran: host and working folder (each executor of a cluster has its own)."""
+    return f"{socket.gethostname()}:{os.getcwd()}"
 
 
 _lock = threading.Lock()
@@ -127,7 +133,7 @@ def _filesystem(uri: str) -> tuple[Any, str]:
 def write_task_profile(directory: str, scan_id: str, task: int, entry: dict[str, Any]) -> None:
     """Write one task's profile as ``<directory>/<scan_id>/task-<task>.json``."""
     fs, root = _filesystem(directory)
-    data = json.dumps({"scan_id": scan_id, "task": task, **entry}).encode()
+    data = json.dumps({"scan_id": scan_id, "task": task, "worker": worker_name(), **entry}).encode()
     name = f"task-{task:05d}.json"
     if fs is None:
         folder = os.path.join(root, scan_id)
