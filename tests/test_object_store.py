@@ -146,6 +146,49 @@ def test_denied_request_is_a_located_error(tmp_path: Path, remote: dict[str, Any
         server.stop()
 
 
+def test_credentials_from_a_shared_credentials_profile(
+    tmp_path: Path, remote: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No AWS_* keys in the environment: an s3:// read takes the key of the profile that
+    AWS_PROFILE names in the shared credentials file. The server checks keys: the profile's key
+    (an IAM user's, allowed s3:*) reads the rows, the default profile's bogus key is refused."""
+    import boto3
+
+    server = start_s3_server(tmp_path, env={"MOTO_S3_CUSTOM_ENDPOINTS": "", "INITIAL_NO_AUTH_ACTION_COUNT": "7"})
+    try:
+        iam = boto3.client("iam", endpoint_url=server.endpoint, aws_access_key_id=ACCESS_KEY,
+                           aws_secret_access_key=SECRET_KEY, region_name=REGION)
+        iam.create_user(UserName="reader")
+        policy = iam.create_policy(PolicyName="s3-all", PolicyDocument=(
+            '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}'
+        ))
+        iam.attach_user_policy(UserName="reader", PolicyArn=policy["Policy"]["Arn"])
+        key = iam.create_access_key(UserName="reader")["AccessKey"]
+        server.upload(remote["local"]["pages.parquet"], BUCKET, "data/pages.parquet")  # 2 actions
+        credentials = tmp_path / "credentials"
+        credentials.write_text(
+            "[default]\naws_access_key_id = AKIADEFAULTDEFAULT00\naws_secret_access_key = x\n\n"
+            f"[lazyscan-test]\naws_access_key_id = {key['AccessKeyId']}\n"
+            f"aws_secret_access_key = {key['SecretAccessKey']}\n"
+        )
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+        monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", server.endpoint)
+        uri, where = f"s3://{BUCKET}/data/pages.parquet", "id < 50"
+        monkeypatch.setenv("AWS_PROFILE", "lazyscan-test")
+        expected = lazyscan.scan(str(remote["local"]["pages.parquet"]), where=where).to_table()
+        assert_same_table(lazyscan.scan(uri, where=where).to_table(), expected, "profile key")
+        monkeypatch.setenv("AWS_PROFILE", "default")
+        e = _error_of(lambda: lazyscan.scan(uri, where=where).to_table())
+        assert f"{BUCKET}/data/pages.parquet" in str(e)
+        assert "ACCESS_DENIED" in str(e) or "INVALID_ACCESS_KEY_ID" in str(e)
+    finally:
+        server.stop()
+
+
 def test_unreachable_server_is_a_located_error(tmp_path: Path, remote: dict[str, Any]) -> None:
     server = start_s3_server(tmp_path)
     server.upload(remote["local"]["pages.parquet"], BUCKET, "data/pages.parquet")
