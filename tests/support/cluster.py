@@ -136,7 +136,13 @@ def packed_environment(folder: Path) -> tuple[Path, Path]:
         if done.returncode:
             raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr.decode(errors='replace')[-3000:]}")
 
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(REPO)])
+    # setuptools builds in the source folder: build from a copy, the checkout stays clean
+    source = folder / "source"
+    shutil.rmtree(source, ignore_errors=True)
+    shutil.copytree(REPO / "lazyscan", source / "lazyscan", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)])
     (wheel,) = dist.glob("lazyscan-*.whl")
     shutil.rmtree(env, ignore_errors=True)
     run([sys.executable, "-m", "venv", str(env)])

@@ -1,1 +1,0 @@
-"""lazyscan.cli."""
