@@ -123,6 +123,9 @@ def test_partitioned_folder_prunes_files(spark, tmp_path):
     assert_same_rows(got.select(*want.columns).collect(), want.collect(), where)
     # two of the six files are read: partition values rule out the others on the driver
     assert lazyscan.spark.read_profile_dir(str(profiles))["rows_total"] == 2 * 500
+    # no file left: no task, an empty DataFrame of the same columns
+    none = tasks_read(spark, root, ["v", "year"], "year = 1999 AND v > 1")
+    assert none.collect() == [] and none.columns == ["v", "year"]
 
 
 def test_orc_file(spark, tmp_path):

@@ -9,9 +9,12 @@ Modules and their roles:
 - :mod:`.options` — option validation and session defaults.
 - :mod:`.profiles` — task profiles back to the driver (accumulator, or a profile folder).
 - :mod:`.choose` — :func:`read`: lazyscan or Spark's own reader, whichever is expected faster.
+- :mod:`.tasks` — the scan as ``mapInArrow`` over planned tasks (:func:`read`'s default route on
+  classic sessions, and the only one before Spark 4.1).
+- :mod:`.compat` — what differs between PySpark 3.4-4.3, classic and Connect.
 - :mod:`.keys` — :func:`key_filter`: a key filter from a Spark DataFrame (semi-join pushdown).
 
-Usage (the routes that evaluate the filter inside the scan on Spark 4.1-4.3)::
+Usage (the ways that evaluate the filter inside the scan; the data source needs Spark 4.1)::
 
     import lazyscan.spark
     lazyscan.spark.register(spark)
