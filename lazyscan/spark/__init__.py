@@ -36,7 +36,7 @@ import logging
 from typing import Any
 
 from lazyscan.spark.choose import CostModel, Estimate, Workload, estimate, read
-from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE, default_parallelism
+from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE, conf_value, default_parallelism
 from lazyscan.spark.keys import KeyFilterTooLarge, key_filter
 from lazyscan.spark.options import SessionDefaults, parse_size, push_mode
 from lazyscan.spark.profiles import (
@@ -54,14 +54,6 @@ log = logging.getLogger("lazyscan.spark")
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
-def _conf(spark: Any, key: str) -> str | None:
-    try:
-        value = spark.conf.get(key, None)
-    except Exception:
-        return None
-    return None if value in (None, "") else str(value)
-
-
 def _pyspark_version() -> str:
     import pyspark
 
@@ -72,10 +64,10 @@ def session_defaults(spark: Any, push_filters: bool | str = "auto") -> SessionDe
     """Split settings and time zone of ``spark``, as the data source uses them, and the default
     of the ``pushFilters`` option."""
     d = SessionDefaults()
-    max_bytes = _conf(spark, "spark.sql.files.maxPartitionBytes")
-    open_cost = _conf(spark, "spark.sql.files.openCostInBytes")
-    min_num = _conf(spark, "spark.sql.files.minPartitionNum")
-    max_num = _conf(spark, "spark.sql.files.maxPartitionNum")
+    max_bytes = conf_value(spark, "spark.sql.files.maxPartitionBytes")
+    open_cost = conf_value(spark, "spark.sql.files.openCostInBytes")
+    min_num = conf_value(spark, "spark.sql.files.minPartitionNum")
+    max_num = conf_value(spark, "spark.sql.files.maxPartitionNum")
     if min_num is None:
         cores = default_parallelism(spark)
         min_num = None if cores is None else str(cores)
@@ -84,7 +76,7 @@ def session_defaults(spark: Any, push_filters: bool | str = "auto") -> SessionDe
         open_cost_in_bytes=parse_size("openCostInBytes", open_cost) if open_cost else d.open_cost_in_bytes,
         min_partition_num=int(min_num) if min_num else d.min_partition_num,
         max_partition_num=int(max_num) if max_num else None,
-        time_zone=_conf(spark, "spark.sql.session.timeZone") or d.time_zone,
+        time_zone=conf_value(spark, "spark.sql.session.timeZone") or d.time_zone,
         push_filters=push_mode(push_filters),
     )
 

@@ -152,7 +152,8 @@ def is_connect(spark: Any) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def _conf(spark: Any, key: str) -> str | None:
+def conf_value(spark: Any, key: str) -> str | None:
+    """A Spark setting of ``spark``, None when unset or empty (or unreadable)."""
     try:
         value = spark.conf.get(key, None)
     except Exception:
@@ -168,15 +169,15 @@ def default_parallelism(spark: Any) -> int | None:
         return max(1, int(spark.sparkContext.defaultParallelism))
     except Exception:
         pass
-    value = _conf(spark, "spark.default.parallelism")
+    value = conf_value(spark, "spark.default.parallelism")
     if value and value.isdigit():
         return max(1, int(value))
-    master = _conf(spark, "spark.master") or ""
+    master = conf_value(spark, "spark.master") or ""
     m = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\s*\d+)?\])?", master.strip())
     if m:
         n = m.group(1)
         return (os.cpu_count() or 1) if n == "*" else int(n or 1)
-    executors, cores = _conf(spark, "spark.executor.instances"), _conf(spark, "spark.executor.cores")
+    executors, cores = conf_value(spark, "spark.executor.instances"), conf_value(spark, "spark.executor.cores")
     if executors and cores and executors.isdigit() and cores.isdigit():
         return max(1, int(executors) * int(cores))
     return None
@@ -201,6 +202,7 @@ __all__ = [
     "StringContains",
     "StringEndsWith",
     "StringStartsWith",
+    "conf_value",
     "default_parallelism",
     "is_connect",
     "spark_version",

@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,14 +20,11 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.s3_server import free_port
+
 START_TIMEOUT_S = 120.0
 REPO = Path(__file__).resolve().parents[2]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def spark_home() -> Path:

@@ -14,13 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.s3_server import free_port
+
 START_TIMEOUT_S = 180.0
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _listening(port: int) -> bool:
@@ -72,7 +69,7 @@ def start_connect_server(folder: Path) -> ConnectServer:
     home = spark_home()
     if not any(p.name.startswith("spark-connect_") for p in (home / "jars").glob("*.jar")):
         raise RuntimeError(f"this PySpark ({home}) has no Spark Connect server jar")
-    port = _free_port()
+    port = free_port()
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "connect-server.log"
     env = {
