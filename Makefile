@@ -6,12 +6,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SF ?= 1
 STAMP := $(VENV)/.installed
-# the second test environment: PySpark 3.5 (lazyscan runs there through mapInArrow only)
+# more test environments: PySpark 3.5 and 3.4 (lazyscan runs there through mapInArrow only)
 VENV35 := .venv-spark35
 STAMP35 := $(VENV35)/.installed
-SPARK35_TESTS := tests/test_spark_routes.py
+VENV34 := .venv-spark34
+STAMP34 := $(VENV34)/.installed
+OLD_SPARK_TESTS := tests/test_spark_routes.py
 
-.PHONY: demo test lint typecheck unit unit-spark35 bench java clean
+.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 bench java clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "lazyscan needs $(PYTHON) (set PYTHON=...)"; exit 1; }
@@ -25,6 +27,12 @@ $(STAMP35): pyproject.toml
 	$(VENV35)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV35)/bin/python -m pip install --quiet -e '.[spark35]'
 	@touch $(STAMP35)
+
+$(STAMP34): pyproject.toml
+	@test -x $(VENV34)/bin/python || $(PYTHON) -m venv $(VENV34)
+	$(VENV34)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV34)/bin/python -m pip install --quiet -e '.[spark34]'
+	@touch $(STAMP34)
 
 java:
 	@bash scripts/ensure-java.sh
@@ -42,12 +50,15 @@ unit: $(STAMP) java
 	$(PY) -m pytest -q
 
 unit-spark35: $(STAMP35) java
-	$(VENV35)/bin/python -m pytest -q -p no:cacheprovider $(SPARK35_TESTS)
+	$(VENV35)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
-test: lint typecheck unit unit-spark35
+unit-spark34: $(STAMP34) java
+	$(VENV34)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
+
+test: lint typecheck unit unit-spark35 unit-spark34
 
 bench: $(STAMP) java
 	$(PY) -m benchmarks run all --sf $(SF)
 
 clean:
-	rm -rf $(VENV) $(VENV35) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV35) $(VENV34) .pytest_cache .mypy_cache .ruff_cache

@@ -36,7 +36,12 @@ import logging
 from typing import Any
 
 from lazyscan.spark.choose import CostModel, Estimate, Workload, estimate, read
-from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE, conf_value, default_parallelism
+from lazyscan.spark.compat import (
+    HAS_PYTHON_DATA_SOURCE,
+    conf_value,
+    default_parallelism,
+    spark_version_text,
+)
 from lazyscan.spark.keys import KeyFilterTooLarge, key_filter
 from lazyscan.spark.options import SessionDefaults, parse_size, push_mode
 from lazyscan.spark.profiles import (
@@ -52,12 +57,6 @@ log = logging.getLogger("lazyscan.spark")
 
 #: the Spark setting without which Spark refuses a Python reader that implements pushFilters
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
-
-
-def _pyspark_version() -> str:
-    import pyspark
-
-    return str(pyspark.__version__)
 
 
 def session_defaults(spark: Any, push_filters: bool | str = "auto") -> SessionDefaults:
@@ -124,7 +123,7 @@ def register(spark: Any, push_filters: bool | str = "auto") -> type[LazyScanData
         set_accumulator(accumulator)
     if not HAS_PYTHON_DATA_SOURCE:
         log.info("Spark %s has no Python data source with filter pushdown: lazyscan.spark.read "
-                 "scans through mapInArrow", _pyspark_version())
+                 "scans through mapInArrow", spark_version_text())
         return None
     spark.conf.set(PUSHDOWN_CONF, "true")
     cls = type(

@@ -65,7 +65,12 @@ from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, FileSplit
 from lazyscan.scan.profile import Profile
-from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE, default_parallelism, is_connect
+from lazyscan.spark.compat import (
+    HAS_PYTHON_DATA_SOURCE,
+    default_parallelism,
+    is_connect,
+    spark_version_text,
+)
 from lazyscan.spark.keys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS
 from lazyscan.spark.options import KEY_FILTER_PREFIX
 
@@ -908,15 +913,9 @@ def resolve_route(route: str, spark: Any = None) -> str:
     if route == "source" and not HAS_PYTHON_DATA_SOURCE:
         raise LazyScanError(
             f"route='source' needs the Python data source API of Spark 4.1 or later (this is "
-            f"PySpark {_pyspark_version()}); route='tasks' runs on any Spark from 3.4"
+            f"PySpark {spark_version_text()}); route='tasks' runs on any Spark from 3.4"
         )
     return route
-
-
-def _pyspark_version() -> str:
-    import pyspark
-
-    return str(pyspark.__version__)
 
 
 __all__ = ["CostModel", "Estimate", "Workload", "decide", "estimate", "read"]

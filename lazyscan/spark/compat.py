@@ -127,6 +127,13 @@ def spark_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
+def spark_version_text() -> str:
+    """The installed PySpark's version."""
+    import pyspark
+
+    return str(pyspark.__version__)
+
+
 def to_arrow_type(data_type: Any) -> pa.DataType:
     """The Arrow type Spark exchanges for ``data_type`` (TIMESTAMP in UTC, no large types)."""
     from pyspark.sql.pandas.types import to_arrow_type as convert
@@ -206,6 +213,7 @@ __all__ = [
     "default_parallelism",
     "is_connect",
     "spark_version",
+    "spark_version_text",
     "to_arrow_schema",
     "to_arrow_type",
 ]

@@ -33,7 +33,8 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-from lazyscan.spark.compat import is_connect
+from lazyscan.errors import UnsupportedFeatureError
+from lazyscan.spark.compat import is_connect, spark_version_text, to_arrow_type
 from lazyscan.spark.planning import ScanTask
 
 log = logging.getLogger("lazyscan.spark")
@@ -56,11 +57,26 @@ def tasks_frame(spark: Any, reader: Any) -> Any:
     """The DataFrame of ``reader``'s scan (a :class:`LazyScanReader` with its filter set):
     one Spark task per planned :class:`ScanTask`, each scanning in a Python worker."""
     schema: StructType = reader.schema
+    check_output_types(schema)
     tasks = reader.partitions()
     log.info("lazyscan %s: %d tasks through mapInArrow", reader.scan_id, len(tasks))
     if not tasks:
         return spark.createDataFrame([], schema)
     return task_numbers(spark, len(tasks)).mapInArrow(TaskRunner(reader, tasks), schema)
+
+
+def check_output_types(schema: StructType) -> None:
+    """Refuse, naming the column, an output type this PySpark cannot return from mapInArrow
+    (PySpark 3.4 refuses struct columns: "Nested StructType not supported")."""
+    for f in schema.fields:
+        try:
+            to_arrow_type(StructType([f]))
+        except (TypeError, NotImplementedError) as e:
+            raise UnsupportedFeatureError(
+                f"PySpark {spark_version_text()} cannot return column {f.name!r} "
+                f"({f.dataType.simpleString()}) from mapInArrow ({e}): leave it out of the columns, "
+                "or use PySpark 3.5 or later"
+            ) from None
 
 
 def task_numbers(spark: Any, n: int) -> Any:
@@ -77,4 +93,4 @@ def task_numbers(spark: Any, n: int) -> Any:
     return DataFrame(session.createDataFrame(rows.javaRDD(), rows.schema()), spark)
 
 
-__all__ = ["TaskRunner", "task_numbers", "tasks_frame"]
+__all__ = ["TaskRunner", "check_output_types", "task_numbers", "tasks_frame"]
