@@ -93,13 +93,18 @@ class S3Server:
         }
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process, 10)
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """Terminate ``process`` and wait for it; kill it when it has not ended after ``timeout`` s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
 
 
 def start_s3_server(folder: Path, env: dict[str, str] | None = None, timeout: float = 60.0) -> S3Server:

@@ -364,13 +364,19 @@ def _is_pyarrow_fs(fs: Any) -> bool:
 _S3_ALIASES = ("s3a://", "s3n://")
 
 
+def s3_uri(uri: str) -> str:
+    """``uri`` with Hadoop's ``s3a://`` or ``s3n://`` read as ``s3://`` (other URIs unchanged)."""
+    if uri.startswith(_S3_ALIASES):
+        return "s3://" + uri.split("://", 1)[1]
+    return uri
+
+
 def filesystem_from_uri(uri: str) -> tuple[Any, str]:
     """pyarrow's filesystem for ``uri`` and the path on it (``s3a://`` and ``s3n://`` read as
     ``s3://``); a :class:`SourceError` naming the URI when pyarrow cannot make one."""
     import pyarrow.fs as pafs
 
-    if uri.startswith(_S3_ALIASES):
-        uri = "s3://" + uri.split("://", 1)[1]
+    uri = s3_uri(uri)
     try:
         fs, path = pafs.FileSystem.from_uri(uri)
     except Exception as e:

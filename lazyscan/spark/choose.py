@@ -522,6 +522,8 @@ class _Plan:
     parse_error: str | None
     #: semi-join key filters: (file column, filter)
     keys: list[tuple[str, KeyFilter]] = field(default_factory=list)
+    #: the session's settings (a SessionDefaults) read once when the plan was made
+    defaults: Any = None
 
     @property
     def filter_expr(self) -> Expr | None:
@@ -557,9 +559,8 @@ class _Plan:
         raw = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
         paths = [absolute_local_path(p) for p in raw]
         opts = {str(k): str(v) for k, v in options.items()}
-        settings = SourceSettings.from_options(
-            {"paths": _json(paths), **opts}, session_defaults(spark)
-        )
+        defaults = session_defaults(spark)
+        settings = SourceSettings.from_options({"paths": _json(paths), **opts}, defaults)
         listing = build_listing(settings)
         expr, error = None, None
         if where is not None:
@@ -570,7 +571,10 @@ class _Plan:
                         bind(expr, listing.scan_schema)
             except LazyScanError as e:
                 expr, error = None, str(e)
-        return cls(spark, paths, opts, settings, listing, list(columns) if columns else None, where, expr, error)
+        return cls(
+            spark, paths, opts, settings, listing, list(columns) if columns else None, where, expr, error,
+            defaults=defaults,
+        )
 
     def _resolve(self, wanted: Sequence[str]) -> list[str]:
         names = self.listing.spark_schema.fieldNames()
@@ -744,15 +748,12 @@ class _Plan:
         return df.select(*self.columns) if self.columns else df
 
     def _tasks_frame(self) -> Any:
-        from lazyscan.spark import session_defaults
         from lazyscan.spark.options import SourceSettings
         from lazyscan.spark.profiles import current_accumulator
         from lazyscan.spark.source import LazyScanReader
         from lazyscan.spark.tasks import tasks_frame
 
-        settings = SourceSettings.from_options(
-            {"paths": _json(self.paths), **self._scan_options()}, session_defaults(self.spark)
-        )
+        settings = SourceSettings.from_options({"paths": _json(self.paths), **self._scan_options()}, self.defaults)
         accumulator = None if is_connect(self.spark) else current_accumulator()
         reader = LazyScanReader(settings, self.listing, self._output_schema(), accumulator)
         return tasks_frame(self.spark, reader)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lazyscan.errors import OptionError
+from lazyscan.io.source import filesystem_from_uri, s3_uri
 from lazyscan.scan.options import ScanOptions
 from lazyscan.spark.planning import (
     DEFAULT_OPEN_COST_IN_BYTES,
@@ -143,8 +144,7 @@ class FilesystemSpec:
 
     def open(self, uri: str) -> tuple[Any, str]:
         """``(filesystem or None, path on it)`` for ``uri``; ``None`` means a local path."""
-        if uri.startswith(("s3a://", "s3n://")):
-            uri = "s3://" + uri.split("://", 1)[1]
+        uri = s3_uri(uri)
         if uri.startswith("file:"):
             uri = "/" + uri[len("file:") :].lstrip("/")
         if "://" not in uri:
@@ -163,8 +163,7 @@ class FilesystemSpec:
         import pyarrow.fs as pafs
 
         if not kwargs:
-            fs, path = pafs.FileSystem.from_uri(uri)
-            return fs, path
+            return filesystem_from_uri(uri)
         makers = {
             "s3": "S3FileSystem",
             "gs": "GcsFileSystem",

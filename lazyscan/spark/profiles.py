@@ -11,8 +11,9 @@ reports it through up to two channels:
   recomputes (a lost shuffle, a DataFrame read by two actions) reports again.
 - **a profile folder** (option ``profileDir``; works with Spark Connect, where there is no
   accumulator): each task writes ``<profileDir>/<scan id>/task-<n>.json`` (with ``worker``:
-  the host and working folder it ran in); a retried task overwrites its file. The folder must be shared by driver and executors in cluster mode (a
-  local path in local mode, or any URI pyarrow opens: ``s3://``, ``hdfs://``, ...).
+  the host and working folder it ran in); a retried task overwrites its file. The folder must
+  be shared by driver and executors in cluster mode (a local path in local mode, or any URI
+  pyarrow opens: ``s3://``, ``hdfs://``, ...).
   :func:`read_profile_dir` merges the files.
 """
 

@@ -85,12 +85,8 @@ def task_numbers(spark: Any, n: int) -> Any:
         return spark.range(n, numPartitions=n)
     from pyspark.sql import DataFrame
 
-    session = getattr(spark, "_jsparkSession", None)
-    if session is None:
-        rdd = spark.sparkContext.parallelize([(i,) for i in range(n)], n)
-        return spark.createDataFrame(rdd, "id bigint", verifySchema=False)
-    rows = session.range(0, n, 1, n).toDF()
-    return DataFrame(session.createDataFrame(rows.javaRDD(), rows.schema()), spark)
+    rows = spark._jsparkSession.range(0, n, 1, n).toDF()
+    return DataFrame(spark._jsparkSession.createDataFrame(rows.javaRDD(), rows.schema()), spark)
 
 
 __all__ = ["TaskRunner", "check_output_types", "task_numbers", "tasks_frame"]

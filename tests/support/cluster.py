@@ -20,7 +20,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.s3_server import free_port
+from benchmarks.s3_server import free_port, stop_process
 
 START_TIMEOUT_S = 120.0
 REPO = Path(__file__).resolve().parents[2]
@@ -64,15 +64,9 @@ class StandaloneCluster:
         return "\n".join(out)
 
     def stop(self) -> None:
+        """Workers first, then the master."""
         for p in reversed(self.processes):
-            if p.poll() is None:
-                p.terminate()
-        for p in self.processes:
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(10)
+            stop_process(p, 30)
 
 
 def _start(cluster: StandaloneCluster, name: str, args: list[str]) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.s3_server import free_port
+from benchmarks.s3_server import free_port, stop_process
 
 START_TIMEOUT_S = 180.0
 
@@ -49,13 +49,7 @@ class ConnectServer:
             return ""
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process, 30)
 
 
 def spark_home() -> Path:
