@@ -33,6 +33,7 @@ from lazyscan.predicate import (
     referenced_columns,
     split_conjuncts,
 )
+from lazyscan.predicate.prune import merge_statistics
 from tests.support.random_data import (
     column_statistics,
     random_predicate,
@@ -128,6 +129,46 @@ def test_conjunct_pruning_is_sound(seed: int) -> None:
                 mask = evaluate(conjunct, chunk)
                 assert answer is not CANNOT or not mask.any(), conjunct
                 assert answer is not MUST or mask.all(), conjunct
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_merged_statistics_prune_only_what_every_part_prunes(seed: int) -> None:
+    """Statistics merged over neighbouring chunks (how the Spark chooser skips blocks of row
+    groups at once) rule out a predicate only when every chunk's own statistics do, and the
+    merged answer still prunes row groups of clustered data."""
+    rng = np.random.default_rng(1300 + seed)
+    table = random_table(rng, 200, null_fraction=[0.0, 0.1, 0.4, 0.9][seed])
+    if seed % 2:  # clustered: sorted on the first column, so merged blocks still prune
+        table = table.sort_by([(table.column_names[0], "ascending")])
+    chunks = _chunks(table, rng)
+    pruned = checked = 0
+    for _ in range(50):
+        bound = bind(random_predicate(rng, table.schema, 3), table.schema)
+        for b0 in range(0, len(chunks), 4):
+            block = chunks[b0 : b0 + 4]
+            parts = [_statistics(chunk, rng, int(rng.integers(0, 4))) for chunk in block]
+            names = set.intersection(*(set(p) for p in parts))
+            merged = {name: merge_statistics([p[name] for p in parts]) for name in names}
+            checked += 1
+            if evaluate_statistics(bound, merged) is CANNOT:
+                pruned += 1
+                for chunk, stats in zip(block, parts):
+                    assert evaluate_statistics(bound, stats) is CANNOT, (bound, merged, stats)
+                    assert not evaluate(bound, chunk).any()
+    assert pruned > 0.03 * checked, (pruned, checked)
+
+
+def test_merged_statistics_bounds_and_counts() -> None:
+    a = ColumnStats(3, 9, 1, 10, nan_count=None)
+    b = ColumnStats(-2, 5, 0, 4)
+    nulls = ColumnStats(None, None, 6, 6)
+    m = merge_statistics([nulls, a, b])
+    assert (m.min, m.max, m.null_count, m.num_values) == (-2, 9, 7, 20)
+    assert m.nan_count is None and not m.min_exact and not m.max_exact
+    unknown = merge_statistics([a, ColumnStats(None, 7, 0, 3)])
+    assert unknown.min is None and unknown.max == 9
+    f = merge_statistics([ColumnStats(1.0, 2.0, 0, 2, nan_count=0), ColumnStats(math.nan, 4.0, 0, 2, nan_count=1)])
+    assert f.min is None and f.max == 4.0 and f.nan_count == 1
 
 
 # ---------------------------------------------------------------------------------------------

@@ -145,6 +145,8 @@ class _Cache:
 
 
 _FOOTER_CACHE = _Cache(256)
+#: a footer's per-row-group sizes as arrays and its decoded statistics, keyed like footers
+_SUMMARY_CACHE = _Cache(256)
 _LAYOUT_CACHE = _Cache(65536)
 #: fused-read groups a file keeps (one per row group and list of columns read)
 _MAX_GROUPS = 4096
@@ -206,9 +208,51 @@ class _ChunkPlan(NamedTuple):
     cached: frozenset[int]
 
 
+class FooterSummary:
+    """A footer's row groups as arrays, for planning over many row groups without walking the
+    thrift structures: rows, the first chunk's offset and the compressed bytes of each row
+    group, the uncompressed and compressed bytes of each (row group, leaf) chunk, and the
+    decoded row-group statistics (filled as they are asked for)."""
+
+    def __init__(self, md: FileMetaData, num_leaves: int) -> None:
+        n = len(md.row_groups)
+        self.rows = np.array([rg.num_rows for rg in md.row_groups], np.int64)
+        self.starts = np.full(n, -1, np.int64)
+        self.sizes = np.zeros(n, np.int64)
+        self.uncompressed = np.zeros((n, num_leaves), np.int64)
+        self.compressed = np.zeros((n, num_leaves), np.int64)
+        data_end = 4
+        for i, rg in enumerate(md.row_groups):
+            first = -1
+            for j, chunk in enumerate(rg.columns[:num_leaves]):
+                cmd = chunk.meta_data
+                if cmd is None:
+                    continue
+                start = cmd.chunk_start
+                first = start if first < 0 else min(first, start)
+                self.uncompressed[i, j] = cmd.total_uncompressed_size
+                self.compressed[i, j] = cmd.total_compressed_size
+                data_end = max(data_end, start + cmd.total_compressed_size)
+            self.starts[i] = first
+        self.sizes = self.compressed.sum(axis=1)
+        #: end of the last column chunk (the footer follows)
+        self.data_end = data_end
+        self.stats: dict[tuple[int, int], ColumnStats] = {}
+
+    def row_groups_in(self, start: int, end: int) -> list[int]:
+        """Row groups whose midpoint lies in ``[start, end)`` (how byte-range splits own row
+        groups); a row group without column chunks belongs to the split starting at 0."""
+        mid = self.starts + self.sizes // 2
+        owned = (self.starts >= 0) & (mid >= start) & (mid < end)
+        if start == 0:
+            owned |= self.starts < 0
+        return np.flatnonzero(owned).tolist()
+
+
 def clear_caches() -> None:
     """Forget cached footers, page layouts and page statistics (tests and benchmarks use this)."""
     _FOOTER_CACHE.clear()
+    _SUMMARY_CACHE.clear()
     _LAYOUT_CACHE.clear()
     _PAGE_STATS_CACHE.clear()
 
@@ -352,7 +396,22 @@ class ParquetFile:
     def statistics(self, row_group: int, column: int | str) -> ColumnStats:
         """Row-group statistics of a leaf column, in the Arrow storage domain."""
         desc, _, md = self.column_chunk(row_group, column)
-        return decode_statistics(desc, md.statistics, self.metadata.row_groups[row_group].num_rows, self._type_defined_order(desc))
+        stats = self.summary.stats
+        found = stats.get((row_group, desc.index))
+        if found is None:
+            num_rows = self.metadata.row_groups[row_group].num_rows
+            found = decode_statistics(desc, md.statistics, num_rows, self._type_defined_order(desc))
+            stats[(row_group, desc.index)] = found
+        return found
+
+    @property
+    def summary(self) -> FooterSummary:
+        """The footer's row groups as arrays (built once per footer and process)."""
+        found = _SUMMARY_CACHE.get(self._footer_key)
+        if found is None:
+            found = FooterSummary(self.metadata, len(self.schema.columns))
+            _SUMMARY_CACHE.put(self._footer_key, found)
+        return found  # type: ignore[no-any-return]
 
     def is_fully_dictionary_encoded(self, row_group: int, column: int | str) -> bool:
         """True when every data page of the chunk is dictionary encoded (from encoding stats,

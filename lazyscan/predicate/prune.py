@@ -390,3 +390,44 @@ def evaluate_bloom(bound: BoundExpr, might_contain: MightContain) -> Answer:
     if _bloom_rules_out(bound, might_contain):
         return Answer.CANNOT_MATCH
     return Answer.MIGHT_MATCH
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def merge_statistics(parts: Sequence[ColumnStats]) -> ColumnStats:
+    """Statistics of the union of the rows ``parts`` describe (row groups side by side): bounds
+    as wide as every part's, counts summed; unknown where any part's is unknown. An answer of
+    CANNOT_MATCH on the merged statistics holds for every part."""
+    from dataclasses import replace
+
+    first = parts[0]
+    lo, hi = first.min, first.max
+    nulls, values, nans = first.null_count, first.num_values, first.nan_count
+    for s in parts[1:]:
+        nulls = None if nulls is None or s.null_count is None else nulls + s.null_count
+        values = None if values is None or s.num_values is None else values + s.num_values
+        nans = None if nans is None or s.nan_count is None else nans + s.nan_count
+        if s.all_null:
+            continue
+        if lo is None or s.min is None or _is_nan(lo) or _is_nan(s.min):
+            lo = None
+        else:
+            try:
+                lo = s.min if spark_key(s.min) < spark_key(lo) else lo
+            except TypeError:
+                lo = None
+        if hi is None or s.max is None or _is_nan(hi) or _is_nan(s.max):
+            hi = None
+        else:
+            try:
+                hi = s.max if spark_key(s.max) > spark_key(hi) else hi
+            except TypeError:
+                hi = None
+    if first.all_null and len(parts) > 1:
+        # the first part's (absent) bounds say nothing of the others' values
+        others = merge_statistics(parts[1:])
+        lo, hi = others.min, others.max
+    return replace(first, min=lo, max=hi, null_count=nulls, num_values=values, nan_count=nans,
+                   min_exact=False, max_exact=False)

@@ -172,31 +172,12 @@ class ParquetUnits(UnitFile):
         return self.pf.metadata.row_groups[unit].num_rows
 
     def units_of_split(self, split: FileSplit) -> list[int]:
-        out = []
-        end = split.start + split.length
-        for i, rg in enumerate(self.pf.metadata.row_groups):
-            starts = []
-            size = 0
-            for ch in rg.columns:
-                md = ch.meta_data
-                if md is None:
-                    continue
-                starts.append(md.chunk_start)
-                size += md.total_compressed_size
-            if not starts:
-                if split.start == 0:
-                    out.append(i)
-                continue
-            mid = min(starts) + size // 2
-            if split.start <= mid < end:
-                out.append(i)
-        return out
+        return self.pf.summary.row_groups_in(split.start, split.start + split.length)
 
     def units_bytes(self, units: Sequence[int]) -> int:
         if len(units) == self.pf.num_row_groups:
             return self.source.size
-        groups = self.pf.metadata.row_groups
-        return sum(ch.meta_data.total_compressed_size for rg in units for ch in groups[rg].columns if ch.meta_data)
+        return int(self.pf.summary.sizes[list(units)].sum())
 
     def has(self, name: str) -> bool:
         return name in self.leaf_of

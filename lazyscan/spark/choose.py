@@ -62,6 +62,7 @@ from lazyscan.predicate import (
 from lazyscan.predicate.bound import BoundExpr
 from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
+from lazyscan.predicate.prune import merge_statistics
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, FileSplit
 from lazyscan.scan.profile import Profile
@@ -283,16 +284,18 @@ class _FileFacts:
     footer_bytes: int
 
 
-def _left_by_statistics(
-    bound: BoundExpr | None, columns: set[str], info: FileInfo, unit: int, rows: int,
+#: row groups whose statistics are first evaluated merged, to skip them together
+STATISTICS_BLOCK = 16
+
+
+def _unit_stats(
+    columns: set[str], info: FileInfo, unit: int, rows: int,
     in_file: Callable[[str], bool], file_stats: Callable[[int, str], Any],
-) -> bool:
-    """Whether a row group's (stripe's) statistics leave rows that may match; a column the
-    file lacks is all NULL there, and unreadable statistics leave the rows."""
+) -> dict[str, Any] | None:
+    """The statistics of a row group (stripe) for ``columns``: a column the file lacks is all
+    NULL there; None when they cannot be read (the rows are then left)."""
     from lazyscan.parquet import ColumnStats
 
-    if bound is None or rows <= 0:
-        return True
     stats: dict[str, ColumnStats] = {}
     try:
         for name in columns:
@@ -303,9 +306,46 @@ def _left_by_statistics(
             found = file_stats(unit, name)
             if found is not None:
                 stats[name] = found
-        return evaluate_statistics(bound, stats) is not Answer.CANNOT_MATCH
     except (LazyScanError, TypeError, ValueError):
-        return True
+        return None
+    return stats
+
+
+def _left_by_statistics(
+    bound: BoundExpr | None, columns: set[str], info: FileInfo, rows: Sequence[int],
+    in_file: Callable[[str], bool], file_stats: Callable[[int, str], Any],
+) -> list[bool]:
+    """Per row group (stripe): whether its statistics leave rows that may match. Blocks of
+    ``STATISTICS_BLOCK`` units are tried merged first; unreadable statistics leave the rows."""
+    if bound is None:
+        return [n > 0 for n in rows]
+
+    def left(stats: dict[str, Any] | None) -> bool:
+        if stats is None:
+            return True
+        try:
+            return evaluate_statistics(bound, stats) is not Answer.CANNOT_MATCH
+        except (LazyScanError, TypeError, ValueError):
+            return True
+
+    out = [False] * len(rows)
+    for b0 in range(0, len(rows), STATISTICS_BLOCK):
+        units = [u for u in range(b0, min(len(rows), b0 + STATISTICS_BLOCK)) if rows[u] > 0]
+        block = [_unit_stats(columns, info, u, rows[u], in_file, file_stats) for u in units]
+        if len(units) > 1 and all(b is not None for b in block):
+            names = set().union(*(b for b in block if b is not None))
+            merged: dict[str, Any] = {}
+            try:
+                for name in names:
+                    if all(name in b for b in block if b is not None):
+                        merged[name] = merge_statistics([b[name] for b in block if b is not None])
+            except (TypeError, ValueError):
+                merged = {}
+            if merged and not left(merged):
+                continue
+        for u, stats in zip(units, block):
+            out[u] = left(stats)
+    return out
 
 
 def _file_facts(
@@ -314,40 +354,26 @@ def _file_facts(
     from lazyscan.parquet import ParquetFile
 
     with ParquetFile(info.path, fs) as pf:
-        md = pf.metadata
+        summary = pf.summary
         leaves: dict[str, Any] = {}
         top_of: list[str] = []
         for d in pf.schema.columns:
             top = pf.arrow_schema.field(d.top_level_field).name
             leaves.setdefault(top, d)
             top_of.append(top)
-        groups = []
-        data_end = 4
-        for i, rg in enumerate(md.row_groups):
-            starts, size, need, out, leaves_needed = [], 0, 0, 0, 0
-            for j, chunk in enumerate(rg.columns):
-                cmd = chunk.meta_data
-                if cmd is None:
-                    continue
-                s = cmd.chunk_start
-                starts.append(s)
-                size += cmd.total_compressed_size
-                data_end = max(data_end, s + cmd.total_compressed_size)
-                top = top_of[j] if j < len(top_of) else ""
-                if top in needed:
-                    need += cmd.total_uncompressed_size
-                    leaves_needed += 1
-                if top in output:
-                    out += cmd.total_uncompressed_size
-            left = _left_by_statistics(
-                bound, columns, info, i, rg.num_rows, lambda name: name in leaves,
-                lambda unit, name: pf.statistics(unit, leaves[name].index) if leaves[name].flat else None,
-            )
-            start = min(starts) if starts else 0
-            groups.append(
-                _Group(info, i, rg.num_rows, rg.num_rows * leaves_needed, need, out, start, size, left and rg.num_rows > 0)
-            )
-        return _FileFacts(tuple(groups), max(0, info.size - data_end - 8))
+        need_leaves = [j for j, top in enumerate(top_of) if top in needed]
+        need = summary.uncompressed[:, need_leaves].sum(axis=1).tolist()
+        out = summary.uncompressed[:, [j for j, top in enumerate(top_of) if top in output]].sum(axis=1).tolist()
+        rows_of = summary.rows.tolist()
+        left = _left_by_statistics(
+            bound, columns, info, rows_of, lambda name: name in leaves,
+            lambda unit, name: pf.statistics(unit, leaves[name].index) if leaves[name].flat else None,
+        )
+        groups = [
+            _Group(info, i, rows, rows * len(need_leaves), need[i], out[i], max(0, start), size, left[i])
+            for i, (rows, start, size) in enumerate(zip(rows_of, summary.starts.tolist(), summary.sizes.tolist()))
+        ]
+        return _FileFacts(tuple(groups), max(0, info.size - summary.data_end - 8))
 
 
 def _orc_file_facts(
@@ -367,6 +393,11 @@ def _orc_file_facts(
                 top_of[cid] = c.name
         groups = []
         data_end = 3
+        stripe_rows = [f.stripe(i).number_of_rows for i in range(f.num_stripes)]
+        left = _left_by_statistics(
+            bound, columns, info, stripe_rows, lambda name: f.arrow_schema.get_field_index(name) >= 0,
+            lambda unit, name: f.statistics(unit, name) if f.column(name).flat else None,
+        )
         for i in range(f.num_stripes):
             s = f.stripe(i)
             length = s.index_length + s.data_length + s.footer_length
@@ -381,13 +412,8 @@ def _orc_file_facts(
                 if top in output:
                     out += st.length
             leaves_needed = sum(1 for c in f.columns if c.name in needed)
-            left = _left_by_statistics(
-                bound, columns, info, i, s.number_of_rows, lambda name: f.arrow_schema.get_field_index(name) >= 0,
-                lambda unit, name: f.statistics(unit, name) if f.column(name).flat else None,
-            )
             groups.append(
-                _Group(info, i, s.number_of_rows, s.number_of_rows * leaves_needed, need, out, s.offset, length,
-                       left and s.number_of_rows > 0)
+                _Group(info, i, s.number_of_rows, s.number_of_rows * leaves_needed, need, out, s.offset, length, left[i])
             )
         return _FileFacts(tuple(groups), max(0, info.size - data_end))
 
