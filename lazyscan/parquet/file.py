@@ -30,7 +30,7 @@ import pyarrow as pa
 from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
 from lazyscan.io import ReadOptions, Source, open_source
 from lazyscan.io.source import ShortReadError
-from lazyscan.parquet import codecs, fused
+from lazyscan.parquet import codecs, fused, fused_match
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled, assemble, to_arrow
@@ -148,8 +148,9 @@ _FOOTER_CACHE = _Cache(256)
 #: a footer's per-row-group sizes as arrays and its decoded statistics, keyed like footers
 _SUMMARY_CACHE = _Cache(256)
 _LAYOUT_CACHE = _Cache(65536)
-#: fused-read groups a file keeps (one per row group and list of columns read)
-_MAX_GROUPS = 4096
+#: fused-read groups (one per file, row group and list of columns read), keyed like footers
+_GROUP_CACHE = _Cache(4096)
+_NO_GROUP = object()
 #: per-page statistics decoded from ColumnIndexes, keyed like layouts
 _PAGE_STATS_CACHE = _Cache(16384)
 _NO_PAGE_STATS = object()
@@ -253,6 +254,7 @@ def clear_caches() -> None:
     """Forget cached footers, page layouts and page statistics (tests and benchmarks use this)."""
     _FOOTER_CACHE.clear()
     _SUMMARY_CACHE.clear()
+    _GROUP_CACHE.clear()
     _LAYOUT_CACHE.clear()
     _PAGE_STATS_CACHE.clear()
 
@@ -277,7 +279,6 @@ class ParquetFile:
         self.metadata, self.schema = self._read_footer()
         self._nested_types: dict[str, pa.DataType] | None = None
         self._shapes: dict[int, fused.Shape | None] = {}
-        self._groups: dict[tuple[int, tuple[int, ...]], fused.Group | None] = {}
         self._index_lock = threading.Lock()
         self._index_region: tuple[int, bytes] | None = None
         self._index_region_known = False
@@ -930,6 +931,10 @@ class ParquetFile:
                 else:
                     dictionary = None
         buf = np.frombuffer(self._fetch([(start, total)], c)[0], dtype=np.uint8)
+        if matcher is not None and dictionary is None and self._fused_shape(desc) is not None:
+            mask = fused_match.match_full(buf, desc, num_rows, md.codec, matcher, c, self.options.max_page_size, cache, start)
+            if mask is not None:
+                return Assembled(num_rows, None, values=mask)
         pos = 0
         end = len(buf)
         dict_mask = _match_dictionary(matcher, dictionary)
@@ -1175,10 +1180,10 @@ class ParquetFile:
 
     def _fused_group(self, row_group: int, descs: list[ColumnDescriptor]) -> fused.Group | None:
         """The columns of ``descs`` the fused path reads in this row group (cached)."""
-        key = (row_group, tuple(d.index for d in descs))
-        cached = self._groups.get(key, False)
-        if cached is not False:
-            return cached  # type: ignore[return-value]
+        key = (self._footer_key, row_group, tuple(d.index for d in descs))
+        cached = _GROUP_CACHE.get(key)
+        if cached is not None:
+            return None if cached is _NO_GROUP else cached  # type: ignore[no-any-return]
         members, shapes, layouts, max_defs, codec_ids, mds = [], [], [], [], [], []
         for pos, desc in enumerate(descs):
             shape = self._fused_shape(desc)
@@ -1196,9 +1201,7 @@ class ParquetFile:
             codec_ids.append(md.codec)
             mds.append(md)
         g = fused.group(members, shapes, layouts, max_defs, codec_ids, mds) if members else None
-        if len(self._groups) >= _MAX_GROUPS:
-            self._groups.clear()
-        self._groups[key] = g
+        _GROUP_CACHE.put(key, _NO_GROUP if g is None else g)
         return g
 
     @staticmethod

@@ -92,6 +92,11 @@ class BytesMatcher:
         data = np.frombuffer(b"".join(values), dtype=np.uint8) if values else np.empty(0, np.uint8)
         return cls(np.ascontiguousarray(data), offsets)
 
+    @property
+    def single(self) -> bytes | None:
+        """The value searched for, when there is exactly one."""
+        return self.needles.tobytes() if len(self.needle_offsets) == 2 else None
+
     def match(self, offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
         out = np.empty(len(offsets) - 1, dtype=np.uint8)
         byte_arrays_match(offsets, data, self.needles, self.needle_offsets, out)

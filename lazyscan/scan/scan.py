@@ -99,6 +99,14 @@ class _Conjunct:
         return null_passes(self.bound)
 
 
+def _is_string_type(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
+
+
+def _is_binary_type(t: pa.DataType) -> bool:
+    return bool(pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t))
+
+
 def _needles(bound: BoundExpr) -> BytesMatcher | None:
     if isinstance(bound, BoundCompare) and bound.op in ("=", "<=>"):
         lits = [bound.literal]
@@ -542,6 +550,7 @@ class _RowGroupScan:
         t0 = time.perf_counter()
         rows_in = selection.row_count
         mask = None
+        matched_literal: bytes | None = None
         kept: np.ndarray | None = None
         if i in self.dict_masks:
             kept = self._dictionary_hits(c.columns[0], selection, *self.dict_masks[i])
@@ -550,6 +559,7 @@ class _RowGroupScan:
             pass
         elif c.needles is not None and self.ctx.flat(c.columns[0]) and c.columns[0] not in self.decoded:
             mask = self._match_mask(c.columns[0], selection, c.needles)
+            matched_literal = c.needles.single
         if kept is None and mask is None:
             arrays = {}
             for name in c.columns:
@@ -563,6 +573,11 @@ class _RowGroupScan:
         if kept is None:
             kept = selection.to_indices()[mask]
         out = RowRanges.from_indices(kept) if len(kept) != rows_in else selection
+        if matched_literal is not None and c.columns[0] in scan.output_columns:
+            # every surviving row holds the literal itself: the column is not read again
+            known = self._literal_array(c.columns[0], matched_literal, len(kept))
+            if known is not None:
+                self.decoded[c.columns[0]] = (out, known)
         seconds = time.perf_counter() - t0
         scan.order.record(i, rows_in, len(kept), seconds)
         self.profile.predicate_run(c.text, rows_in, len(kept), seconds)
@@ -599,8 +614,20 @@ class _RowGroupScan:
 
     def _match_mask(self, name: str, selection: RowRanges, matcher: BytesMatcher) -> np.ndarray | None:
         """``=`` / ``IN`` on a byte-array column, evaluated on the encoded values where the
-        format offers it (None otherwise)."""
-        return self.file.match(self.rg, name, selection, self.counters, matcher, self.pages)
+        format offers it (None otherwise). The pages holding a match are kept for the payload
+        read, unless the rows that match all hold the one literal."""
+        cache = None if matcher.single is not None else self.pages
+        return self.file.match(self.rg, name, selection, self.counters, matcher, cache)
+
+    def _literal_array(self, name: str, literal: bytes, n: int) -> pa.Array | None:
+        """``n`` copies of ``literal`` as column ``name`` of the output (None for a type built
+        otherwise)."""
+        want = self.scan.dataset_schema.field(name).type
+        if not (_is_string_type(want) or _is_binary_type(want)):
+            return None
+        offsets = np.arange(n + 1, dtype=np.int64) * len(literal)
+        raw = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(literal * n)])
+        return raw.cast(want)
 
     def _dictionary_hits(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
         """The selected rows whose dictionary entry passes (``dict_mask``); None when the

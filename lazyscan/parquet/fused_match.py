@@ -1,0 +1,371 @@
+"""``=`` / ``IN`` on a whole byte-array column chunk in two kernel calls.
+
+The filter column of a needle query is read for every row of a row group, only to find the few
+rows equal to the literal. The general path (``ParquetFile._read_full`` with a matcher) parses,
+decompresses and matches page by page with Python between the steps. Here one kernel walks and
+checks every page header of the fetched chunk, Python makes one decompressor call per page into
+one buffer (the decompressors release the GIL), and one kernel matches the dictionary once and
+every data page: PLAIN values are compared where they lie, dictionary codes go through the
+dictionary's matches, and pages of a dictionary no entry of which matches are not decoded at all.
+
+It reads the shapes of :mod:`.fused` (flat, definition level at most 1, PLAIN or dictionary
+encoded, data pages v1 and v2) and returns None for anything else, or for any inconsistency:
+the caller then reads the chunk with the general path, which reads it or raises the located
+error, so both paths fail the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import numba
+import numpy as np
+
+from lazyscan.parquet import fused
+from lazyscan.parquet import kernels as K
+from lazyscan.parquet import page_header as H
+from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.fused import (
+    _BODY,
+    _BODY_END,
+    _DEF_LEN,
+    _ENC,
+    _FIRST,
+    _I_DICT_COUNT,
+    _I_DICT_END,
+    _I_DICT_OFF,
+    _I_JOBS,
+    _J_DECOMPRESS,
+    _J_DST,
+    _J_DST_LEN,
+    _J_SRC,
+    _J_SRC_LEN,
+    _JOB_FIELDS,
+    _KIND,
+    _NUM,
+    _PAGE_FIELDS,
+    _REP_LEN,
+)
+from lazyscan.parquet.match import BytesMatcher, _equals_any
+
+if TYPE_CHECKING:
+    from lazyscan.parquet.file import PageCache
+    from lazyscan.parquet.schema import ColumnDescriptor
+
+_jit = numba.njit(nogil=True, cache=True)
+
+#: the slot of ``info`` where :func:`walk_chunk` writes the number of data pages
+_I_PAGES = 4
+
+#: ``walk_chunk``'s answers besides the size of the bodies: not read here, or more pages than
+#: the tables hold
+NOT_HERE, TOO_MANY_PAGES = -1, -2
+
+
+@_jit
+def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info):
+    """Parse and check the page headers of a fetched column chunk ``buf[:end]`` (dictionary page
+    first, if any): fill the page table, where each page starts (``page_at``), the
+    decompression jobs and ``info`` (five slots). Returns the size of the buffer of bodies, ``NOT_HERE`` or
+    ``TOO_MANY_PAGES``."""
+    header = np.empty(H._SLOTS, np.int64)
+    info[_I_DICT_OFF] = 0
+    info[_I_DICT_END] = 0
+    info[_I_DICT_COUNT] = -1
+    total = np.int64(0)
+    nj = 0
+    k = 0
+    rows = np.int64(0)
+    pos = np.int64(0)
+    while pos < end and rows < num_rows:
+        hs = H._parse(buf, pos, end, header)
+        if hs < 0:
+            return NOT_HERE
+        kind = header[H._TYPE]
+        usize = header[H._USIZE]
+        csize = header[H._CSIZE]
+        b = pos + hs
+        if usize < 0 or csize < 0 or b + csize > end:
+            return NOT_HERE
+        if nj + 2 > jobs.shape[0] or k >= pages.shape[0]:
+            return TOO_MANY_PAGES
+        if kind == 2:
+            if k > 0 or info[_I_DICT_COUNT] >= 0 or header[H._DICT] != 1 or header[H._DICT_NUM] < 0:
+                return NOT_HERE
+            enc = header[H._DICT_ENC]
+            if enc != 0 and enc != 2 and enc != H._MISSING:
+                return NOT_HERE
+            info[_I_DICT_OFF] = total
+            info[_I_DICT_END] = total + usize
+            info[_I_DICT_COUNT] = header[H._DICT_NUM]
+        elif kind == 0 or kind == 3:
+            rep = np.int64(0)
+            dfl = np.int64(0)
+            if kind == 0:
+                if header[H._V1] != 1:
+                    return NOT_HERE
+                num = header[H._V1_NUM]
+                enc = header[H._V1_ENC]
+                lenc = header[H._V1_DEF]
+                if max_def > 0 and lenc != 3 and lenc != H._MISSING:
+                    return NOT_HERE
+                page_kind = 1
+            else:
+                if header[H._V2] != 1 or header[H._V2_ROWS] != header[H._V2_NUM]:
+                    return NOT_HERE
+                num = header[H._V2_NUM]
+                enc = header[H._V2_ENC]
+                rep = header[H._V2_REP_LEN]
+                dfl = header[H._V2_DEF_LEN]
+                if rep != 0 or dfl < 0 or dfl > csize or dfl > usize:
+                    return NOT_HERE
+                page_kind = 2
+            if num < 0 or rows + num > num_rows:
+                return NOT_HERE
+            if enc != 0 and enc != 2 and enc != 8:
+                return NOT_HERE
+            if enc != 0 and info[_I_DICT_COUNT] < 0:
+                return NOT_HERE
+            pages[k, _KIND] = page_kind
+            pages[k, _BODY] = total
+            pages[k, _BODY_END] = total + usize
+            pages[k, _NUM] = num
+            pages[k, _ENC] = enc
+            pages[k, _REP_LEN] = rep
+            pages[k, _DEF_LEN] = dfl
+            pages[k, _FIRST] = rows
+            page_at[k] = pos
+            k += 1
+            rows += num
+            if page_kind == 2:
+                # v2: levels are stored uncompressed ahead of the values
+                jobs[nj, _J_SRC] = b
+                jobs[nj, _J_SRC_LEN] = dfl
+                jobs[nj, _J_DST] = total
+                jobs[nj, _J_DST_LEN] = dfl
+                jobs[nj, _J_DECOMPRESS] = 0
+                nj += 1
+                jobs[nj, _J_SRC] = b + dfl
+                jobs[nj, _J_SRC_LEN] = csize - dfl
+                jobs[nj, _J_DST] = total + dfl
+                jobs[nj, _J_DST_LEN] = usize - dfl
+                jobs[nj, _J_DECOMPRESS] = 1 if header[H._V2_COMPRESSED] != 0 and codec != 0 else 0
+                nj += 1
+                total += usize
+                pos = b + csize
+                continue
+        else:
+            return NOT_HERE
+        jobs[nj, _J_SRC] = b
+        jobs[nj, _J_SRC_LEN] = csize
+        jobs[nj, _J_DST] = total
+        jobs[nj, _J_DST_LEN] = usize
+        jobs[nj, _J_DECOMPRESS] = 1 if codec != 0 else 0
+        nj += 1
+        total += usize
+        pos = b + csize
+    if rows != num_rows:
+        return NOT_HERE
+    info[_I_JOBS] = nj
+    info[_I_PAGES] = k
+    return total
+
+
+@_jit
+def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out, page_hits):
+    """``out[r]`` = 1 where row ``r``'s value equals one of the needles (0 for NULL);
+    ``page_hits[p]`` counts page ``p``'s matches. Returns the number of matches or an error code.
+    With no dictionary entry matching, dictionary-encoded pages are not decoded."""
+    dcount = info[_I_DICT_COUNT]
+    dict_hit = np.zeros(max(dcount, 0), np.uint8)
+    any_dict = False
+    if dcount >= 0:
+        pos = info[_I_DICT_OFF]
+        end = info[_I_DICT_END]
+        for i in range(dcount):
+            if end - pos < 4:
+                return K.ERR_TRUNCATED
+            length = np.int64(K._load_u32(dec, pos))
+            pos += 4
+            if length > end - pos:
+                return K.ERR_BAD_LENGTH
+            if _equals_any(dec, pos, length, needles, needle_offsets):
+                dict_hit[i] = 1
+                any_dict = True
+            pos += length
+    most = 0
+    for p in range(npages):
+        most = max(most, pages[p, _NUM])
+    levels = np.empty(most if max_def > 0 else 0, np.int32)
+    codes = np.empty(most if any_dict else 0, np.int32)
+    hits = 0
+    for p in range(npages):
+        b0 = pages[p, _BODY]
+        b1 = pages[p, _BODY_END]
+        num = pages[p, _NUM]
+        first = pages[p, _FIRST]
+        page_hits[p] = 0
+        out[first : first + num] = 0
+        count = num
+        vpos = b0 + pages[p, _REP_LEN] + pages[p, _DEF_LEN]
+        if max_def > 0:
+            if pages[p, _KIND] == 1:
+                if b1 - b0 < 4:
+                    return K.ERR_TRUNCATED
+                length = np.int64(K._load_u32(dec, b0))
+                lpos = b0 + 4
+                if length > b1 - lpos:
+                    return K.ERR_TRUNCATED
+                lend = lpos + length
+                vpos = lend
+            else:
+                lpos = b0 + pages[p, _REP_LEN]
+                lend = lpos + pages[p, _DEF_LEN]
+            got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(1) << 32)
+            if got < 0:
+                return got
+            count = 0
+            for r in range(num):
+                count += levels[r]
+        if count == 0:
+            continue
+        found = 0
+        if pages[p, _ENC] == 0:
+            pos = vpos
+            r = 0
+            for _ in range(count):
+                if max_def > 0:
+                    while levels[r] != 1:
+                        r += 1
+                if b1 - pos < 4:
+                    return K.ERR_TRUNCATED
+                length = np.int64(K._load_u32(dec, pos))
+                pos += 4
+                if length > b1 - pos:
+                    return K.ERR_BAD_LENGTH
+                if _equals_any(dec, pos, length, needles, needle_offsets):
+                    out[first + r] = 1
+                    found += 1
+                pos += length
+                r += 1
+        elif any_dict:
+            if vpos >= b1:
+                return K.ERR_TRUNCATED
+            width = np.int64(dec[vpos])
+            if width > 32:
+                return K.ERR_BAD_BIT_WIDTH
+            got = K.rle_bp_decode_codes(dec, vpos + 1, b1, width, count, codes, dcount)
+            if got < 0:
+                return got
+            r = 0
+            for i in range(count):
+                if max_def > 0:
+                    while levels[r] != 1:
+                        r += 1
+                if dict_hit[codes[i]]:
+                    out[first + r] = 1
+                    found += 1
+                r += 1
+        page_hits[p] = found
+        hits += found
+    return hits
+
+
+def run_jobs(
+    jobs: np.ndarray, buf: np.ndarray, dec: np.ndarray, raw: Any, codec: int, max_page_size: int,
+) -> int | None:
+    """Decompress (or copy) each job's range of ``buf`` into its range of ``dec``; the bytes
+    decompressed, or None when a page does not decompress to its declared size."""
+    from lazyscan.parquet import codecs
+
+    done = 0
+    for src, src_len, dst, dst_len, decompress in jobs[:, :_JOB_FIELDS].tolist():
+        try:
+            if decompress:
+                if raw is not None and dst_len <= max_page_size and codecs.within_ratio(raw[1], src_len, dst_len):
+                    if raw[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
+                        return None
+                else:
+                    codecs.decompress_into(codec, buf[src : src + src_len], dec[dst : dst + dst_len], max_page_size)
+                done += dst_len
+            elif src_len == dst_len:
+                dec[dst : dst + dst_len] = buf[src : src + src_len]
+            else:
+                return None
+        except Exception:
+            return None
+    return done
+
+
+#: page tables start this large and grow once to the most pages the chunk could hold
+_FIRST_CAPACITY = 64
+
+
+def match_full(
+    buf: np.ndarray, desc: ColumnDescriptor, num_rows: int, codec: int, matcher: BytesMatcher, c: ReadCounters,
+    max_page_size: int, cache: PageCache | None = None, chunk_offset: int = 0,
+) -> np.ndarray | None:
+    """The rows of a fetched chunk ``buf`` (at ``chunk_offset`` in the file) equal to one of
+    ``matcher``'s needles, as a uint8 mask; None when this path does not read the chunk. With a
+    ``cache``, the pages holding a match (and their dictionary) are kept there, as the general
+    path keeps them, for the read of the surviving rows."""
+    from lazyscan.parquet import codecs
+
+    max_def = desc.max_definition_level
+    capacity = _FIRST_CAPACITY
+    while True:
+        pages = np.empty((capacity, _PAGE_FIELDS), np.int64)
+        page_at = np.empty(capacity, np.int64)
+        jobs = np.empty((2 * capacity + 1, _JOB_FIELDS), np.int64)
+        info = np.empty(5, np.int64)
+        total = walk_chunk(buf, len(buf), num_rows, max_def, codec, pages, page_at, jobs, info)
+        if total != TOO_MANY_PAGES or capacity > len(buf):
+            break
+        capacity = len(buf) // 8 + 2
+    if total < 0:
+        return None
+    npages = int(info[_I_PAGES])
+    dec = fused._scratch(int(total))
+    clock = time.perf_counter
+    t0 = clock()
+    done = run_jobs(jobs[: int(info[_I_JOBS])], buf, dec, codecs.raw_decompressor(codec), codec, max_page_size)
+    if done is None:
+        return None
+    t1 = clock()
+    out = np.empty(num_rows, np.uint8)
+    page_hits = np.empty(npages, np.int64)
+    hits = match_chunk(dec, pages, npages, max_def, info, matcher.needles, matcher.needle_offsets, out, page_hits)
+    if hits < 0:
+        return None
+    if hits and cache is not None:
+        _keep_matched_pages(buf, dec, desc, pages, page_at, page_hits, info, cache, chunk_offset)
+    c.decompress_seconds += t1 - t0
+    c.bytes_decompressed += done if codec != 0 else 0
+    c.decode_seconds += clock() - t1
+    c.values_decoded += num_rows
+    c.pages_fetched += npages
+    return out
+
+
+def _keep_matched_pages(
+    buf: np.ndarray, dec: np.ndarray, desc: ColumnDescriptor, pages: np.ndarray, page_at: np.ndarray,
+    page_hits: np.ndarray, info: np.ndarray, cache: PageCache, chunk_offset: int,
+) -> None:
+    from lazyscan.parquet.decode import decode_dictionary_page
+    from lazyscan.parquet.page_header import parse_page_header
+
+    encoded = False
+    for p in np.flatnonzero(page_hits).tolist():
+        kind, b0, b1, dfl, enc = (int(pages[p, f]) for f in (_KIND, _BODY, _BODY_END, _DEF_LEN, _ENC))
+        at = int(page_at[p])
+        offset = chunk_offset + at
+        if kind == 1:
+            cache.bodies[offset] = dec[b0:b1].copy()
+            cache.headers[offset] = parse_page_header(buf, at, len(buf))
+        else:  # v2: the general path reads the levels from the page and the values from here
+            cache.bodies[offset] = dec[b0 + dfl : b1].copy()
+        encoded |= enc != 0
+    if encoded:
+        body = dec[int(info[_I_DICT_OFF]) : int(info[_I_DICT_END])].copy()
+        cache.dictionaries[chunk_offset] = decode_dictionary_page(body, desc, int(info[_I_DICT_COUNT]))
