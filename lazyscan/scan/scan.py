@@ -573,7 +573,7 @@ class _RowGroupScan:
         if kept is None:
             kept = selection.to_indices()[mask]
         out = RowRanges.from_indices(kept) if len(kept) != rows_in else selection
-        if matched_literal is not None and c.columns[0] in scan.output_columns:
+        if matched_literal is not None and len(kept) and c.columns[0] in scan.output_columns:
             # every surviving row holds the literal itself: the column is not read again
             known = self._literal_array(c.columns[0], matched_literal, len(kept))
             if known is not None:
@@ -625,9 +625,18 @@ class _RowGroupScan:
         want = self.scan.dataset_schema.field(name).type
         if not (_is_string_type(want) or _is_binary_type(want)):
             return None
-        offsets = np.arange(n + 1, dtype=np.int64) * len(literal)
-        raw = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(literal * n)])
-        return raw.cast(want)
+        if _is_string_type(want):
+            try:
+                literal.decode("utf-8")
+            except UnicodeDecodeError:
+                return None  # the general read says what the column holds
+        large = len(literal) * n >= 2**31
+        built = pa.large_binary() if large else pa.binary()
+        if not large and want in (pa.string(), pa.binary()):
+            built = want  # built as wanted: no cast
+        offsets = np.arange(n + 1, dtype=np.int64 if large else np.int32) * len(literal)
+        raw = pa.Array.from_buffers(built, n, [None, pa.py_buffer(offsets), pa.py_buffer(literal * n)])
+        return raw if raw.type == want else raw.cast(want)
 
     def _dictionary_hits(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
         """The selected rows whose dictionary entry passes (``dict_mask``); None when the
