@@ -785,7 +785,8 @@ def measure_interleaved(
 ) -> list[Measurement]:
     """:func:`measure` for several engines on one query, run by run: a warm-up of each, then
     repetition 1 of every engine, repetition 2 of every engine, ... so a slow phase of a shared
-    machine spreads over all engines instead of landing on one."""
+    machine spreads over all engines instead of landing on one. The order rotates from run to
+    run, so no engine always runs right after the same one (after Spark's JVM, say)."""
     ms = [Measurement(engine=e.name, label=e.label, status="ok") for e in engines]
     rows: list[int | None] = [None] * len(engines)
     runs = [0] * len(engines)
@@ -800,7 +801,12 @@ def measure_interleaved(
             _failed(m, err)
         e.settle()
     for rep in range(max(runs, default=0)):
-        for i, (e, m) in enumerate(zip(engines, ms)):
+        order = list(range(len(engines)))
+        if order:
+            shift = rep % len(order)
+            order = order[shift:] + order[:shift]
+        for i in order:
+            e, m = engines[i], ms[i]
             if rep >= runs[i] or not m.ok:
                 continue
             try:

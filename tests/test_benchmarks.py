@@ -364,10 +364,21 @@ def test_engines_are_interleaved_run_by_run() -> None:
     log: list[str] = []
     a, b = _Logged("a", log), _Logged("b", log, fail_at=3)
     ma, mb = measure_interleaved([a, b], Query("q", ("x.parquet",)), reps=3, budget_s=None)
-    # warm-ups first, then one run of each engine per repetition; b fails on its second timed run
-    assert log == ["a", "b", "a", "b", "a", "b", "a"]
-    assert ma.ok and ma.rows == 7 and len(ma.times) == 3 and ma.seconds == pytest.approx(0.05)
+    # warm-ups first, then one run of each engine per repetition, the order rotating from run to
+    # run; b fails on its second timed run
+    assert log == ["a", "b", "a", "b", "b", "a", "a"]
+    assert ma.ok and ma.rows == 7 and len(ma.times) == 3 and ma.seconds == pytest.approx(0.06)
     assert mb.status.startswith("error: RuntimeError: boom") and mb.seconds is None
+
+
+def test_engine_order_rotates_so_each_engine_takes_each_place() -> None:
+    from benchmarks.engines import measure_interleaved
+
+    log: list[str] = []
+    engines = [_Logged(n, log) for n in "abc"]
+    measure_interleaved(engines, Query("q", ("x.parquet",)), reps=3, budget_s=None)
+    runs = [log[3 + 3 * r : 6 + 3 * r] for r in range(3)]
+    assert runs == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
 
 
 def test_key_range_is_centred_and_exact() -> None:
