@@ -201,7 +201,15 @@ def cmd_readme(args: argparse.Namespace) -> int:
 
     path, doc = _document(args)
     readme = args.readme or REPO_ROOT / "README.md"
-    tables = [headline_table(doc, source=_relative(path, REPO_ROOT))]
+    source = _relative(path, REPO_ROOT)
+    spark_doc = None
+    if args.json is None and "spark" not in doc.get("scenarios", {}):
+        # a seed-only run: the Spark table comes from the latest Spark run of the same scale
+        spark = latest_document(args.reports, sf=args.sf, scenario="spark")
+        if spark is not None:
+            spark_doc = spark[1]
+            source += f"` and `{_relative(spark[0], REPO_ROOT)}"
+    tables = [headline_table(doc, source=source, spark_doc=spark_doc)]
     if args.json is None:
         # the larger scale factor's latest run too, when there is one
         for sf in EXTRA_HEADLINE_SF:
