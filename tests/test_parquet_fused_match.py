@@ -186,3 +186,82 @@ def test_scan_returns_the_literal_for_matched_rows(tmp_path: Path) -> None:
         assert got.schema == lazyscan.scan(str(path)).schema
         for name in table.column_names:
             assert got[name].to_pylist() == expected[name].to_pylist()
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("null_frac", [0.0, 0.25])
+def test_dictionary_rows_equal_the_general_paths(tmp_path: Path, version: str, null_frac: float) -> None:
+    """Rows whose dictionary entry passes, read whole-chunk, against the codes read page by page
+    then looked up; with and without NULL rows passing."""
+    rng = np.random.default_rng(11)
+    mask = rng.random(N) < null_frac if null_frac else None
+    table = pa.table({
+        "i": pa.array(rng.integers(0, 300, N) * 7, mask=mask),
+        "s": pa.array([f"k{v}" for v in rng.integers(0, 90, N)], mask=mask),
+    })
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path, data_page_size=1024, row_group_size=N // 2, data_page_version=version)
+    pf = ParquetFile(str(path))
+    for rg in range(pf.num_row_groups):
+        n = pf.metadata.row_groups[rg].num_rows
+        for name in ("i", "s"):
+            cache = PageCache()
+            entries = pf.read_dictionary(rg, name, ReadCounters(), cache=cache)
+            for passes_null in (False, True):
+                passes = rng.random(len(entries)) < 0.2
+                found = pf.dictionary_rows(rg, name, passes, passes_null, ReadCounters(), cache)
+                assert found is not None
+                rows, chunk = found
+                general = pf.read_assembled(rg, name, None, ReadCounters(), cache=cache)
+                assert general.codes is not None
+                valid = np.ones(n, bool) if general.valid is None else general.valid
+                codes = np.full(n, -1, np.int64)
+                codes[valid] = general.codes
+                expected = np.flatnonzero(np.where(valid, passes[np.maximum(codes, 0)], passes_null))
+                np.testing.assert_array_equal(rows, expected)
+                # the rows as codes: their values are the column's values at those rows
+                got = pf.to_arrow(rg, pf.column(name), chunk, ReadCounters())
+                want = pq.ParquetFile(path).read_row_group(rg, columns=[name])[name].take(pa.array(rows))
+                assert got.to_pylist() == want.to_pylist()
+
+
+def test_dictionary_rows_hand_fallback_pages_to_the_general_path(tmp_path: Path) -> None:
+    path = tmp_path / "fallback.parquet"
+    values = pa.array([f"value-{i}" for i in range(N)])  # too many distinct values: PLAIN pages follow
+    pq.write_table(pa.table({"s": values}), path, data_page_size=1024, dictionary_pagesize_limit=2048)
+    pf = ParquetFile(str(path))
+    cache = PageCache()
+    entries = pf.read_dictionary(0, "s", ReadCounters(), cache=cache)
+    assert entries is not None and len(entries) < N
+    assert pf.dictionary_rows(0, "s", np.ones(len(entries), bool), False, ReadCounters(), cache) is None
+
+
+def test_scan_with_dictionary_rows_equals_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    table = pa.table({
+        "k": pa.array(rng.integers(0, 500, N), mask=rng.random(N) < 0.1),
+        "v": rng.normal(size=N),
+        "s": pa.array([f"t{v}" for v in rng.integers(0, 40, N)]),
+    })
+    path = tmp_path / "scan.parquet"
+    pq.write_table(table, path, data_page_size=1024, row_group_size=N // 4)
+    key_values = np.unique(rng.integers(0, 500, 30))
+    cases = [
+        (lazyscan.col("k").isin_keys(lazyscan.key_filter(pa.array(key_values))), pc.is_in(table["k"], pa.array(key_values))),
+        (lazyscan.col("k").isin(3, 5, 7) | lazyscan.col("k").is_null(),
+         pc.or_kleene(pc.is_in(table["k"], pa.array([3, 5, 7])), pc.is_null(table["k"]))),
+    ]
+    used = []
+    real = ParquetFile.dictionary_rows
+
+    def spy(self: ParquetFile, *args: Any, **kwargs: Any) -> Any:
+        out = real(self, *args, **kwargs)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(ParquetFile, "dictionary_rows", spy)
+    for where, mask in cases:
+        expected = table.filter(pc.fill_null(mask, False))
+        got = lazyscan.scan(str(path), where=where).to_table()
+        assert got.to_pylist() == expected.to_pylist()
+    assert used and all(used)

@@ -737,6 +737,52 @@ class ParquetFile:
         except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
             raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
 
+    def dictionary_rows(
+        self,
+        row_group: int,
+        column: int | str,
+        entry_passes: np.ndarray,
+        null_passes: bool,
+        counters: ReadCounters | None = None,
+        cache: PageCache | None = None,
+    ) -> tuple[np.ndarray, Assembled] | None:
+        """The rows of a fully dictionary-encoded flat chunk whose dictionary entry passes
+        (``entry_passes``, one flag per entry; NULL rows when ``null_passes``), and those rows as
+        codes with the dictionary, read in two kernel calls. Needs the dictionary decoded into
+        ``cache`` (:meth:`read_dictionary`); None when this path does not read the chunk (the
+        general path then reads it, or says what is wrong)."""
+        if cache is None:
+            return None
+        desc, _chunk, md = self.column_chunk(row_group, column)
+        if self._fused_shape(desc) is None:
+            return None
+        where = {"row_group": row_group, "column": desc.name}
+        c = counters if counters is not None else self.counters
+        try:
+            if md.codec != 0:
+                codecs.check_codec(md.codec)
+            start, total = self._chunk_range(md)
+            dictionary = cache.dictionaries.get(start)
+            if dictionary is None or len(entry_passes) != len(dictionary):
+                return None
+            layout = self._layout(row_group, desc, md)
+            first = layout.pages[0].offset if layout.pages else -1
+            if layout.dictionary != (start, first - start) or not 0 < first - start < total:
+                return None
+            if start + total > self.source.size:
+                raise CorruptFileError("column chunk extends past the end of the file")
+            buf = np.frombuffer(self._fetch([(first, total - (first - start))], c)[0], dtype=np.uint8)
+        except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
+            raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
+        num_rows = self.metadata.row_groups[row_group].num_rows
+        found = fused_match.match_dictionary_rows(
+            buf, desc, num_rows, md.codec, len(dictionary), entry_passes, null_passes, c, self.options.max_page_size
+        )
+        if found is None:
+            return None
+        rows, codes, valid = found
+        return rows, Assembled(len(rows), None if valid.all() else valid, codes=codes, dictionary=dictionary)
+
     def read_row_group(
         self, row_group: int, columns: Sequence[str] | None = None, rows: RowRanges | np.ndarray | None = None
     ) -> pa.Table:

@@ -64,15 +64,16 @@ NOT_HERE, TOO_MANY_PAGES = -1, -2
 
 
 @_jit
-def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info):
+def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, known_dict=-1):
     """Parse and check the page headers of a fetched column chunk ``buf[:end]`` (dictionary page
-    first, if any): fill the page table, where each page starts (``page_at``), the
-    decompression jobs and ``info`` (five slots). Returns the size of the buffer of bodies, ``NOT_HERE`` or
-    ``TOO_MANY_PAGES``."""
+    first, if any; ``known_dict`` >= 0: the data pages only, of a dictionary of that many
+    entries decoded earlier): fill the page table, where each page starts (``page_at``), the
+    decompression jobs and ``info`` (five slots). Returns the size of the buffer of bodies,
+    ``NOT_HERE`` or ``TOO_MANY_PAGES``."""
     header = np.empty(H._SLOTS, np.int64)
     info[_I_DICT_OFF] = 0
     info[_I_DICT_END] = 0
-    info[_I_DICT_COUNT] = -1
+    info[_I_DICT_COUNT] = known_dict
     total = np.int64(0)
     nj = 0
     k = 0
@@ -272,6 +273,75 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
     return hits
 
 
+@_jit
+def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_passes, kept, kept_codes, kept_valid):
+    """The rows whose dictionary code has ``entry_passes`` (NULL rows too when
+    ``null_passes``), in ``kept``; ``kept_valid`` marks those with a value and ``kept_codes``
+    holds their codes, in order. Returns the number of rows kept, ``NOT_HERE`` for a page that
+    is not dictionary encoded, or an error code."""
+    most = 0
+    for p in range(npages):
+        most = max(most, pages[p, _NUM])
+    levels = np.empty(most if max_def > 0 else 0, np.int32)
+    codes = np.empty(most, np.int32)
+    k = 0
+    kc = 0
+    for p in range(npages):
+        if pages[p, _ENC] == 0:
+            return NOT_HERE
+        b0 = pages[p, _BODY]
+        b1 = pages[p, _BODY_END]
+        num = pages[p, _NUM]
+        first = pages[p, _FIRST]
+        count = num
+        vpos = b0 + pages[p, _REP_LEN] + pages[p, _DEF_LEN]
+        if max_def > 0:
+            if pages[p, _KIND] == 1:
+                if b1 - b0 < 4:
+                    return K.ERR_TRUNCATED
+                length = np.int64(K._load_u32(dec, b0))
+                lpos = b0 + 4
+                if length > b1 - lpos:
+                    return K.ERR_TRUNCATED
+                lend = lpos + length
+                vpos = lend
+            else:
+                lpos = b0 + pages[p, _REP_LEN]
+                lend = lpos + pages[p, _DEF_LEN]
+            got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(1) << 32)
+            if got < 0:
+                return got
+            count = 0
+            for r in range(num):
+                count += levels[r]
+        if count > 0:
+            if vpos >= b1:
+                return K.ERR_TRUNCATED
+            width = np.int64(dec[vpos])
+            if width > 32:
+                return K.ERR_BAD_BIT_WIDTH
+            got = K.rle_bp_decode_codes(dec, vpos + 1, b1, width, count, codes, dict_count)
+            if got < 0:
+                return got
+        j = 0
+        for r in range(num):
+            if max_def > 0 and levels[r] != 1:
+                if null_passes:
+                    kept[k] = first + r
+                    kept_valid[k] = 0
+                    k += 1
+                continue
+            code = codes[j]
+            j += 1
+            if entry_passes[code]:
+                kept[k] = first + r
+                kept_valid[k] = 1
+                kept_codes[kc] = code
+                k += 1
+                kc += 1
+    return k
+
+
 def run_jobs(
     jobs: np.ndarray, buf: np.ndarray, dec: np.ndarray, raw: Any, codec: int, max_page_size: int,
 ) -> int | None:
@@ -310,28 +380,14 @@ def match_full(
     ``matcher``'s needles, as a uint8 mask; None when this path does not read the chunk. With a
     ``cache``, the pages holding a match (and their dictionary) are kept there, as the general
     path keeps them, for the read of the surviving rows."""
-    from lazyscan.parquet import codecs
-
     max_def = desc.max_definition_level
-    capacity = _FIRST_CAPACITY
-    while True:
-        pages = np.empty((capacity, _PAGE_FIELDS), np.int64)
-        page_at = np.empty(capacity, np.int64)
-        jobs = np.empty((2 * capacity + 1, _JOB_FIELDS), np.int64)
-        info = np.empty(5, np.int64)
-        total = walk_chunk(buf, len(buf), num_rows, max_def, codec, pages, page_at, jobs, info)
-        if total != TOO_MANY_PAGES or capacity > len(buf):
-            break
-        capacity = len(buf) // 8 + 2
-    if total < 0:
-        return None
-    npages = int(info[_I_PAGES])
-    dec = fused._scratch(int(total))
     clock = time.perf_counter
     t0 = clock()
-    done = run_jobs(jobs[: int(info[_I_JOBS])], buf, dec, codecs.raw_decompressor(codec), codec, max_page_size)
-    if done is None:
+    walked = _walk_and_decompress(buf, num_rows, max_def, codec, max_page_size, -1)
+    if walked is None:
         return None
+    pages, page_at, info, dec, done = walked
+    npages = int(info[_I_PAGES])
     t1 = clock()
     out = np.empty(num_rows, np.uint8)
     page_hits = np.empty(npages, np.int64)
@@ -369,3 +425,62 @@ def _keep_matched_pages(
     if encoded:
         body = dec[int(info[_I_DICT_OFF]) : int(info[_I_DICT_END])].copy()
         cache.dictionaries[chunk_offset] = decode_dictionary_page(body, desc, int(info[_I_DICT_COUNT]))
+
+
+def _walk_and_decompress(
+    buf: np.ndarray, num_rows: int, max_def: int, codec: int, max_page_size: int, known_dict: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """:func:`walk_chunk` (growing the tables once when the chunk has many pages), then every
+    page body decompressed into the thread's scratch buffer: (pages, page offsets, info, bodies,
+    bytes decompressed), or None when this path does not read the chunk."""
+    from lazyscan.parquet import codecs
+
+    capacity = _FIRST_CAPACITY
+    while True:
+        pages = np.empty((capacity, _PAGE_FIELDS), np.int64)
+        page_at = np.empty(capacity, np.int64)
+        jobs = np.empty((2 * capacity + 1, _JOB_FIELDS), np.int64)
+        info = np.empty(5, np.int64)
+        total = walk_chunk(buf, len(buf), num_rows, max_def, codec, pages, page_at, jobs, info, known_dict)
+        if total != TOO_MANY_PAGES or capacity > len(buf):
+            break
+        capacity = len(buf) // 8 + 2
+    if total < 0:
+        return None
+    dec = fused._scratch(int(total))
+    done = run_jobs(jobs[: int(info[_I_JOBS])], buf, dec, codecs.raw_decompressor(codec), codec, max_page_size)
+    if done is None:
+        return None
+    return pages, page_at, info, dec, done
+
+
+def match_dictionary_rows(
+    buf: np.ndarray, desc: ColumnDescriptor, num_rows: int, codec: int, dict_count: int, entry_passes: np.ndarray,
+    null_passes: bool, c: ReadCounters, max_page_size: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The rows of a fully dictionary-encoded chunk whose entry passes (``buf``: its data pages,
+    fetched; the dictionary of ``dict_count`` entries was decoded earlier): (rows, their codes
+    (rows with a value only), which rows have a value); None when this path does not read it."""
+    max_def = desc.max_definition_level
+    clock = time.perf_counter
+    t0 = clock()
+    walked = _walk_and_decompress(buf, num_rows, max_def, codec, max_page_size, dict_count)
+    if walked is None:
+        return None
+    pages, _page_at, info, dec, done = walked
+    npages = int(info[_I_PAGES])
+    t1 = clock()
+    kept = np.empty(num_rows, np.int64)
+    kept_codes = np.empty(num_rows, np.int32)
+    kept_valid = np.empty(num_rows, np.bool_)
+    passes = np.ascontiguousarray(entry_passes, dtype=np.bool_)
+    n = dictionary_rows(dec, pages, npages, max_def, dict_count, passes, null_passes, kept, kept_codes, kept_valid)
+    if n < 0:
+        return None
+    valid = kept_valid[:n]
+    c.decompress_seconds += t1 - t0
+    c.bytes_decompressed += done if codec != 0 else 0
+    c.decode_seconds += clock() - t1
+    c.values_decoded += num_rows
+    c.pages_fetched += npages
+    return kept[:n], kept_codes[: int(np.count_nonzero(valid))], valid

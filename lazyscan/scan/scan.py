@@ -644,6 +644,13 @@ class _RowGroupScan:
         if name in self.decoded:
             return None
         chunk = self._codes_for(name, selection)
+        if chunk is None and selection.row_count == self.n:
+            # every row: the rows that pass and their codes straight from the pages
+            found = self.file.dictionary_rows(self.rg, name, dict_mask, passes_null, self.counters, self.pages)
+            if found is not None:
+                kept, kept_chunk = found
+                self.assembled[name] = (RowRanges.from_indices(kept), kept_chunk)
+                return kept
         if chunk is None:
             # the dictionary decoded for tier 4 comes from the page cache
             chunk = self.file.codes(self.rg, name, selection, self.counters, self.pages)

@@ -122,6 +122,13 @@ class UnitFile:
     def codes_to_arrow(self, unit: int, name: str, chunk: Assembled, counters: ReadCounters) -> pa.Array:
         raise NotImplementedError
 
+    def dictionary_rows(
+        self, unit: int, name: str, entry_passes: np.ndarray, null_passes: bool, counters: ReadCounters, cache: Any
+    ) -> tuple[np.ndarray, Assembled] | None:
+        """All of the unit's rows whose dictionary entry passes (after :meth:`dictionary`), with
+        those rows as codes; None when the format does not read them this way."""
+        return None
+
     def match(
         self, unit: int, name: str, rows: RowRanges, counters: ReadCounters, matcher: BytesMatcher, cache: Any
     ) -> np.ndarray | None:
@@ -249,6 +256,11 @@ class ParquetUnits(UnitFile):
 
     def codes_to_arrow(self, unit: int, name: str, chunk: Assembled, counters: ReadCounters) -> pa.Array:
         return self.pf.to_arrow(unit, self.leaf_of[name], chunk, counters)
+
+    def dictionary_rows(
+        self, unit: int, name: str, entry_passes: np.ndarray, null_passes: bool, counters: ReadCounters, cache: Any
+    ) -> tuple[np.ndarray, Assembled] | None:
+        return self.pf.dictionary_rows(unit, self.leaf_of[name].index, entry_passes, null_passes, counters, cache)
 
     def match(
         self, unit: int, name: str, rows: RowRanges, counters: ReadCounters, matcher: BytesMatcher, cache: Any
