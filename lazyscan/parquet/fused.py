@@ -750,28 +750,15 @@ def read_group(
     decompressed = 0
     failed: set[int] = set()
     raw = g.raw
+    codec_ids = g.codec.tolist()
     for src, src_len, dst, dst_len, decompress, member in jobs[:nj].tolist():
         if member in failed:
             continue
-        if decompress:
-            codec = raw[member]
-            try:
-                if codec is not None and dst_len <= max_page_size and codecs.within_ratio(codec[1], src_len, dst_len):
-                    # the checks of codecs.decompress_into, without its calls: any failure
-                    # sends the chunk to the general path, which reports it
-                    if codec[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
-                        failed.add(member)
-                        continue
-                else:
-                    codecs.decompress_into(int(g.codec[member]), buf[src : src + src_len], dec[dst : dst + dst_len], max_page_size)
-            except Exception:
-                failed.add(member)
-                continue
-            decompressed += dst_len
-        elif src_len == dst_len:
-            dec[dst : dst + dst_len] = buf[src : src + src_len]
-        else:
+        done = run_job(buf, dec, src, src_len, dst, dst_len, decompress, raw[member], codec_ids[member], max_page_size)
+        if done < 0:
             failed.add(member)
+        else:
+            decompressed += done
     for member in failed:
         status[member] = _GENERAL
     t1 = clock()
@@ -817,6 +804,30 @@ def read_group(
     c.decode_seconds += clock() - t1
     c.values_decoded += rows * done
     return out
+
+
+def run_job(
+    buf: np.ndarray, dec: np.ndarray, src: int, src_len: int, dst: int, dst_len: int, decompress: int,
+    raw: tuple[Any, int] | None, codec: int, max_page_size: int,
+) -> int:
+    """One decompression job: ``buf[src:src + src_len]`` decompressed (or copied) into
+    ``dec[dst:dst + dst_len]``, which it must fill. Returns the bytes decompressed (0 for a copy),
+    or -1 on any failure: the caller hands the chunk to the general path, which reports it."""
+    if not decompress:
+        if src_len != dst_len:
+            return -1
+        dec[dst : dst + dst_len] = buf[src : src + src_len]
+        return 0
+    try:
+        if raw is not None and dst_len <= max_page_size and codecs.within_ratio(raw[1], src_len, dst_len):
+            # the checks of codecs.decompress_into, without its calls
+            if raw[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
+                return -1
+        else:
+            codecs.decompress_into(codec, buf[src : src + src_len], dec[dst : dst + dst_len], max_page_size)
+    except Exception:
+        return -1
+    return dst_len
 
 
 _local = threading.local()

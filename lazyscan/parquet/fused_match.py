@@ -1,4 +1,5 @@
-"""``=`` / ``IN`` on a whole byte-array column chunk in two kernel calls.
+"""Whole predicate-column chunks in two kernel calls: ``=`` / ``IN`` on byte arrays, and the
+rows whose dictionary entry passes.
 
 The filter column of a needle query is read for every row of a row group, only to find the few
 rows equal to the literal. The general path (``ParquetFile._read_full`` with a matcher) parses,
@@ -7,6 +8,9 @@ checks every page header of the fetched chunk, Python makes one decompressor cal
 one buffer (the decompressors release the GIL), and one kernel matches the dictionary once and
 every data page: PLAIN values are compared where they lie, dictionary codes go through the
 dictionary's matches, and pages of a dictionary no entry of which matches are not decoded at all.
+:func:`match_dictionary_rows` does the same for any single-column predicate the dictionary
+tier evaluated once per entry: it decodes the codes of every data page and returns the rows
+that pass with their codes, which the output then uses.
 
 It reads the shapes of :mod:`.fused` (flat, definition level at most 1, PLAIN or dictionary
 encoded, data pages v1 and v2) and returns None for anything else, or for any inconsistency:
@@ -345,26 +349,14 @@ def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_
 def run_jobs(
     jobs: np.ndarray, buf: np.ndarray, dec: np.ndarray, raw: Any, codec: int, max_page_size: int,
 ) -> int | None:
-    """Decompress (or copy) each job's range of ``buf`` into its range of ``dec``; the bytes
-    decompressed, or None when a page does not decompress to its declared size."""
-    from lazyscan.parquet import codecs
-
+    """Every job of one chunk (:func:`.fused.run_job`); the bytes decompressed, or None when a
+    page does not decompress to its declared size."""
     done = 0
     for src, src_len, dst, dst_len, decompress in jobs[:, :_JOB_FIELDS].tolist():
-        try:
-            if decompress:
-                if raw is not None and dst_len <= max_page_size and codecs.within_ratio(raw[1], src_len, dst_len):
-                    if raw[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
-                        return None
-                else:
-                    codecs.decompress_into(codec, buf[src : src + src_len], dec[dst : dst + dst_len], max_page_size)
-                done += dst_len
-            elif src_len == dst_len:
-                dec[dst : dst + dst_len] = buf[src : src + src_len]
-            else:
-                return None
-        except Exception:
+        got = fused.run_job(buf, dec, src, src_len, dst, dst_len, decompress, raw, codec, max_page_size)
+        if got < 0:
             return None
+        done += got
     return done
 
 
