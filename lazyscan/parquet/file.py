@@ -52,6 +52,7 @@ from lazyscan.parquet.metadata import (
     OffsetIndex,
     PageHeader,
     PageType,
+    PhysicalType,
     bloom_filter_header_from_thrift,
     column_index_from_thrift,
     file_metadata_from_thrift,
@@ -1319,6 +1320,19 @@ class ParquetFile:
         import pyarrow.parquet as pq
 
         name = self.arrow_schema.field(desc.top_level_field).name
+        for leaf in self.schema.field_leaves[desc.top_level_field]:
+            md = self.metadata.row_groups[row_group].columns[leaf].meta_data
+            if (
+                md is not None and md.type == PhysicalType.BYTE_ARRAY
+                and md.total_uncompressed_size >= _NESTED_BYTES_LIMIT
+            ):
+                # pyarrow would decompress all of it, then refuse: say so before
+                raise UnsupportedFeatureError(
+                    f"nested column cannot be read: its leaf {self.schema.columns[leaf].name!r} holds "
+                    f"{md.total_uncompressed_size:,} bytes of values in this row group, more than the "
+                    f"{_NESTED_BYTES_LIMIT:,} one Arrow array of a nested column holds",
+                    file=self.path, row_group=row_group, column=name,
+                )
         try:
             table = pq.ParquetFile(self._pyarrow_file()).read_row_group(row_group, columns=[name])
         except (OSError, pa.ArrowException) as e:
@@ -1342,6 +1356,9 @@ class ParquetFile:
 
 
 _PARQUET_816_PADDING = 100
+#: a nested column (read through pyarrow) whose byte-array leaf holds this much in one row group
+#: does not fit the 32-bit offsets of one Arrow array; pyarrow decompresses it all before saying so
+_NESTED_BYTES_LIMIT = 2**31 - 1
 
 
 def _old_parquet_mr(created_by: str | None) -> bool:
