@@ -178,6 +178,37 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
 
 
 @_jit
+def _page_levels(dec, pages, p, max_def, levels):
+    """Definition levels of page ``p`` into ``levels`` (when ``max_def`` > 0): (values on the
+    page, where they start), or (error code, 0)."""
+    b0 = pages[p, _BODY]
+    b1 = pages[p, _BODY_END]
+    num = pages[p, _NUM]
+    vpos = b0 + pages[p, _REP_LEN] + pages[p, _DEF_LEN]
+    if max_def == 0:
+        return num, vpos
+    if pages[p, _KIND] == 1:
+        if b1 - b0 < 4:
+            return K.ERR_TRUNCATED, 0
+        length = np.int64(K._load_u32(dec, b0))
+        lpos = b0 + 4
+        if length > b1 - lpos:
+            return K.ERR_TRUNCATED, 0
+        lend = lpos + length
+        vpos = lend
+    else:
+        lpos = b0 + pages[p, _REP_LEN]
+        lend = lpos + pages[p, _DEF_LEN]
+    got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(1) << 32)
+    if got < 0:
+        return got, 0
+    count = 0
+    for r in range(num):
+        count += levels[r]
+    return count, vpos
+
+
+@_jit
 def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out, page_hits):
     """``out[r]`` = 1 where row ``r``'s value equals one of the needles (0 for NULL);
     ``page_hits[p]`` counts page ``p``'s matches. Returns the number of matches or an error code.
@@ -206,33 +237,14 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
     codes = np.empty(most if any_dict else 0, np.int32)
     hits = 0
     for p in range(npages):
-        b0 = pages[p, _BODY]
         b1 = pages[p, _BODY_END]
         num = pages[p, _NUM]
         first = pages[p, _FIRST]
         page_hits[p] = 0
         out[first : first + num] = 0
-        count = num
-        vpos = b0 + pages[p, _REP_LEN] + pages[p, _DEF_LEN]
-        if max_def > 0:
-            if pages[p, _KIND] == 1:
-                if b1 - b0 < 4:
-                    return K.ERR_TRUNCATED
-                length = np.int64(K._load_u32(dec, b0))
-                lpos = b0 + 4
-                if length > b1 - lpos:
-                    return K.ERR_TRUNCATED
-                lend = lpos + length
-                vpos = lend
-            else:
-                lpos = b0 + pages[p, _REP_LEN]
-                lend = lpos + pages[p, _DEF_LEN]
-            got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(1) << 32)
-            if got < 0:
-                return got
-            count = 0
-            for r in range(num):
-                count += levels[r]
+        count, vpos = _page_levels(dec, pages, p, max_def, levels)
+        if count < 0:
+            return count
         if count == 0:
             continue
         found = 0
@@ -293,31 +305,12 @@ def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_
     for p in range(npages):
         if pages[p, _ENC] == 0:
             return NOT_HERE
-        b0 = pages[p, _BODY]
         b1 = pages[p, _BODY_END]
         num = pages[p, _NUM]
         first = pages[p, _FIRST]
-        count = num
-        vpos = b0 + pages[p, _REP_LEN] + pages[p, _DEF_LEN]
-        if max_def > 0:
-            if pages[p, _KIND] == 1:
-                if b1 - b0 < 4:
-                    return K.ERR_TRUNCATED
-                length = np.int64(K._load_u32(dec, b0))
-                lpos = b0 + 4
-                if length > b1 - lpos:
-                    return K.ERR_TRUNCATED
-                lend = lpos + length
-                vpos = lend
-            else:
-                lpos = b0 + pages[p, _REP_LEN]
-                lend = lpos + pages[p, _DEF_LEN]
-            got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(1) << 32)
-            if got < 0:
-                return got
-            count = 0
-            for r in range(num):
-                count += levels[r]
+        count, vpos = _page_levels(dec, pages, p, max_def, levels)
+        if count < 0:
+            return count
         if count > 0:
             if vpos >= b1:
                 return K.ERR_TRUNCATED
