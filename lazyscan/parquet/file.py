@@ -220,7 +220,6 @@ class FooterSummary:
         n = len(md.row_groups)
         self.rows = np.array([rg.num_rows for rg in md.row_groups], np.int64)
         self.starts = np.full(n, -1, np.int64)
-        self.sizes = np.zeros(n, np.int64)
         self.uncompressed = np.zeros((n, num_leaves), np.int64)
         self.compressed = np.zeros((n, num_leaves), np.int64)
         data_end = 4
@@ -766,9 +765,8 @@ class ParquetFile:
             dictionary = cache.dictionaries.get(start)
             if dictionary is None or len(entry_passes) != len(dictionary):
                 return None
-            layout = self._layout(row_group, desc, md)
-            first = layout.pages[0].offset if layout.pages else -1
-            if layout.dictionary != (start, first - start) or not 0 < first - start < total:
+            first = self._first_data_page(row_group, desc, md, start, total)
+            if first is None:
                 return None
             if start + total > self.source.size:
                 raise CorruptFileError("column chunk extends past the end of the file")
@@ -969,9 +967,8 @@ class ParquetFile:
             # the dictionary was decoded already (a predicate on it): fetch the data pages only
             dictionary = cache.dictionaries.get(start)
             if dictionary is not None:
-                layout = self._layout(row_group, desc, md)
-                first = layout.pages[0].offset if layout.pages else -1
-                if layout.dictionary == (start, first - start) and first - start < total:
+                first = self._first_data_page(row_group, desc, md, start, total)
+                if first is not None:
                     total -= first - start
                     start = first
                     index = 1
@@ -1012,6 +1009,15 @@ class ParquetFile:
         if not pages:
             return Assembled(0, None, values=_empty(desc))
         return assemble(desc, pages, dictionary)
+
+    def _first_data_page(
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, start: int, total: int
+    ) -> int | None:
+        """Where the data pages of the chunk at ``[start, start + total)`` begin, when it starts
+        with its dictionary page (a read with the dictionary decoded fetches from there)."""
+        layout = self._layout(row_group, desc, md)
+        first = layout.pages[0].offset if layout.pages else -1
+        return first if layout.dictionary == (start, first - start) and first - start < total else None
 
     def _checked_layout(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
         """The chunk's page layout, once its codec is known to be readable."""

@@ -146,6 +146,33 @@ _I_DICT_OFF, _I_DICT_END, _I_DICT_COUNT, _I_JOBS = range(4)
 
 
 @_jit
+def add_page_jobs(jobs, nj, b, csize, usize, total, codec, v2_levels, v2_compressed):
+    """The decompression jobs of one page whose body of ``csize`` bytes starts at ``b`` and goes
+    to ``total`` in the buffer of bodies, from row ``nj`` of ``jobs``; returns the next row.
+    ``v2_levels`` >= 0: a v2 data page, whose levels (that many bytes) are stored uncompressed
+    ahead of the values, which are compressed when ``v2_compressed``."""
+    if v2_levels >= 0:
+        jobs[nj, _J_SRC] = b
+        jobs[nj, _J_SRC_LEN] = v2_levels
+        jobs[nj, _J_DST] = total
+        jobs[nj, _J_DST_LEN] = v2_levels
+        jobs[nj, _J_DECOMPRESS] = 0
+        nj += 1
+        jobs[nj, _J_SRC] = b + v2_levels
+        jobs[nj, _J_SRC_LEN] = csize - v2_levels
+        jobs[nj, _J_DST] = total + v2_levels
+        jobs[nj, _J_DST_LEN] = usize - v2_levels
+        jobs[nj, _J_DECOMPRESS] = 1 if v2_compressed and codec != 0 else 0
+        return nj + 1
+    jobs[nj, _J_SRC] = b
+    jobs[nj, _J_SRC_LEN] = csize
+    jobs[nj, _J_DST] = total
+    jobs[nj, _J_DST_LEN] = usize
+    jobs[nj, _J_DECOMPRESS] = 1 if codec != 0 else 0
+    return nj + 1
+
+
+@_jit
 def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info):
     """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
     ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
@@ -222,32 +249,33 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             pages[k, _HI] = plan[i, _P_HI]
             k += 1
             if page_kind == 2:
-                # v2: levels are stored uncompressed ahead of the values
-                levels = rep + dfl
-                jobs[nj, _J_SRC] = b
-                jobs[nj, _J_SRC_LEN] = levels
-                jobs[nj, _J_DST] = total
-                jobs[nj, _J_DST_LEN] = levels
-                jobs[nj, _J_DECOMPRESS] = 0
-                nj += 1
-                compressed = header[H._V2_COMPRESSED] != 0 and codec != 0
-                jobs[nj, _J_SRC] = b + levels
-                jobs[nj, _J_SRC_LEN] = csize - levels
-                jobs[nj, _J_DST] = total + levels
-                jobs[nj, _J_DST_LEN] = usize - levels
-                jobs[nj, _J_DECOMPRESS] = 1 if compressed else 0
-                nj += 1
+                nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, rep + dfl, header[H._V2_COMPRESSED] != 0)
                 total += usize
                 continue
-        jobs[nj, _J_SRC] = b
-        jobs[nj, _J_SRC_LEN] = csize
-        jobs[nj, _J_DST] = total
-        jobs[nj, _J_DST_LEN] = usize
-        jobs[nj, _J_DECOMPRESS] = 1 if codec != 0 else 0
-        nj += 1
+        nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, -1, True)
         total += usize
     info[_I_JOBS] = nj
     return total
+
+
+@_jit
+def level_span(dec, b0, b1, kind, rep_len, def_len):
+    """Where the definition levels of a page with body ``dec[b0:b1]`` lie: (start, end), the
+    values following them; (error code, 0) when they overrun the page. ``kind`` 1: v1 (4-byte
+    length prefix), 2: v2 (after ``rep_len`` bytes of repetition levels)."""
+    if kind == 1:
+        if b1 - b0 < 4:
+            return K.ERR_TRUNCATED, 0
+        length = np.int64(K._load_u32(dec, b0))
+        lpos = b0 + 4
+        if length > b1 - lpos:
+            return K.ERR_TRUNCATED, 0
+        return lpos, lpos + length
+    lpos = b0 + rep_len
+    lend = lpos + def_len
+    if lend > b1:
+        return K.ERR_TRUNCATED, 0
+    return lpos, lend
 
 
 @_jit
@@ -262,21 +290,10 @@ def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, fir
             positions[j] = sel[j] - first
             valid[k0 + j] = 1
         return m, b0
-    if kind == 1:
-        if b1 - b0 < 4:
-            return K.ERR_TRUNCATED, 0
-        length = np.int64(K._load_u32(dec, b0))
-        lpos = b0 + 4
-        if length > b1 - lpos:
-            return K.ERR_TRUNCATED, 0
-        lend = lpos + length
-        vpos = lend
-    else:
-        lpos = b0 + rep_len
-        lend = lpos + def_len
-        vpos = lend
-        if lend > b1:
-            return K.ERR_TRUNCATED, 0
+    lpos, lend = level_span(dec, b0, b1, kind, rep_len, def_len)
+    if lpos < 0:
+        return lpos, 0
+    vpos = lend
     last = sel[m - 1] - first
     got = K.rle_bp_decode_codes(dec, lpos, lend, 1, last + 1, levels, np.int64(1) << 32)
     if got < 0:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numba
 import numpy as np
 
-from lazyscan.parquet import fused
+from lazyscan.parquet import codecs, fused
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
 from lazyscan.parquet.counters import ReadCounters
@@ -40,11 +40,6 @@ from lazyscan.parquet.fused import (
     _I_DICT_END,
     _I_DICT_OFF,
     _I_JOBS,
-    _J_DECOMPRESS,
-    _J_DST,
-    _J_DST_LEN,
-    _J_SRC,
-    _J_SRC_LEN,
     _JOB_FIELDS,
     _KIND,
     _NUM,
@@ -144,30 +139,13 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
             k += 1
             rows += num
             if page_kind == 2:
-                # v2: levels are stored uncompressed ahead of the values
-                jobs[nj, _J_SRC] = b
-                jobs[nj, _J_SRC_LEN] = dfl
-                jobs[nj, _J_DST] = total
-                jobs[nj, _J_DST_LEN] = dfl
-                jobs[nj, _J_DECOMPRESS] = 0
-                nj += 1
-                jobs[nj, _J_SRC] = b + dfl
-                jobs[nj, _J_SRC_LEN] = csize - dfl
-                jobs[nj, _J_DST] = total + dfl
-                jobs[nj, _J_DST_LEN] = usize - dfl
-                jobs[nj, _J_DECOMPRESS] = 1 if header[H._V2_COMPRESSED] != 0 and codec != 0 else 0
-                nj += 1
+                nj = fused.add_page_jobs(jobs, nj, b, csize, usize, total, codec, dfl, header[H._V2_COMPRESSED] != 0)
                 total += usize
                 pos = b + csize
                 continue
         else:
             return NOT_HERE
-        jobs[nj, _J_SRC] = b
-        jobs[nj, _J_SRC_LEN] = csize
-        jobs[nj, _J_DST] = total
-        jobs[nj, _J_DST_LEN] = usize
-        jobs[nj, _J_DECOMPRESS] = 1 if codec != 0 else 0
-        nj += 1
+        nj = fused.add_page_jobs(jobs, nj, b, csize, usize, total, codec, -1, True)
         total += usize
         pos = b + csize
     if rows != num_rows:
@@ -187,18 +165,10 @@ def _page_levels(dec, pages, p, max_def, levels):
     vpos = b0 + pages[p, _REP_LEN] + pages[p, _DEF_LEN]
     if max_def == 0:
         return num, vpos
-    if pages[p, _KIND] == 1:
-        if b1 - b0 < 4:
-            return K.ERR_TRUNCATED, 0
-        length = np.int64(K._load_u32(dec, b0))
-        lpos = b0 + 4
-        if length > b1 - lpos:
-            return K.ERR_TRUNCATED, 0
-        lend = lpos + length
-        vpos = lend
-    else:
-        lpos = b0 + pages[p, _REP_LEN]
-        lend = lpos + pages[p, _DEF_LEN]
+    lpos, lend = fused.level_span(dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN])
+    if lpos < 0:
+        return lpos, 0
+    vpos = lend
     got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(1) << 32)
     if got < 0:
         return got, 0
@@ -418,8 +388,6 @@ def _walk_and_decompress(
     """:func:`walk_chunk` (growing the tables once when the chunk has many pages), then every
     page body decompressed into the thread's scratch buffer: (pages, page offsets, info, bodies,
     bytes decompressed), or None when this path does not read the chunk."""
-    from lazyscan.parquet import codecs
-
     capacity = _FIRST_CAPACITY
     while True:
         pages = np.empty((capacity, _PAGE_FIELDS), np.int64)
