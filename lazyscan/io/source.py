@@ -210,6 +210,17 @@ def _empty_bytes(n: int) -> np.ndarray:
 #: buffers per ``preadv`` call, below every platform's IOV_MAX
 _IOV_BATCH = 512
 
+_gaps = threading.local()
+
+
+def _gap_buffer(n: int) -> memoryview:
+    """A per-thread buffer of at least ``n`` bytes for the unwanted bytes of a coalesced
+    request (a fresh one per gap costs its zeroing)."""
+    buf: memoryview | None = getattr(_gaps, "buf", None)
+    if buf is None or len(buf) < n:
+        buf = _gaps.buf = memoryview(bytearray(max(n, 64 * 1024)))
+    return buf
+
 
 class LocalSource(Source):
     """A local file read with ``os.pread`` (no shared file position, so threads can share it)."""
@@ -253,6 +264,7 @@ class LocalSource(Source):
         out = _empty_bytes(total)
         view = memoryview(out)  # type: ignore[arg-type]
         nbytes = requests = 0
+        gap: memoryview | None = None
         for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
             iov: list[memoryview] = []
             at = start
@@ -261,14 +273,17 @@ class LocalSource(Source):
                 if off < at:  # overlapping ranges: read them one by one
                     return super().read_ranges_into(ranges, opts)
                 if off > at:
-                    iov.append(memoryview(bytearray(off - at)))
+                    if gap is None or len(gap) < off - at:
+                        gap = _gap_buffer(off - at)
+                    # the bytes between two wanted ranges land in one discarded buffer
+                    iov.append(gap[: off - at])
                 iov.append(view[starts[i] : starts[i] + length])
                 at = off + length
             t0 = time.perf_counter()
             got = 0
             for b in range(0, len(iov), _IOV_BATCH):
                 batch = iov[b : b + _IOV_BATCH]
-                want = sum(len(v) for v in batch)
+                want = end - start if len(iov) <= _IOV_BATCH else sum(len(v) for v in batch)
                 n = os.preadv(self._fd, batch, start + got)
                 if n != want:
                     raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
