@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import decimal
+import math
 import os
 import shutil
 import statistics
@@ -780,13 +781,26 @@ def _failed(m: Measurement, e: Exception) -> None:
     m.notes.append(traceback.format_exc(limit=3)[-1500:])
 
 
+def run_order(n: int, rep: int) -> list[int]:
+    """The order of ``n`` engines in repetition ``rep``: engine ``(rep + k * stride) % n`` runs
+    ``k``-th, the stride cycling through the numbers coprime to ``n``. The first place moves
+    from run to run and so does each engine's predecessor (a plain rotation would keep every
+    engine right after the same one)."""
+    if n <= 0:
+        return []
+    strides = [s for s in range(1, n) if math.gcd(s, n) == 1] or [1]
+    stride = strides[rep % len(strides)]
+    return [(rep + k * stride) % n for k in range(n)]
+
+
 def measure_interleaved(
     engines: Sequence[Engine], query: Query, reps: int = 3, budget_s: float | None = MEASURE_BUDGET_S
 ) -> list[Measurement]:
     """:func:`measure` for several engines on one query, run by run: a warm-up of each, then
     repetition 1 of every engine, repetition 2 of every engine, ... so a slow phase of a shared
-    machine spreads over all engines instead of landing on one. The order rotates from run to
-    run, so no engine always runs right after the same one (after Spark's JVM, say)."""
+    machine spreads over all engines instead of landing on one. The order changes from run to
+    run (:func:`run_order`), so no engine always runs right after the same one (after Spark's
+    JVM, say)."""
     ms = [Measurement(engine=e.name, label=e.label, status="ok") for e in engines]
     rows: list[int | None] = [None] * len(engines)
     runs = [0] * len(engines)
@@ -801,11 +815,7 @@ def measure_interleaved(
             _failed(m, err)
         e.settle()
     for rep in range(max(runs, default=0)):
-        order = list(range(len(engines)))
-        if order:
-            shift = rep % len(order)
-            order = order[shift:] + order[:shift]
-        for i in order:
+        for i in run_order(len(engines), rep):
             e, m = engines[i], ms[i]
             if rep >= runs[i] or not m.ok:
                 continue

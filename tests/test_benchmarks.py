@@ -364,21 +364,30 @@ def test_engines_are_interleaved_run_by_run() -> None:
     log: list[str] = []
     a, b = _Logged("a", log), _Logged("b", log, fail_at=3)
     ma, mb = measure_interleaved([a, b], Query("q", ("x.parquet",)), reps=3, budget_s=None)
-    # warm-ups first, then one run of each engine per repetition, the order rotating from run to
+    # warm-ups first, then one run of each engine per repetition, the order changing from run to
     # run; b fails on its second timed run
     assert log == ["a", "b", "a", "b", "b", "a", "a"]
     assert ma.ok and ma.rows == 7 and len(ma.times) == 3 and ma.seconds == pytest.approx(0.06)
     assert mb.status.startswith("error: RuntimeError: boom") and mb.seconds is None
 
 
-def test_engine_order_rotates_so_each_engine_takes_each_place() -> None:
-    from benchmarks.engines import measure_interleaved
+def test_engine_order_moves_each_engines_place_and_predecessor() -> None:
+    from benchmarks.engines import measure_interleaved, run_order
 
     log: list[str] = []
     engines = [_Logged(n, log) for n in "abc"]
     measure_interleaved(engines, Query("q", ("x.parquet",)), reps=3, budget_s=None)
     runs = [log[3 + 3 * r : 6 + 3 * r] for r in range(3)]
-    assert runs == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+    assert runs == [["a", "b", "c"], ["b", "a", "c"], ["c", "a", "b"]]
+    for n in (2, 3, 8, 9):
+        reps = 2 * n
+        orders = [run_order(n, r) for r in range(reps)]
+        assert all(sorted(o) == list(range(n)) for o in orders)
+        assert {o[0] for o in orders} == set(range(n))  # every engine runs first in some run
+        if n > 2:
+            for e in range(n):  # and follows more than one other engine
+                before = {o[o.index(e) - 1] for o in orders if o.index(e) > 0}
+                assert len(before) >= 2, (n, e, orders)
 
 
 def test_key_range_is_centred_and_exact() -> None:
