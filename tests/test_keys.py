@@ -434,3 +434,53 @@ def test_other_key_types_in_the_scan(tmp_path: Path, column: pa.Array, keys: pa.
     expected = table.filter(pc.fill_null(wanted, False))
     assert got.num_rows == expected.num_rows > 0
     assert got.sort_by("i").column("i").equals(expected.column("i"))
+
+
+@pytest.mark.parametrize("kind", ["bitmap", "hash", "bloom", "empty"])
+@pytest.mark.parametrize("column_type", [pa.int64(), pa.int32(), pa.decimal128(12, 0), pa.decimal128(12, 2)])
+def test_pages_ruled_out_at_once_as_one_by_one(kind, column_type) -> None:
+    """The page tier's vectorized answer for a key filter equals evaluate_statistics page by
+    page, on page statistics of every shape (unknown bounds, all NULL, no values, reversed or
+    huge bounds, booleans)."""
+    from lazyscan.parquet.statistics import ColumnStats
+    from lazyscan.predicate import Answer, bind, evaluate_statistics, ruled_out_by_statistics
+
+    rng = np.random.default_rng(len(kind) * 7 + len(str(column_type)))
+    keys = {
+        "bitmap": np.arange(1000, 1400, 3),
+        "hash": rng.choice(10**6, 300, replace=False),
+        "bloom": rng.choice(10**6, 3000, replace=False),
+        "empty": np.array([], np.int64),
+    }[kind]
+    kf = key_filter(pa.array(keys, pa.int64()), exact_limit=2000)
+    assert kf.kind == kind
+    schema = pa.schema([("x", column_type)])
+    for negated in (False, True) if kind != "bloom" else (False,):  # NOT of a Bloom filter is refused
+        expr = col("x").isin_keys(kf)
+        bound = bind(~expr if negated else expr, schema)
+        pages: list[ColumnStats | None] = [None]
+        for _ in range(400):
+            lo = int(rng.integers(-10, 10**6))
+            hi = lo + int(rng.choice([0, 1, 5, 50, 3000, 10**5]))
+            rows = int(rng.integers(0, 100))
+            nulls = int(rng.integers(0, rows + 1)) if rows else 0
+            shape = rng.integers(0, 10)
+            if shape == 0:
+                pages.append(ColumnStats(None, None, nulls, rows))
+            elif shape == 1:
+                pages.append(ColumnStats(hi, lo, nulls, rows))  # reversed
+            elif shape == 2:
+                pages.append(ColumnStats(lo, hi + (1 << 70), nulls, rows))  # beyond int64
+            elif shape == 3:
+                pages.append(ColumnStats(lo, hi, rows, rows))  # all NULL
+            elif shape == 4:
+                pages.append(ColumnStats(True, True, nulls, rows))
+            elif shape == 5:
+                pages.append(ColumnStats(lo, hi, None, None))
+            else:
+                pages.append(ColumnStats(lo, hi, nulls, rows))
+        want = [st is not None and evaluate_statistics(bound, {"x": st}) is Answer.CANNOT_MATCH for st in pages]
+        got = ruled_out_by_statistics(bound, "x", pages)
+        assert got == want
+        if not negated and kind != "empty" and column_type != pa.decimal128(12, 2):
+            assert 0 < sum(got) < len(got)  # the pages tell both answers apart

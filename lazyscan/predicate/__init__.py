@@ -15,7 +15,8 @@ Modules and their roles:
 - :mod:`.bind` — :func:`bind`: name resolution and Spark's type coercion, done exactly.
 - :mod:`.evaluate` — :func:`evaluate` (row mask), :func:`evaluate_kleene` (three-valued),
   :func:`evaluate_on_dictionary`, :func:`null_passes`.
-- :mod:`.prune` — :class:`Answer`, :func:`evaluate_statistics`, :func:`evaluate_bloom`.
+- :mod:`.prune` — :class:`Answer`, :func:`evaluate_statistics`, :func:`ruled_out_by_statistics`,
+  :func:`evaluate_bloom`.
 
 Semantics are Spark 4's with ANSI mode on and the session time zone UTC; see :mod:`.bind` for
 the coercion table and :mod:`.bound` for comparison semantics (NaN, -0.0, bytes order).
@@ -44,7 +45,12 @@ from lazyscan.predicate.expr import (
     referenced_columns,
     split_conjuncts,
 )
-from lazyscan.predicate.prune import Answer, evaluate_bloom, evaluate_statistics
+from lazyscan.predicate.prune import (
+    Answer,
+    evaluate_bloom,
+    evaluate_statistics,
+    ruled_out_by_statistics,
+)
 from lazyscan.predicate.sql import parse_predicate
 
 
@@ -81,6 +87,7 @@ __all__ = [
     "null_passes",
     "parse_predicate",
     "referenced_columns",
+    "ruled_out_by_statistics",
     "split_conjuncts",
     "to_expr",
 ]

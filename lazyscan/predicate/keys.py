@@ -615,6 +615,34 @@ class KeyFilter:
         some = i < len(self.keys) and int(self.keys[i]) <= b
         return some, some and single
 
+    def any_in_ranges(self, los: np.ndarray, his: np.ndarray, t: pa.DataType) -> np.ndarray | None:
+        """:meth:`in_range`'s first answer for many integer ranges [``los[i]``, ``his[i]``] (int64
+        storage values of type ``t``) at once; None where only :meth:`in_range` answers (byte
+        keys, or a column at another scale)."""
+        if self.kind == "empty":
+            return np.zeros(len(los), bool)
+        scale = self.compatible(t)
+        if scale is None:
+            return np.ones(len(los), bool)
+        if self.family == BYTES or scale != (1, 1):
+            return None
+        a = np.maximum(los, np.int64(self.min))
+        b = np.minimum(his, np.int64(self.max))
+        some = a <= b
+        if self.kind == "bloom" or not some.any():
+            return some
+        if self.kind == "bitmap":
+            base = int(self.min)
+            for i in np.flatnonzero(some).tolist():
+                some[i] = bool(_bitmap_any(self.words, int(a[i]) - base, int(b[i]) - base))
+            return some
+        keys = self.keys
+        at = np.searchsorted(keys, a)
+        found = at < len(keys)
+        some &= found
+        some[found] &= keys[at[found]] <= b[found]
+        return some
+
     def values(self, limit: int) -> list[Any] | None:
         """The keys as Python values (int or bytes) when exact and at most ``limit`` of them."""
         if not self.exact or self.count > limit:

@@ -38,6 +38,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from lazyscan.predicate.bound import (
@@ -321,6 +322,55 @@ def _answer(outcomes: int) -> Answer:
 def evaluate_statistics(bound: BoundExpr, stats: Mapping[str, ColumnStats]) -> Answer:
     """Prune with statistics (keyed by bound column name) of a row group or a page."""
     return _answer(_outcomes(bound, stats))
+
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def ruled_out_by_statistics(bound: BoundExpr, name: str, stats: Sequence[ColumnStats | None]) -> list[bool]:
+    """Per finer unit (a page, say) of column ``name``: whether its statistics say ``bound``
+    cannot match, as :func:`evaluate_statistics` on each would (None: no statistics, kept).
+    A key filter on an integer column answers for all units in a few array operations."""
+    out: list[bool] | None = None
+    if isinstance(bound, BoundKeyIn) and not bound.negated and bound.column.name == name:
+        out = _keys_ruled_out(bound, stats)
+    if out is None:
+        out = [st is not None and evaluate_statistics(bound, {name: st}) is Answer.CANNOT_MATCH for st in stats]
+    return out
+
+
+def _keys_ruled_out(bound: BoundKeyIn, stats: Sequence[ColumnStats | None]) -> list[bool] | None:
+    """:func:`ruled_out_by_statistics` for ``column IN keys``: a unit is ruled out when no key
+    lies in its [min, max] or it holds no non-NULL value (NULL never joins); units whose
+    statistics are not plain integers get :func:`evaluate_statistics`."""
+    n = len(stats)
+    los = np.zeros(n, np.int64)
+    his = np.zeros(n, np.int64)
+    plain = np.zeros(n, bool)
+    out = [False] * n
+    rest: list[int] = []
+    for i, st in enumerate(stats):
+        if st is None:
+            continue
+        lo, hi = st.min, st.max
+        if (
+            type(lo) is int and type(hi) is int and _I64_MIN <= lo <= hi <= _I64_MAX
+            and st.num_values != 0 and not st.all_null
+        ):
+            los[i], his[i], plain[i] = lo, hi, True
+        else:
+            rest.append(i)
+    if plain.any():
+        some = bound.keys.any_in_ranges(los, his, bound.column.type)
+        if some is None:
+            return None
+        for i in np.flatnonzero(plain & ~some).tolist():
+            out[i] = True
+    name = bound.column.name
+    for i in rest:
+        st = stats[i]
+        out[i] = st is not None and evaluate_statistics(bound, {name: st}) is Answer.CANNOT_MATCH
+    return out
 
 
 MightContain = Callable[[str, list[Any]], Sequence[bool] | None]

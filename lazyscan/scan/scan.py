@@ -48,6 +48,7 @@ from lazyscan.predicate import (
     evaluate_statistics,
     null_passes,
     referenced_columns,
+    ruled_out_by_statistics,
     split_conjuncts,
     to_expr,
 )
@@ -313,9 +314,7 @@ class _RowGroupScan:
         if opts.prune_page_index:
             for c in single:
                 fs = self.file.finer_statistics(self.rg, c.columns[0])
-                if fs is not None and any(
-                    st is not None and evaluate_statistics(c.bound, {c.columns[0]: st}) is Answer.CANNOT_MATCH for st in fs[0]
-                ):
+                if fs is not None and any(ruled_out_by_statistics(c.bound, c.columns[0], fs[0])):
                     return []  # the page index picks pages: they are fetched when known
         alone = list(dict.fromkeys(c.columns[0] for c in single))
         return self.file.read_ahead_ranges(self.rg, alone, opts.prune_dictionary or opts.dictionary_eval)
@@ -497,8 +496,9 @@ class _RowGroupScan:
                 blooms = self._finer_blooms(c, name) if opts.prune_bloom else None
                 keep_s, keep_e = [], []
                 pruned = pruned_rows = by_bloom = 0
-                for g, (st, first, count) in enumerate(zip(finer_stats, firsts.tolist(), counts.tolist())):
-                    if st is not None and evaluate_statistics(c.bound, {name: st}) is Answer.CANNOT_MATCH:
+                ruled_out = ruled_out_by_statistics(c.bound, name, finer_stats)
+                for g, (out, first, count) in enumerate(zip(ruled_out, firsts.tolist(), counts.tolist())):
+                    if out:
                         pruned += 1
                         pruned_rows += count
                     elif blooms is not None and evaluate_bloom(c.bound, blooms(g)) is Answer.CANNOT_MATCH:
