@@ -4,6 +4,9 @@ The filter is evaluated inside the scan, on the predicate columns first; the oth
 read only for rows that survived. See README.md for the layers and the public API.
 """
 
+# first: kernels pick their numba cache folder when they are defined
+from lazyscan import _numba_cache  # noqa: F401
+from lazyscan._version import __version__
 from lazyscan.errors import (
     CorruptFileError,
     LazyScanError,
@@ -17,8 +20,6 @@ from lazyscan.predicate import col, lit, parse_predicate
 from lazyscan.predicate.keys import KeyFilter, KeyFilterError, key_filter
 from lazyscan.scan import FileSplit, Profile, Scan, ScanOptions, discover
 from lazyscan.scan.scan import scan
-
-__version__ = "0.1.0"
 
 __all__ = [
     "CorruptFileError",

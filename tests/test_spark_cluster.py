@@ -29,6 +29,7 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
+import lazyscan
 from tests.spark_support import assert_same_rows, typed_table
 from tests.support.cluster import REPO, packed_environment, spark_env, spark_home, start_cluster
 
@@ -139,7 +140,10 @@ def test_executors_run_the_shipped_environment(run):
 def test_numba_cache_goes_to_the_configured_folder(run):
     """The kernels' cache lands in NUMBA_CACHE_DIR; nothing is written into the shipped (or the
     driver's) site-packages, so a read-only environment works."""
-    assert list(run["numba_cache"].rglob("*.nbi")), "no numba cache index in NUMBA_CACHE_DIR"
+    indexes = list(run["numba_cache"].rglob("*.nbi"))
+    assert indexes, "no numba cache index in NUMBA_CACHE_DIR"
+    # one folder for the driver's and both executors' copies of lazyscan, whatever their paths
+    assert {p.relative_to(run["numba_cache"]).parts[0] for p in indexes} == {f"lazyscan-{lazyscan.__version__}"}
     for folder in [*run["workers"], run["env"]]:
         written = [p for p in folder.rglob("*.nbi") if "site-packages" in p.parts]
         assert not written, written[:3]

@@ -4,7 +4,7 @@ a folder of the test's, stopped by :meth:`StandaloneCluster.stop` (also when sta
 
 :func:`packed_environment` builds what the README tells cluster users to ship: a wheel of
 lazyscan installed with its ``spark`` extra into a fresh virtual environment, packed with
-``venv-pack``.
+``venv-pack``, PySpark's jars left out.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from benchmarks.s3_server import free_port, stop_process
 
 START_TIMEOUT_S = 120.0
 REPO = Path(__file__).resolve().parents[2]
+#: left out of the packed environment: executors' Python workers import PySpark's Python
+#: modules only, the cluster's Spark brings the jars
+PYSPARK_JARS = "lib/python*/site-packages/pyspark/jars/*"
 
 
 
@@ -142,5 +145,8 @@ def packed_environment(folder: Path) -> tuple[Path, Path]:
         str(env / "bin" / "python"), "-m", "pip", "install", "--quiet", f"{wheel}[spark]",
         f"pyspark=={pyspark.__version__}", "venv-pack>=0.2,<1",
     ])
-    run([str(env / "bin" / "venv-pack"), "--quiet", "-p", str(env), "-o", str(archive), "--force"])
+    run([
+        str(env / "bin" / "venv-pack"), "--quiet", "-p", str(env), "-o", str(archive), "--force",
+        "--exclude", PYSPARK_JARS,
+    ])
     return env, archive
