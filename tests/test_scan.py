@@ -439,3 +439,60 @@ def test_time_zone_option_reads_timestamp_literals_in_that_zone(tmp_path, zone: 
         got = lazyscan.scan(str(path), where=where, time_zone=zone).to_table()
         expected = [t for t in ts.to_pylist() if t < bound]
         assert got.column("ts").to_pylist() == expected, where
+
+
+def _multi_group_file(tmp_path: Path) -> tuple[str, pa.Table]:
+    t = pa.table({"k": np.arange(40_000), "v": np.arange(40_000) % 97, "s": [f"s{i % 13}" for i in range(40_000)]})
+    path = tmp_path / "groups.parquet"
+    pq.write_table(t, path, row_group_size=2_000)
+    return str(path), t
+
+
+def test_concurrent_and_abandoned_scans_share_worker_threads(tmp_path: Path) -> None:
+    """Scans share one pool per thread count: concurrent scans from several threads, a scan
+    started while another is being consumed, and a scan abandoned halfway all give their rows."""
+    import concurrent.futures as cf
+
+    path, t = _multi_group_file(tmp_path)
+    want = t.filter(pc.equal(t["v"], 5)).to_pylist()
+
+    def rows() -> list:
+        return lazyscan.scan(path, where="v = 5", threads=2, batch_size=50).to_table().to_pylist()
+
+    with cf.ThreadPoolExecutor(4) as users:
+        assert all(r == want for r in users.map(lambda _: rows(), range(8)))
+    outer = lazyscan.scan(path, where="v = 5", threads=2, batch_size=50).to_batches()
+    got = []
+    for i, batch in enumerate(outer):
+        got += batch.to_pylist()
+        if i == 1:
+            assert rows() == want  # a nested scan, its units queued behind the outer ones
+    assert got == want
+    abandoned = lazyscan.scan(path, where="v = 5", threads=2, batch_size=10).to_batches()
+    next(abandoned)
+    abandoned.close()  # its running units finish, the pending ones are dropped
+    assert rows() == want
+
+
+def test_a_forked_child_scans_with_threads(tmp_path: Path) -> None:
+    """The worker threads of scans (and of object-store read-ahead) do not survive fork: a
+    child process forked after scans in the parent starts its own instead of waiting forever."""
+    import multiprocessing as mp
+
+    from lazyscan.io import prefetch
+
+    prefetch._shared_pool().submit(int).result()  # the read-ahead pool, started in the parent
+    path, t = _multi_group_file(tmp_path)
+    want = t.filter(pc.equal(t["v"], 7)).num_rows
+    assert lazyscan.scan(path, where="v = 7", threads=2).to_table().num_rows == want
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as child:
+        got = child.apply_async(_count_in_child, (path,)).get(timeout=60)
+    assert got == want
+
+
+def _count_in_child(path: str) -> int:
+    from lazyscan.io import prefetch
+
+    assert prefetch._pool is None
+    return lazyscan.scan(path, where="v = 7", threads=2).to_table().num_rows

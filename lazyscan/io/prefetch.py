@@ -9,6 +9,7 @@ needs the bytes fetches them again and reports the error where it happens.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,6 +31,17 @@ def _shared_pool() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="lazyscan-prefetch")
         return _pool
+
+
+def _forget_pool() -> None:
+    """In a forked child: the parent's threads do not exist there, a new pool starts its own."""
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 @dataclass
