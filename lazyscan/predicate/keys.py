@@ -30,6 +30,7 @@ import bisect
 import math
 import struct
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -472,6 +473,7 @@ class KeyFilter:
     #: share of non-keys a Bloom filter let through when probed at build time (None: not measured)
     measured_fpp: float | None = None
     _byte_keys: list[bytes] | None = field(default=None, repr=False)
+    _int_keys: list[int] | None = field(default=None, repr=False)
 
     @property
     def exact(self) -> bool:
@@ -615,33 +617,36 @@ class KeyFilter:
         some = i < len(self.keys) and int(self.keys[i]) <= b
         return some, some and single
 
-    def any_in_ranges(self, los: np.ndarray, his: np.ndarray, t: pa.DataType) -> np.ndarray | None:
-        """:meth:`in_range`'s first answer for many integer ranges [``los[i]``, ``his[i]``] (int64
-        storage values of type ``t``) at once; None where only :meth:`in_range` answers (byte
-        keys, or a column at another scale)."""
+    def any_in_ranges(self, ranges: Sequence[tuple[int, int]], t: pa.DataType) -> list[bool] | None:
+        """:meth:`in_range`'s first answer for many integer ranges ``(lo, hi)`` (storage values
+        of type ``t``, ``lo <= hi``); None where only :meth:`in_range` answers (byte keys, or a
+        column at another scale)."""
         if self.kind == "empty":
-            return np.zeros(len(los), bool)
+            return [False] * len(ranges)
         scale = self.compatible(t)
         if scale is None:
-            return np.ones(len(los), bool)
+            return [True] * len(ranges)
         if self.family == BYTES or scale != (1, 1):
             return None
-        a = np.maximum(los, np.int64(self.min))
-        b = np.minimum(his, np.int64(self.max))
-        some = a <= b
-        if self.kind == "bloom" or not some.any():
-            return some
+        kmin, kmax = int(self.min), int(self.max)
+        clipped = [(max(lo, kmin), min(hi, kmax)) for lo, hi in ranges]
+        if self.kind == "bloom":
+            return [a <= b for a, b in clipped]
         if self.kind == "bitmap":
-            base = int(self.min)
-            for i in np.flatnonzero(some).tolist():
-                some[i] = bool(_bitmap_any(self.words, int(a[i]) - base, int(b[i]) - base))
-            return some
-        keys = self.keys
-        at = np.searchsorted(keys, a)
-        found = at < len(keys)
-        some &= found
-        some[found] &= keys[at[found]] <= b[found]
-        return some
+            return [a <= b and bool(_bitmap_any(self.words, a - kmin, b - kmin)) for a, b in clipped]
+        keys = self._sorted_keys()
+        n = len(keys)
+        out = []
+        for a, b in clipped:
+            i = bisect.bisect_left(keys, a) if a <= b else n
+            out.append(i < n and keys[i] <= b)
+        return out
+
+    def _sorted_keys(self) -> list[int]:
+        """The integer keys as a sorted Python list (for bisect), made once."""
+        if self._int_keys is None:
+            self._int_keys = self.keys.tolist()
+        return self._int_keys
 
     def values(self, limit: int) -> list[Any] | None:
         """The keys as Python values (int or bytes) when exact and at most ``limit`` of them."""

@@ -38,7 +38,6 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 
 from lazyscan.predicate.bound import (
@@ -324,9 +323,6 @@ def evaluate_statistics(bound: BoundExpr, stats: Mapping[str, ColumnStats]) -> A
     return _answer(_outcomes(bound, stats))
 
 
-_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
-
-
 def ruled_out_by_statistics(bound: BoundExpr, name: str, stats: Sequence[ColumnStats | None]) -> list[bool]:
     """Per finer unit (a page, say) of column ``name``: whether its statistics say ``bound``
     cannot match, as :func:`evaluate_statistics` on each would (None: no statistics, kept).
@@ -341,31 +337,27 @@ def ruled_out_by_statistics(bound: BoundExpr, name: str, stats: Sequence[ColumnS
 
 def _keys_ruled_out(bound: BoundKeyIn, stats: Sequence[ColumnStats | None]) -> list[bool] | None:
     """:func:`ruled_out_by_statistics` for ``column IN keys``: a unit is ruled out when no key
-    lies in its [min, max] or it holds no non-NULL value (NULL never joins); units whose
-    statistics are not plain integers get :func:`evaluate_statistics`."""
-    n = len(stats)
-    los = np.zeros(n, np.int64)
-    his = np.zeros(n, np.int64)
-    plain = np.zeros(n, bool)
-    out = [False] * n
+    lies in its [min, max] (NULL never joins); units whose statistics are not plain integer
+    bounds of some non-NULL values get :func:`evaluate_statistics`."""
+    out = [False] * len(stats)
+    plain: list[int] = []
+    ranges: list[tuple[int, int]] = []
     rest: list[int] = []
     for i, st in enumerate(stats):
         if st is None:
             continue
         lo, hi = st.min, st.max
-        if (
-            type(lo) is int and type(hi) is int and _I64_MIN <= lo <= hi <= _I64_MAX
-            and st.num_values != 0 and not st.all_null
-        ):
-            los[i], his[i], plain[i] = lo, hi, True
+        if type(lo) is int and type(hi) is int and lo <= hi and st.num_values != 0 and not st.all_null:
+            plain.append(i)
+            ranges.append((lo, hi))
         else:
             rest.append(i)
-    if plain.any():
-        some = bound.keys.any_in_ranges(los, his, bound.column.type)
+    if plain:
+        some = bound.keys.any_in_ranges(ranges, bound.column.type)
         if some is None:
             return None
-        for i in np.flatnonzero(plain & ~some).tolist():
-            out[i] = True
+        for i, hit in zip(plain, some):
+            out[i] = not hit
     name = bound.column.name
     for i in rest:
         st = stats[i]
