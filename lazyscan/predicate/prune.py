@@ -326,7 +326,8 @@ def evaluate_statistics(bound: BoundExpr, stats: Mapping[str, ColumnStats]) -> A
 def ruled_out_by_statistics(bound: BoundExpr, name: str, stats: Sequence[ColumnStats | None]) -> list[bool]:
     """Per finer unit (a page, say) of column ``name``: whether its statistics say ``bound``
     cannot match, as :func:`evaluate_statistics` on each would (None: no statistics, kept).
-    A key filter on an integer column answers for all units in a few array operations."""
+    A key filter on an integer column answers for all units at once, bisecting its sorted
+    keys, instead of one evaluation per unit."""
     out: list[bool] | None = None
     if isinstance(bound, BoundKeyIn) and not bound.negated and bound.column.name == name:
         out = _keys_ruled_out(bound, stats)
