@@ -127,6 +127,30 @@ def decompress_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name
     return _median_time(lambda: [codecs.decompress(c, b, n) for c, b, n in bodies], reps)
 
 
+def read_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str, reps: int) -> float:
+    """Time to read from the file, warm in the page cache, the pages
+    :func:`decompress_floor_seconds` decompresses (one ``pread`` per chunk, its needed pages
+    being adjacent or not, into one reused buffer): what a reader that copies pages out of the
+    page cache pays beside decompressing them."""
+    import os
+
+    spans = []
+    for rg, idx in wanted:
+        pages = needed_pages(pf.page_layout(rg, name), idx)
+        if pages:
+            start = min(off for off, _ in pages)
+            spans.append((start, max(off + size for off, size in pages) - start))
+    if not spans:
+        return 0.0
+    buf = bytearray(max(n for _, n in spans))
+    view = memoryview(buf)
+    fd = os.open(pf.path, os.O_RDONLY)
+    try:
+        return _median_time(lambda: [os.preadv(fd, [view[:n]], off) for off, n in spans], reps)
+    finally:
+        os.close(fd)
+
+
 def chunk_overhead(pf: Any, reps: int, seed: int = 0) -> dict[str, Any]:
     """Cost of a selective read per column chunk beyond fetching and decompressing its pages.
 

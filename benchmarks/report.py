@@ -310,6 +310,12 @@ def floor_sentence(floor: dict[str, Any]) -> str:
         f"{floor['row_groups_with_matches']} row groups holding a match, the dictionary page and the "
         f"pages holding a match: {fmt_seconds(floor['decompress_s'])} on one thread, shared by "
         f"{THREADS}."
+        + (
+            f" Reading those pages out of the page cache adds {fmt_seconds(floor['read_s'])} "
+            f"(floor with reads: {floor['floor_with_reads']:.2f})."
+            if "floor_with_reads" in floor
+            else ""
+        )
     )
 
 
