@@ -24,10 +24,10 @@ class IOStats:
     seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def add(self, nbytes: int, seconds: float) -> None:
+    def add(self, nbytes: int, seconds: float, requests: int = 1) -> None:
         with self._lock:
             self.bytes_read += nbytes
-            self.requests += 1
+            self.requests += requests
             self.seconds += seconds
 
 
@@ -52,7 +52,7 @@ def coalesce_ranges(
     bytes of the request's end and the request stays within ``max_size`` (a single range larger
     than ``max_size`` is still one request). Overlapping ranges are allowed.
     """
-    order = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    order = sorted(range(len(ranges)), key=[r[0] for r in ranges].__getitem__)  # by offset
     out: list[tuple[int, int, list[int]]] = []
     for i in order:
         off, length = ranges[i]
@@ -264,6 +264,7 @@ class LocalSource(Source):
         out = _empty_bytes(total)
         view = memoryview(out)  # type: ignore[arg-type]
         nbytes = requests = 0
+        seconds = 0.0
         gap: memoryview | None = None
         for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
             iov: list[memoryview] = []
@@ -288,9 +289,10 @@ class LocalSource(Source):
                 if n != want:
                     raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
                 got += n
-            self.stats.add(got, time.perf_counter() - t0)
+            seconds += time.perf_counter() - t0
             nbytes += got
             requests += 1
+        self.stats.add(nbytes, seconds, requests)
         return out, starts, nbytes, requests
 
     # bound when the class is made: __del__ may run at interpreter exit, after module globals
