@@ -4,10 +4,10 @@ numba files a cached function under a hash of its source file's absolute path. A
 environment shipped to a Spark cluster is unpacked into a new folder per executor and per
 application, so every executor of every application compiled all kernels again (about 15 s of
 CPU), whatever ``NUMBA_CACHE_DIR`` said. Here lazyscan's own modules are filed under
-``<NUMBA_CACHE_DIR>/lazyscan-<version>/<folder inside the package>`` instead, so every copy of one
-installation on a machine shares one cache. numba still checks each entry against the source
-file's contents (its modification time and size before numba 0.68) and against the CPU, so a
-changed file or another machine compiles again.
+``<NUMBA_CACHE_DIR>/lazyscan-<version>/<folder in the package>/<module>-<hash of its contents>``
+instead: every copy of one installation on a machine shares one cache, and other code of the
+same version (a checkout being edited) files elsewhere. numba still checks each entry against
+the source file (contents, or modification time and size before numba 0.68) and the CPU.
 
 Imported by ``lazyscan/__init__.py`` before any kernel module: numba picks a function's cache
 locator when the function is decorated.
@@ -15,6 +15,8 @@ locator when the function is decorated.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 from typing import Any
 
@@ -29,15 +31,30 @@ _Impl: Any = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl
 
 
 def cache_folder(py_file: str) -> str | None:
-    """The cache folder of a lazyscan module (None for other files or without a cache dir)."""
+    """The cache folder of a lazyscan module (None for other files or without a cache dir):
+    one per module and contents, so copies of one installation share it and two installations
+    of one version with different code (a checkout being edited, say) never overwrite each
+    other's entries."""
     root = getattr(config, "CACHE_DIR", "")
     if not root:
         return None
-    folder = os.path.dirname(os.path.abspath(py_file))
-    inside = os.path.relpath(folder, _PACKAGE)
+    path = os.path.abspath(py_file)
+    inside = os.path.relpath(os.path.dirname(path), _PACKAGE)
     if inside.startswith(os.pardir):
         return None
-    return os.path.normpath(os.path.join(root, f"lazyscan-{__version__}", inside))
+    try:
+        st = os.stat(path)
+        digest = _digest(path, st.st_mtime_ns, st.st_size)
+    except OSError:
+        return None
+    module = os.path.splitext(os.path.basename(path))[0]
+    return os.path.normpath(os.path.join(root, f"lazyscan-{__version__}", inside, f"{module}-{digest}"))
+
+
+@functools.cache
+def _digest(path: str, mtime_ns: int, size: int) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
 if _Base is not None and _Impl is not None:

@@ -48,18 +48,21 @@ def test_copies_in_other_folders_load_the_first_copys_kernels(tmp_path: Path) ->
     assert first["runs"] == 3 and first["misses"] == 1 and first["hits"] == 0
     entries = sorted(p.relative_to(cache) for p in cache.rglob("kernels.index_runs-*"))
     assert entries and all(p.parts[:2] == (f"lazyscan-{lazyscan.__version__}", "parquet") for p in entries)
+    assert all(p.parts[2].startswith("kernels-") for p in entries)
 
     second = _probe(_copy_package(tmp_path / "b"), cache)  # another folder: the same cache
     assert second["file"] == str(tmp_path / "b" / "lazyscan" / "__init__.py")
     assert second["runs"] == 3 and second["hits"] == 1 and second["misses"] == 0
     assert sorted(p.relative_to(cache) for p in cache.rglob("kernels.index_runs-*")) == entries
 
-    # a changed source file is compiled again, not served from the other copy's entry
+    # a changed source file is compiled again into a folder of its own: the first copy's entries stay
     changed = _copy_package(tmp_path / "c")
     kernels = changed / "lazyscan" / "parquet" / "kernels.py"
     kernels.write_text(kernels.read_text() + "\n# changed\n")
     third = _probe(changed, cache)
     assert third["hits"] == 0 and third["misses"] == 1
+    assert set(entries) < {p.relative_to(cache) for p in cache.rglob("kernels.index_runs-*")}
+    assert _probe(tmp_path / "a", cache)["hits"] == 1
 
 
 def test_cache_folder_only_for_lazyscan_modules_with_a_cache_dir(monkeypatch, tmp_path: Path) -> None:
@@ -70,5 +73,7 @@ def test_cache_folder_only_for_lazyscan_modules_with_a_cache_dir(monkeypatch, tm
     assert cache_folder(kernels) is None
     monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path), raising=False)
     installed = Path(lazyscan.__file__).parent / "parquet" / "kernels.py"
-    assert cache_folder(str(installed)) == str(tmp_path / f"lazyscan-{lazyscan.__version__}" / "parquet")
+    folder = Path(cache_folder(str(installed)) or "")
+    assert folder.parent == tmp_path / f"lazyscan-{lazyscan.__version__}" / "parquet"
+    assert folder.name.startswith("kernels-") and len(folder.name) == len("kernels-") + 16
     assert cache_folder(str(tmp_path / "elsewhere" / "module.py")) is None
