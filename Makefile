@@ -28,9 +28,7 @@ $(STAMP35): pyproject.toml
 	$(VENV35)/bin/python -m pip install --quiet -e '.[spark35]'
 	@touch $(STAMP35)
 
-# after the 3.5 environment's install: two editable installs of one checkout at once would both
-# write its lazyscan.egg-info
-$(STAMP34): pyproject.toml | $(STAMP35)
+$(STAMP34): pyproject.toml
 	@test -x $(VENV34)/bin/python || $(PYTHON) -m venv $(VENV34)
 	$(VENV34)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV34)/bin/python -m pip install --quiet -e '.[spark34]'
@@ -57,12 +55,7 @@ unit-spark35: $(STAMP35) java
 unit-spark34: $(STAMP34) java
 	$(VENV34)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
-# the three suites (and their environments' installs) run side by side: the PySpark 4.3 suite
-# keeps one core busy for most of its run, the 3.5 and 3.4 ones mostly wait on their JVMs; each
-# prints its output when it ends
-test: lint typecheck
-	@echo "running the PySpark 4.3, 3.5 and 3.4 suites side by side; each prints its output when it ends"
-	@$(MAKE) --no-print-directory -j3 --output-sync=target unit unit-spark35 unit-spark34
+test: lint typecheck unit unit-spark35 unit-spark34
 
 bench: $(STAMP) java
 	$(PY) -m benchmarks run all --sf $(SF)
