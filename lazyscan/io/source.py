@@ -265,7 +265,6 @@ class LocalSource(Source):
         view = memoryview(out)  # type: ignore[arg-type]
         nbytes = requests = 0
         seconds = 0.0
-        gap: memoryview | None = None
         for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
             iov: list[memoryview] = []
             at = start
@@ -273,11 +272,8 @@ class LocalSource(Source):
                 off, length = ranges[i]
                 if off < at:  # overlapping ranges: read them one by one
                     return super().read_ranges_into(ranges, opts)
-                if off > at:
-                    if gap is None or len(gap) < off - at:
-                        gap = _gap_buffer(off - at)
-                    # the bytes between two wanted ranges land in one discarded buffer
-                    iov.append(gap[: off - at])
+                if off > at:  # the bytes between two wanted ranges land in one discarded buffer
+                    iov.append(_gap_buffer(off - at)[: off - at])
                 iov.append(view[starts[i] : starts[i] + length])
                 at = off + length
             t0 = time.perf_counter()

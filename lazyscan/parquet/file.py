@@ -1017,7 +1017,7 @@ class ParquetFile:
         with its dictionary page (a read with the dictionary decoded fetches from there)."""
         layout = self._layout(row_group, desc, md)
         first = layout.pages[0].offset if layout.pages else -1
-        return first if layout.dictionary == (start, first - start) and first - start < total else None
+        return first if layout.dictionary == (start, first - start) and 0 < first - start < total else None
 
     def _checked_layout(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
         """The chunk's page layout, once its codec is known to be readable."""

@@ -603,19 +603,10 @@ class KeyFilter:
             a, b = -((-ilo) // div), ihi // div
         else:
             a, b = ilo * mul, ihi * mul
-        a, b = max(a, int(self.min)), min(b, int(self.max))
-        if a > b:
-            return False, False
+        some = self._some_key_in(max(a, int(self.min)), min(b, int(self.max)))
         if self.kind == "bloom":
-            return True, False
-        single = ilo == ihi
-        if self.kind == "bitmap":
-            base = int(self.min)
-            some = bool(_bitmap_any(self.words, a - base, b - base))
-            return some, some and single
-        i = int(np.searchsorted(self.keys, a))
-        some = i < len(self.keys) and int(self.keys[i]) <= b
-        return some, some and single
+            return some, False
+        return some, some and ilo == ihi
 
     def any_in_ranges(self, ranges: Sequence[tuple[int, int]], t: pa.DataType) -> list[bool] | None:
         """:meth:`in_range`'s first answer for many integer ranges ``(lo, hi)`` (storage values
@@ -629,18 +620,19 @@ class KeyFilter:
         if self.family == BYTES or scale != (1, 1):
             return None
         kmin, kmax = int(self.min), int(self.max)
-        clipped = [(max(lo, kmin), min(hi, kmax)) for lo, hi in ranges]
+        return [self._some_key_in(max(lo, kmin), min(hi, kmax)) for lo, hi in ranges]
+
+    def _some_key_in(self, a: int, b: int) -> bool:
+        """Whether a key may lie in [a, b] (integers at this filter's scale, within its bounds)."""
+        if a > b:
+            return False
         if self.kind == "bloom":
-            return [a <= b for a, b in clipped]
+            return True
         if self.kind == "bitmap":
-            return [a <= b and bool(_bitmap_any(self.words, a - kmin, b - kmin)) for a, b in clipped]
+            return bool(_bitmap_any(self.words, a - int(self.min), b - int(self.min)))
         keys = self._sorted_keys()
-        n = len(keys)
-        out = []
-        for a, b in clipped:
-            i = bisect.bisect_left(keys, a) if a <= b else n
-            out.append(i < n and keys[i] <= b)
-        return out
+        i = bisect.bisect_left(keys, a)
+        return i < len(keys) and keys[i] <= b
 
     def _sorted_keys(self) -> list[int]:
         """The integer keys as a sorted Python list (for bisect), made once."""

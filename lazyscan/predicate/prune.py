@@ -332,8 +332,12 @@ def ruled_out_by_statistics(bound: BoundExpr, name: str, stats: Sequence[ColumnS
     if isinstance(bound, BoundKeyIn) and not bound.negated and bound.column.name == name:
         out = _keys_ruled_out(bound, stats)
     if out is None:
-        out = [st is not None and evaluate_statistics(bound, {name: st}) is Answer.CANNOT_MATCH for st in stats]
+        out = [_ruled_out(bound, name, st) for st in stats]
     return out
+
+
+def _ruled_out(bound: BoundExpr, name: str, st: ColumnStats | None) -> bool:
+    return st is not None and evaluate_statistics(bound, {name: st}) is Answer.CANNOT_MATCH
 
 
 def _keys_ruled_out(bound: BoundKeyIn, stats: Sequence[ColumnStats | None]) -> list[bool] | None:
@@ -359,10 +363,8 @@ def _keys_ruled_out(bound: BoundKeyIn, stats: Sequence[ColumnStats | None]) -> l
             return None
         for i, hit in zip(plain, some):
             out[i] = not hit
-    name = bound.column.name
     for i in rest:
-        st = stats[i]
-        out[i] = st is not None and evaluate_statistics(bound, {name: st}) is Answer.CANNOT_MATCH
+        out[i] = _ruled_out(bound, bound.column.name, stats[i])
     return out
 
 
