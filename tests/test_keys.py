@@ -68,6 +68,22 @@ def test_exact_integer_membership_equals_is_in(kind_keys: str, column_type: pa.D
     assert kf.contains(arr).equals(expected)
 
 
+@pytest.mark.parametrize("keys", [np.arange(-40, 100, 3), np.array([-2**63, -7, 0, 90, 2**63 - 1])])
+@pytest.mark.parametrize("column_type", INT_TYPES)
+def test_integer_columns_without_nulls_equal_is_in(keys: np.ndarray, column_type: pa.DataType) -> None:
+    """The probe of NULL-free integer values (its own loop) equals ``is_in``, at the type's
+    extremes and with values below, inside and above the keys' range."""
+    kf = key_filter(keys)
+    assert kf.kind == ("bitmap" if len(keys) > 5 else "hash")
+    info = np.iinfo(column_type.to_pandas_dtype())
+    rng = np.random.default_rng(3)
+    inside = rng.integers(max(int(info.min), -60), min(int(info.max), 120), 3_000).tolist()
+    arr = pa.array([int(info.min), int(info.max), 0, *inside], column_type)
+    value_set = pa.array([k for k in keys.tolist() if info.min <= k <= info.max], column_type)
+    assert kf.contains(arr).equals(pc.is_in(arr, value_set=value_set))
+    assert kf.contains(arr).true_count > 0
+
+
 def test_uint64_above_int64_never_matches_negative_keys() -> None:
     kf = key_filter(np.array([-1, 5], np.int64))
     arr = pa.array([2**64 - 1, 5, 2**63], pa.uint64())
@@ -360,7 +376,7 @@ def test_profile_accounts_for_every_row_the_join_filter_removes(tmp_path: Path) 
     _same_rows(got, _duckdb(path, dim, "KEYS").select(["note"]))
     p = s.profile
     (text, j), = p.join_filters.items()
-    assert "hash of 4 integer keys" in text
+    assert "bitmap of 4 integer keys" in text
     assert j["row_groups_statistics"] == p["row_groups_pruned_stats"] >= 2
     assert j["pages_page_index"] > 0 and j["rows_probed"] > 0
     assert _removed(j) == p["rows_total"] - got.num_rows
@@ -448,8 +464,8 @@ def test_pages_ruled_out_at_once_as_one_by_one(kind, column_type) -> None:
     rng = np.random.default_rng(len(kind) * 7 + len(str(column_type)))
     keys = {
         "bitmap": np.arange(1000, 1400, 3),
-        "hash": rng.choice(10**6, 300, replace=False),
-        "bloom": rng.choice(10**6, 3000, replace=False),
+        "hash": rng.choice(10**6, 300, replace=False) * 1000,
+        "bloom": rng.choice(10**6, 3000, replace=False) * 1000,
         "empty": np.array([], np.int64),
     }[kind]
     kf = key_filter(pa.array(keys, pa.int64()), exact_limit=2000)

@@ -3,7 +3,8 @@ table's scan probes.
 
 :func:`key_filter` picks the cheapest form for the keys it is given:
 
-- ``bitmap`` — dense integer keys: one bit per value in [min, max], exact;
+- ``bitmap`` — integer keys that are dense (at most 64 bits per key) or span at most 4 Mi
+  values (512 KiB): one bit per value in [min, max], exact;
 - ``hash`` — up to ``exact_limit`` keys: an open-addressing hash set (integers), or hashes
   with the key bytes to verify a hit (strings, binary), exact;
 - ``bloom`` — beyond that: a register-blocked Bloom filter (one 64-bit word per key, ``k`` bits
@@ -48,8 +49,10 @@ _jit = numba.njit(nogil=True, cache=True)
 EXACT_LIMIT = 100_000
 #: the false-positive probability a Bloom filter is sized for when none is given
 DEFAULT_FPP = 0.01
-#: a bitmap is chosen when it takes at most this many bits per key ...
+#: a bitmap is chosen when it takes at most this many bits per key, or when it is small
+#: anyway (512 KiB: probing it costs about half a hash probe, measured up to 1 MiB) ...
 _BITMAP_BITS_PER_KEY = 64
+_BITMAP_SMALL_BITS = 1 << 22
 #: ... and at most this many bits in all (32 MiB)
 _BITMAP_MAX_BITS = 1 << 28
 #: bits per key of the bit array an exact hash set checks before its table
@@ -127,6 +130,15 @@ def int_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     if arr.null_count == 0:  # no NULL to fill: zero copy for int64
         return arr.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), valid
     return np.asarray(pc.fill_null(arr, 0), dtype=np.int64), valid
+
+
+def _plain_ints(arr: pa.Array) -> np.ndarray | None:
+    """An integer array without NULLs as its NumPy values (zero copy), else None (uint64
+    values above 2^63 - 1 need :func:`int_values`)."""
+    t = arr.type
+    if arr.null_count or not pa.types.is_integer(t) or (pa.types.is_unsigned_integer(t) and t.bit_width == 64):
+        return None
+    return arr.to_numpy(zero_copy_only=False)
 
 
 def byte_values(arr: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -259,6 +271,46 @@ def probe_int_bitmap(values, valid, mul, div, lo, hi, words, out):
         if (words[d >> 6] >> np.uint64(d & 63)) & np.uint64(1):
             out[i] = 1
             hits += 1
+    return hits
+
+
+@_jit
+def probe_plain_bitmap(values, lo, words, out):
+    """:func:`probe_int_bitmap` for integer values without NULLs at the filter's own scale:
+    one unsigned comparison and one bit test per value, no branch on the outcome."""
+    span = np.uint64(words.shape[0] * 64)
+    hits = 0
+    for i in range(values.shape[0]):
+        d = np.uint64(np.int64(values[i]) - lo)  # below lo wraps to beyond span
+        hit = np.uint8(0)
+        if d < span:
+            hit = np.uint8((words[np.int64(d >> np.uint64(6))] >> (d & np.uint64(63))) & np.uint64(1))
+        out[i] = hit
+        hits += hit
+    return hits
+
+
+@_jit
+def probe_plain_hash(values, lo, hi, table, used, pre, pre_shift, out):
+    """:func:`probe_int_hash` for integer values without NULLs at the filter's own scale."""
+    shift = np.uint64(64 - int(np.log2(table.shape[0])))
+    mask = table.shape[0] - 1
+    hits = 0
+    for i in range(values.shape[0]):
+        out[i] = 0
+        v = np.int64(values[i])
+        if v < lo or v > hi:
+            continue
+        h = _int_hash(v)
+        if not _pre_hit(pre, pre_shift, h):
+            continue
+        s = np.int64(h >> shift)
+        while used[s]:
+            if table[s] == v:
+                out[i] = 1
+                hits += 1
+                break
+            s = (s + 1) & mask
     return hits
 
 
@@ -561,8 +613,16 @@ class KeyFilter:
             if got < 0:
                 raise PredicateError("inconsistent string array offsets")
             return out
-        values, valid = int_values(arr)
         lo, hi = int(self.min), int(self.max)
+        plain = _plain_ints(arr) if mul == 1 and div == 1 and self.kind != "bloom" else None
+        if plain is not None:
+            if self.kind == "bitmap":
+                probe_plain_bitmap(plain, lo, self.words, out)
+            else:
+                assert self._table is not None and self._used is not None and self._pre is not None
+                probe_plain_hash(plain, lo, hi, self._table, self._used, self._pre, np.uint64(self._pre_shift), out)
+            return out
+        values, valid = int_values(arr)
         if self.kind == "bitmap":
             probe_int_bitmap(values, valid, mul, div, lo, hi, self.words, out)
         elif self.kind == "hash":
@@ -881,7 +941,7 @@ def _as_array(values: Any) -> pa.Array:
 def key_filter(values: Any, fpp: float | None = None, exact_limit: int = EXACT_LIMIT) -> KeyFilter:
     """A :class:`KeyFilter` of the non-NULL ``values`` (Arrow array, NumPy array or sequence).
 
-    Dense integer keys become a bitmap, up to ``exact_limit`` distinct keys a hash set, more a
+    Dense integer keys (or any spanning at most 4 Mi values) become a bitmap, up to ``exact_limit`` distinct keys a hash set, more a
     register-blocked Bloom filter sized for the false-positive probability ``fpp`` (default
     1 %). Floating-point, boolean and nested keys raise :class:`PredicateError`.
     """
@@ -923,7 +983,7 @@ def key_filter(values: Any, fpp: float | None = None, exact_limit: int = EXACT_L
     n = len(keys)
     lo, hi = int(keys[0]), int(keys[-1])
     span = hi - lo + 1
-    if span <= _BITMAP_MAX_BITS and span <= _BITMAP_BITS_PER_KEY * n:
+    if span <= _BITMAP_MAX_BITS and (span <= _BITMAP_BITS_PER_KEY * n or span <= _BITMAP_SMALL_BITS):
         words = np.zeros((span + 63) // 64, np.uint64)
         build_bitmap(keys, lo, words)
         return KeyFilter("bitmap", family, scale, n, lo, hi, 0.0, words)
