@@ -286,7 +286,7 @@ def probe_plain_bitmap(values, lo, words, out):
         if d < span:
             hit = np.uint8((words[np.int64(d >> np.uint64(6))] >> (d & np.uint64(63))) & np.uint64(1))
         out[i] = hit
-        hits += hit
+        hits += int(hit)
     return hits
 
 
