@@ -432,3 +432,16 @@ def test_spark_ratios_and_headline_table() -> None:
     derived = {"spark_ratio": spark_ratios(results), "auto_vs_faster": auto_vs_faster(results)}
     table = spark_headline(ScenarioResult("spark", "t", "d", queries=results, derived=derived).to_dict())
     assert "auto / fastest |" in table and "| 1.10 |" in table and table.count("n/a") == 2
+
+
+def test_reader_target_rule() -> None:
+    """4x over pyarrow's full read plus take, or 80 % of a bound below 4x."""
+    from benchmarks.reader_bench import meets_target
+
+    assert meets_target({"speedup": 4.1, "speedup_bound": 9.0})
+    assert not meets_target({"speedup": 3.5, "speedup_bound": 4.2})
+    assert meets_target({"speedup": 3.2, "speedup_bound": 3.9})
+    assert not meets_target({"speedup": 3.0, "speedup_bound": 3.9})
+    assert not meets_target({"speedup": 3.0, "speedup_bound": None})
+    sel = {"speedup": 3.4, "speedup_bound": 4.6, "speedup_bound_with_reads": 3.9}
+    assert not meets_target(sel) and meets_target(sel, "speedup_bound_with_reads")

@@ -137,7 +137,7 @@ def duckdb_rows(path: Path, where: str, columns: list[str]) -> pa.Table:
     con = duckdb.connect()
     sel = ", ".join(columns)
     where_sql = where.replace("'NaN'", "'NaN'::DOUBLE")
-    return con.execute(f"SELECT {sel} FROM read_parquet('{path}') WHERE {where_sql}").to_arrow_table()
+    return con.sql(f"SELECT {sel} FROM read_parquet('{path}') WHERE {where_sql}").to_arrow_table()
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))

@@ -680,8 +680,8 @@ class ParquetFile:
         if rows is not None and self._fused_shape(desc) is not None:
             num_rows = self.metadata.row_groups[row_group].num_rows
             selection = _as_ranges(rows, num_rows)
-            if selection is not None and selection.row_count > 0 and fused.takes(selection.row_count, num_rows):
-                return self.read_columns(row_group, [desc.index], selection, counters, cache)[0]
+            if selection is not None and 0 < selection.row_count < num_rows and fused.takes(selection.row_count, num_rows):
+                return self._read_selection(row_group, [desc], selection, num_rows, counters, cache)[0]
             rows = selection
         chunk = self.read_assembled(row_group, column, rows, counters, cache=cache)
         return self.to_arrow(row_group, desc, chunk, counters)
@@ -1149,6 +1149,13 @@ class ParquetFile:
         descs = [self.column(col) for col in columns]
         if selection is None or selection.row_count == num_rows or selection.is_empty:
             return [self.read_column(row_group, d.index, selection, counters, cache) for d in descs]
+        return self._read_selection(row_group, descs, selection, num_rows, counters, cache)
+
+    def _read_selection(
+        self, row_group: int, descs: list[ColumnDescriptor], selection: RowRanges, num_rows: int,
+        counters: ReadCounters | None, cache: PageCache | None,
+    ) -> list[pa.Array]:
+        """:meth:`read_columns` of a selection of some but not all rows."""
         c = counters if counters is not None else self.counters
         # the fused path decodes exactly the selected rows: its plans skip the merging
         exact_rows = _SelectedRows(selection.starts, selection.ends, selection.to_indices(), None)

@@ -794,30 +794,37 @@ def read_group(
         dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
         out32, out64, valid, nulls, starts, lengths, offsets, data_at,
     )
-    b32 = pa.py_buffer(out32)
-    b64 = pa.py_buffer(out64)
-    boffsets = pa.py_buffer(offsets)
-    bdata = pa.py_buffer(data)
+    b32 = pa.py_buffer(out32) if g.slots32 else None
+    b64 = pa.py_buffer(out64) if g.slots64 else None
+    boffsets = bdata = None
+    if g.slots_bytes:
+        boffsets = pa.py_buffer(offsets)
+        bdata = pa.py_buffer(data)
     out: list[pa.Array | None] = []
     done = 0
+    read = 0
+    skipped = 0
     read_pages = (col_pages[:, 1] - col_pages[:, 0]).tolist()
     for k, (shape, ok, null_count, s) in enumerate(zip(g.shapes, status.tolist(), nulls.tolist(), g.slot.tolist())):
         if ok != _OK:
             out.append(None)
             continue
-        validity = _validity(valid[k * rows : (k + 1) * rows], null_count)
+        validity = _validity(valid[k * rows : (k + 1) * rows], null_count) if null_count else None
         if shape.width:
             word = 8 if g.wide[k] else 4
-            values = (b64 if word == 8 else b32).slice(s * rows * word, rows * shape.out_width)
+            values = (b64 if word == 8 else b32).slice(s * rows * word, rows * shape.out_width)  # type: ignore[union-attr]
             out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, values], null_count))
         else:
+            assert boffsets is not None and bdata is not None
             offs = boffsets.slice(s * (rows + 1) * 4, (rows + 1) * 4)
             end = int(offsets[s * (rows + 1) + rows])
             values = bdata.slice(int(data_at[k]), end)
             out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, offs, values], null_count))
         done += 1
-        c.pages_fetched += read_pages[k]
-        c.pages_skipped += g.npages[k] - read_pages[k]
+        read += read_pages[k]
+        skipped += g.npages[k] - read_pages[k]
+    c.pages_fetched += read
+    c.pages_skipped += skipped
     c.decode_seconds += clock() - t1
     c.values_decoded += rows * done
     return out
