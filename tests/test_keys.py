@@ -5,6 +5,7 @@ type pairing, and scans with ``isin_keys`` against the same semi-join in DuckDB.
 from __future__ import annotations
 
 import decimal
+import itertools
 import pickle
 from pathlib import Path
 
@@ -452,7 +453,7 @@ def test_other_key_types_in_the_scan(tmp_path: Path, column: pa.Array, keys: pa.
     assert got.sort_by("i").column("i").equals(expected.column("i"))
 
 
-@pytest.mark.parametrize("kind", ["bitmap", "hash", "bloom", "empty"])
+@pytest.mark.parametrize("kind", ["bitmap", "sparse_bitmap", "hash", "bloom", "empty"])
 @pytest.mark.parametrize("column_type", [pa.int64(), pa.int32(), pa.decimal128(12, 0), pa.decimal128(12, 2)])
 def test_pages_ruled_out_at_once_as_one_by_one(kind, column_type) -> None:
     """The page tier's vectorized answer for a key filter equals evaluate_statistics page by
@@ -464,12 +465,14 @@ def test_pages_ruled_out_at_once_as_one_by_one(kind, column_type) -> None:
     rng = np.random.default_rng(len(kind) * 7 + len(str(column_type)))
     keys = {
         "bitmap": np.arange(1000, 1400, 3),
+        "sparse_bitmap": rng.choice(10**6, 40, replace=False),  # ranges answered by bisecting its keys
         "hash": rng.choice(10**6, 300, replace=False) * 1000,
         "bloom": rng.choice(10**6, 3000, replace=False) * 1000,
         "empty": np.array([], np.int64),
     }[kind]
     kf = key_filter(pa.array(keys, pa.int64()), exact_limit=2000)
-    assert kf.kind == kind
+    assert kf.kind == kind.removeprefix("sparse_")
+    assert (kind == "sparse_bitmap") == (kf.kind == "bitmap" and len(kf.words) > len(kf))
     schema = pa.schema([("x", column_type)])
     for negated in (False, True) if kind != "bloom" else (False,):  # NOT of a Bloom filter is refused
         expr = col("x").isin_keys(kf)
@@ -500,3 +503,27 @@ def test_pages_ruled_out_at_once_as_one_by_one(kind, column_type) -> None:
         assert got == want
         if not negated and kind != "empty" and column_type != pa.decimal128(12, 2):
             assert 0 < sum(got) < len(got)  # the pages tell both answers apart
+
+
+@pytest.mark.parametrize("keys", [
+    np.arange(1000, 1400, 3),  # dense bitmap
+    np.random.default_rng(5).choice(10**6, 40, replace=False),  # sparse bitmap
+    np.random.default_rng(6).choice(10**6, 40, replace=False) * 10**6,  # hash
+])
+def test_ranges_holding_a_key_equal_a_brute_force_search(keys: np.ndarray) -> None:
+    """``any_in_ranges`` and ``in_range`` against the keys themselves, on ranges that start,
+    end or sit exactly at keys and on the gaps between them."""
+    kf = key_filter(keys)
+    ks = np.sort(keys).tolist()
+    rng = np.random.default_rng(9)
+    ranges = []
+    for a, b in itertools.pairwise(ks):
+        ranges += [(a, a), (a + 1, b - 1), (a - 1, a), (b, b + 1), (a + 1, b), (a, b)]
+    for _ in range(300):
+        lo = int(rng.integers(ks[0] - 10, ks[-1] + 10))
+        ranges.append((lo, lo + int(rng.choice([0, 1, 7, 1000, 10**5]))))
+    ranges = [(lo, hi) for lo, hi in ranges if lo <= hi]
+    want = [any(lo <= k <= hi for k in ks) for lo, hi in ranges]
+    assert kf.any_in_ranges(ranges, pa.int64()) == want
+    assert [kf.in_range(lo, hi, pa.int64())[0] for lo, hi in ranges] == want
+    assert sum(want) and not all(want)

@@ -688,7 +688,8 @@ class KeyFilter:
             return False
         if self.kind == "bloom":
             return True
-        if self.kind == "bitmap":
+        if self.kind == "bitmap" and len(self.words) <= self.count:
+            # dense: the scan of the range's words meets a key within a few words
             return bool(_bitmap_any(self.words, a - int(self.min), b - int(self.min)))
         keys = self._sorted_keys()
         i = bisect.bisect_left(keys, a)
@@ -697,7 +698,8 @@ class KeyFilter:
     def _sorted_keys(self) -> list[int]:
         """The integer keys as a sorted Python list (for bisect), made once."""
         if self._int_keys is None:
-            self._int_keys = self.keys.tolist()
+            self._int_keys = self.values(self.count) if self.kind == "bitmap" else self.keys.tolist()
+        assert self._int_keys is not None
         return self._int_keys
 
     def values(self, limit: int) -> list[Any] | None:
@@ -709,8 +711,10 @@ class KeyFilter:
         if self.family == BYTES:
             return self.byte_keys()
         if self.kind == "bitmap":
-            bits = np.unpackbits(self.words.view(np.uint8), bitorder="little")
-            return (np.flatnonzero(bits) + int(self.min)).tolist()  # type: ignore[no-any-return]
+            if self._int_keys is None:
+                bits = np.unpackbits(self.words.view(np.uint8), bitorder="little")
+                self._int_keys = (np.flatnonzero(bits) + int(self.min)).tolist()
+            return list(self._int_keys)
         return self.keys.tolist()  # type: ignore[no-any-return]
 
     def column_values(self, t: pa.DataType, limit: int) -> list[Any] | None:
