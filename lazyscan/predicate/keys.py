@@ -232,24 +232,29 @@ def probe_int_hash(values, valid, mul, div, lo, hi, table, used, pre, pre_shift,
     that finds the slot of another key mispredicts; most values of a selective join are no
     key."""
     shift = np.uint64(64 - int(np.log2(table.shape[0])))
-    mask = table.shape[0] - 1
     hits = 0
     for i in range(values.shape[0]):
         out[i] = 0
         v, candidate = _int_candidate(values, valid, i, mul, div, lo, hi)
-        if not candidate:
-            continue
-        h = _int_hash(v)
-        if not _pre_hit(pre, pre_shift, h):
-            continue
-        s = np.int64(h >> shift)
-        while used[s]:
-            if table[s] == v:
-                out[i] = 1
-                hits += 1
-                break
-            s = (s + 1) & mask
+        if candidate and _in_table(v, table, used, pre, pre_shift, shift):
+            out[i] = 1
+            hits += 1
     return hits
+
+
+@_jit
+def _in_table(v, table, used, pre, pre_shift, shift):
+    """Whether ``v`` is a key of the open-addressing table (its prefilter bit checked first)."""
+    h = _int_hash(v)
+    if not _pre_hit(pre, pre_shift, h):
+        return False
+    mask = table.shape[0] - 1
+    s = np.int64(h >> shift)
+    while used[s]:
+        if table[s] == v:
+            return True
+        s = (s + 1) & mask
+    return False
 
 
 @_jit
@@ -294,23 +299,12 @@ def probe_plain_bitmap(values, lo, words, out):
 def probe_plain_hash(values, lo, hi, table, used, pre, pre_shift, out):
     """:func:`probe_int_hash` for integer values without NULLs at the filter's own scale."""
     shift = np.uint64(64 - int(np.log2(table.shape[0])))
-    mask = table.shape[0] - 1
     hits = 0
     for i in range(values.shape[0]):
-        out[i] = 0
         v = np.int64(values[i])
-        if v < lo or v > hi:
-            continue
-        h = _int_hash(v)
-        if not _pre_hit(pre, pre_shift, h):
-            continue
-        s = np.int64(h >> shift)
-        while used[s]:
-            if table[s] == v:
-                out[i] = 1
-                hits += 1
-                break
-            s = (s + 1) & mask
+        hit = lo <= v <= hi and _in_table(v, table, used, pre, pre_shift, shift)
+        out[i] = hit
+        hits += hit
     return hits
 
 
