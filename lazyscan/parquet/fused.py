@@ -809,7 +809,7 @@ def read_group(
         if ok != _OK:
             out.append(None)
             continue
-        validity = _validity(valid[k * rows : (k + 1) * rows], null_count) if null_count else None
+        validity = _validity(valid[k * rows : (k + 1) * rows], null_count)
         if shape.width:
             word = 8 if g.wide[k] else 4
             values = (b64 if word == 8 else b32).slice(s * rows * word, rows * shape.out_width)  # type: ignore[union-attr]

@@ -692,8 +692,11 @@ class KeyFilter:
     def _sorted_keys(self) -> list[int]:
         """The integer keys as a sorted Python list (for bisect), made once."""
         if self._int_keys is None:
-            self._int_keys = self.values(self.count) if self.kind == "bitmap" else self.keys.tolist()
-        assert self._int_keys is not None
+            if self.kind == "bitmap":
+                bits = np.unpackbits(self.words.view(np.uint8), bitorder="little")
+                self._int_keys = (np.flatnonzero(bits) + int(self.min)).tolist()
+            else:
+                self._int_keys = self.keys.tolist()
         return self._int_keys
 
     def values(self, limit: int) -> list[Any] | None:
@@ -704,12 +707,7 @@ class KeyFilter:
             return []
         if self.family == BYTES:
             return self.byte_keys()
-        if self.kind == "bitmap":
-            if self._int_keys is None:
-                bits = np.unpackbits(self.words.view(np.uint8), bitorder="little")
-                self._int_keys = (np.flatnonzero(bits) + int(self.min)).tolist()
-            return list(self._int_keys)
-        return self.keys.tolist()  # type: ignore[no-any-return]
+        return list(self._sorted_keys())
 
     def column_values(self, t: pa.DataType, limit: int) -> list[Any] | None:
         """The keys as storage values of a column of type ``t`` (keys no value of that type
