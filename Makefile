@@ -12,6 +12,9 @@ STAMP35 := $(VENV35)/.installed
 VENV34 := .venv-spark34
 STAMP34 := $(VENV34)/.installed
 OLD_SPARK_TESTS := tests/test_spark_routes.py
+# pytest-xdist workers for the main suite: whole modules per worker, so each module-scoped
+# server or cluster starts once
+TEST_WORKERS ?= 2
 
 .PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 bench java clean
 
@@ -47,7 +50,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP) java
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 unit-spark35: $(STAMP35) java
 	$(VENV35)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
