@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.predicate.expr import Compare, In
+from tests.support.jvm import TEST_JVM_OPTIONS
 
 _SESSION: Any = None
 
@@ -48,6 +49,7 @@ def get_spark() -> Any:
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "2g")
+        .config("spark.driver.extraJavaOptions", TEST_JVM_OPTIONS)
         .config("spark.python.worker.faulthandler.enabled", "true")
         .getOrCreate()
     )

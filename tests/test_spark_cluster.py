@@ -32,6 +32,7 @@ import pytest
 import lazyscan
 from tests.spark_support import assert_same_rows, typed_table
 from tests.support.cluster import REPO, packed_environment, spark_env, spark_home, start_cluster
+from tests.support.jvm import TEST_JVM_OPTIONS
 
 pytestmark = pytest.mark.spark
 
@@ -90,6 +91,8 @@ def run(tmp_path_factory) -> Any:
             "--conf", "spark.executor.cores=1",
             "--conf", "spark.executor.memory=1g",
             "--conf", "spark.driver.memory=1g",
+            "--driver-java-options", TEST_JVM_OPTIONS,
+            "--conf", f"spark.executor.extraJavaOptions={TEST_JVM_OPTIONS}",
             "--conf", "spark.cores.max=2",
             "--conf", "spark.ui.enabled=false",
             "--conf", "spark.task.maxFailures=2",

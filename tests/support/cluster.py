@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.s3_server import free_port, stop_process
+from tests.support.jvm import TEST_JVM_OPTIONS
 
 START_TIMEOUT_S = 120.0
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +76,7 @@ class StandaloneCluster:
 def _start(cluster: StandaloneCluster, name: str, args: list[str]) -> None:
     log = open(cluster.folder / f"{name}.log", "wb")  # noqa: SIM115 - the process writes to it
     command = [str(spark_home() / "bin" / "spark-class"), *args]
-    env = spark_env(SPARK_DAEMON_MEMORY="512m")
+    env = spark_env(SPARK_DAEMON_MEMORY="512m", SPARK_DAEMON_JAVA_OPTS=TEST_JVM_OPTIONS)
     cluster.processes.append(
         subprocess.Popen(command, cwd=cluster.folder, env=env, stdout=log, stderr=subprocess.STDOUT)
     )

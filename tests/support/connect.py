@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.s3_server import free_port, stop_process
+from tests.support.jvm import TEST_JVM_OPTIONS
 
 START_TIMEOUT_S = 180.0
 
@@ -80,6 +81,7 @@ def start_connect_server(folder: Path) -> ConnectServer:
         "--name", "lazyscan-tests-connect",
         "--master", "local[2]",
         "--driver-memory", "1g",
+        "--driver-java-options", TEST_JVM_OPTIONS,
         "--conf", f"spark.connect.grpc.binding.port={port}",
         "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf", "spark.ui.enabled=false",
