@@ -16,7 +16,7 @@ OLD_SPARK_TESTS := tests/test_spark_routes.py
 # server or cluster starts once
 TEST_WORKERS ?= 2
 
-.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 bench java clean
+.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-old-spark bench java clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "lazyscan needs $(PYTHON) (set PYTHON=...)"; exit 1; }
@@ -58,7 +58,11 @@ unit-spark35: $(STAMP35) java
 unit-spark34: $(STAMP34) java
 	$(VENV34)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
-test: lint typecheck unit unit-spark35 unit-spark34
+# the two older Spark suites run side by side, each one's output printed when it ends
+unit-old-spark:
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit-spark35 unit-spark34
+
+test: lint typecheck unit unit-old-spark
 
 bench: $(STAMP) java
 	$(PY) -m benchmarks run all --sf $(SF)
