@@ -53,9 +53,11 @@ unit: $(STAMP) java
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 unit-spark35: $(STAMP35) java
+	@echo "== the Spark tests on PySpark 3.5"
 	$(VENV35)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
 unit-spark34: $(STAMP34) java
+	@echo "== the Spark tests on PySpark 3.4"
 	$(VENV34)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
 # the two older Spark suites run side by side, each one's output printed when it ends
