@@ -213,6 +213,10 @@ def test_sorted_indices_are_checked_and_kept() -> None:
     assert sel.to_indices().tolist() == [3, 4, 5, 9]
     assert not sel.to_indices().flags.writeable
     assert RowRanges.from_sorted_indices(np.array([1, 1])) is None
+    # the count each constructor records equals the one computed from the ranges
+    for made in (sel, RowRanges.all(7), RowRanges.empty(), RowRanges.all(0)):
+        assert made.row_count == RowRanges(made.starts, made.ends).row_count
+    assert sel.row_count == 4
     assert RowRanges.from_sorted_indices(np.array([2, 1])) is None
     assert RowRanges.from_sorted_indices(np.array([-1, 1])) is None
     with pytest.raises(ValueError, match="negative"):

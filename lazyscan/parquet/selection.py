@@ -46,13 +46,17 @@ class RowRanges:
     @classmethod
     def empty(cls) -> RowRanges:
         z = np.empty(0, dtype=np.int64)
-        return cls(z, z, _trusted=True)
+        out = cls(z, z, _trusted=True)
+        out._count = 0
+        return out
 
     @classmethod
     def all(cls, num_rows: int) -> RowRanges:
         if num_rows <= 0:
             return cls.empty()
-        return cls(np.array([0], np.int64), np.array([num_rows], np.int64), _trusted=True)
+        out = cls(np.array([0], np.int64), np.array([num_rows], np.int64), _trusted=True)
+        out._count = num_rows
+        return out
 
     @classmethod
     def from_ranges(cls, ranges: Iterable[tuple[int, int]]) -> RowRanges:
@@ -93,6 +97,7 @@ class RowRanges:
         out = cls(starts[:n], ends[:n], _trusted=True)
         idx.flags.writeable = False
         out._indices = idx
+        out._count = len(idx)  # distinct indices: one row each
         return out
 
     @classmethod
