@@ -225,6 +225,45 @@ def test_dictionary_rows_equal_the_general_paths(tmp_path: Path, version: str, n
                 assert got.to_pylist() == want.to_pylist()
 
 
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_dictionary_rows_of_required_columns(tmp_path: Path, version: str) -> None:
+    """Columns without definition levels, whose codes are tested as they are unpacked: bit-packed
+    runs (random values) and RLE runs (repeated values), several entry widths, against the codes
+    read by the general path."""
+    rng = np.random.default_rng(12)
+    runs = np.repeat(rng.integers(0, 40, N // 20 + 1), 20)[:N]  # runs of 20 equal values: RLE
+    table = pa.table(
+        {
+            "i": rng.integers(0, 300, N) * 7,
+            "r": runs,
+            "w": rng.integers(0, 70_000, N),  # 17-bit codes
+            "one": np.zeros(N, np.int64),  # a single entry: codes of width 0
+        },
+        schema=pa.schema([pa.field(n, pa.int64(), nullable=False) for n in ("i", "r", "w", "one")]),
+    )
+    path = tmp_path / "required.parquet"
+    pq.write_table(table, path, data_page_size=2048, row_group_size=N // 2, data_page_version=version,
+                   dictionary_pagesize_limit=1 << 22)
+    pf = ParquetFile(str(path))
+    for rg in range(pf.num_row_groups):
+        n = pf.metadata.row_groups[rg].num_rows
+        for name in table.column_names:
+            assert pf.column(name).max_definition_level == 0
+            cache = PageCache()
+            entries = pf.read_dictionary(rg, name, ReadCounters(), cache=cache)
+            general = pf.read_assembled(rg, name, None, ReadCounters(), cache=cache)
+            assert general.codes is not None and len(general.codes) == n
+            for share in (0.0, 0.1, 0.6, 1.0):
+                passes = rng.random(len(entries)) < share
+                found = pf.dictionary_rows(rg, name, passes, False, ReadCounters(), cache)
+                assert found is not None
+                rows, chunk = found
+                np.testing.assert_array_equal(rows, np.flatnonzero(passes[general.codes]))
+                got = pf.to_arrow(rg, pf.column(name), chunk, ReadCounters())
+                want = pq.ParquetFile(path).read_row_group(rg, columns=[name])[name].take(pa.array(rows))
+                assert got.to_pylist() == want.to_pylist()
+
+
 def test_dictionary_rows_hand_fallback_pages_to_the_general_path(tmp_path: Path) -> None:
     path = tmp_path / "fallback.parquet"
     values = pa.array([f"value-{i}" for i in range(N)])  # too many distinct values: PLAIN pages follow

@@ -260,6 +260,101 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
 
 
 @_jit
+def _keep_run(row, n, code, kept, kept_codes, kept_valid, k):
+    """Rows ``row .. row + n`` of code ``code`` into the kept rows from ``k``; the new ``k``."""
+    for r in range(n):
+        kept[k] = row + r
+        kept_valid[k] = 1
+        kept_codes[k] = code
+        k += 1
+    return k
+
+
+@_jit
+def _passing_packed(buf, start, end, bit_width, n, ulimit, entry_passes, row, kept, kept_codes, kept_valid, k):
+    """The rows of a bit-packed run of ``n`` codes from byte ``start`` (of rows ``row ..``) whose
+    entry passes, into the kept rows from ``k``: the new ``k``, or ``ERR_BAD_INDEX`` for a code
+    >= ``ulimit``. Codes are unpacked as :func:`.kernels._unpack_run` does, tested as they come."""
+    if bit_width == 0:
+        if ulimit == 0:
+            return K.ERR_BAD_INDEX
+        return _keep_run(row, n, 0, kept, kept_codes, kept_valid, k) if entry_passes[0] else k
+    mask = K._mask(bit_width)
+    offs = np.empty(8, np.int64)
+    shifts = np.empty(8, np.uint64)
+    for t in range(8):
+        offs[t] = (t * bit_width) >> 3
+        shifts[t] = np.uint64((t * bit_width) & 7)
+    room = end - start - offs[7] - 8
+    groups = 0 if room < 0 else min(n >> 3, room // bit_width + 1)
+    for g in range(groups):
+        b = start + g * bit_width
+        for t in range(8):
+            v = (K._load_u64(buf, b + offs[t]) >> shifts[t]) & mask
+            if v >= ulimit:
+                return K.ERR_BAD_INDEX
+            if entry_passes[v]:
+                kept[k] = row + g * 8 + t
+                kept_valid[k] = 1
+                kept_codes[k] = np.int32(v)
+                k += 1
+    for j in range(groups * 8, n):
+        v = K._bits_at(buf, end, start, j * bit_width, bit_width) & mask
+        if v >= ulimit:
+            return K.ERR_BAD_INDEX
+        if entry_passes[v]:
+            kept[k] = row + j
+            kept_valid[k] = 1
+            kept_codes[k] = np.int32(v)
+            k += 1
+    return k
+
+
+@_jit
+def _passing_codes(buf, pos, end, bit_width, count, dict_count, entry_passes, row, kept, kept_codes, kept_valid, k):
+    """For a page without NULLs: the rows (``row ..``) of its ``count`` RLE / bit-packed codes
+    whose entry passes, into the kept rows from ``k``, in one walk (no array of codes): the new
+    ``k`` or an error code, the errors of :func:`.kernels.rle_bp_decode_codes`."""
+    if bit_width < 0 or bit_width > 32:
+        return K.ERR_BAD_BIT_WIDTH
+    if count < 0 or not K._check_range(buf, pos, end):
+        return K.ERR_BAD_ARGUMENT
+    byte_width = (bit_width + 7) // 8
+    ulimit = np.uint64(dict_count)
+    i = np.int64(0)
+    while i < count:
+        if pos >= end:
+            if bit_width == 0:  # an empty stream of zero-width codes: all 0
+                if ulimit == 0:
+                    return K.ERR_BAD_INDEX
+                return _keep_run(row + i, count - i, 0, kept, kept_codes, kept_valid, k) if entry_passes[0] else k
+            return K.ERR_TRUNCATED
+        packed, n, pos = K._run_header(buf, pos, end)
+        if pos < 0:
+            return pos
+        take = min(n, count - i)
+        if packed:
+            nbytes = (take * bit_width + 7) // 8
+            if nbytes > end - pos:
+                return K.ERR_TRUNCATED
+            k = _passing_packed(buf, pos, end, bit_width, take, ulimit, entry_passes, row + i, kept, kept_codes, kept_valid, k)
+            if k < 0:
+                return k
+            pos += nbytes
+        else:
+            if byte_width > end - pos:
+                return K.ERR_TRUNCATED
+            v = K._rle_value(buf, pos, byte_width)
+            if v >= ulimit:
+                return K.ERR_BAD_INDEX
+            if entry_passes[v]:
+                k = _keep_run(row + i, take, np.int32(v), kept, kept_codes, kept_valid, k)
+            pos += byte_width
+        i += take
+    return k
+
+
+@_jit
 def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_passes, kept, kept_codes, kept_valid):
     """The rows whose dictionary code has ``entry_passes`` (NULL rows too when
     ``null_passes``), in ``kept``; ``kept_valid`` marks those with a value and ``kept_codes``
@@ -287,6 +382,12 @@ def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_
             width = np.int64(dec[vpos])
             if width > 32:
                 return K.ERR_BAD_BIT_WIDTH
+            if max_def == 0:  # every row has a code: test the codes as they are unpacked
+                k = _passing_codes(dec, vpos + 1, b1, width, count, dict_count, entry_passes, first, kept, kept_codes, kept_valid, k)
+                if k < 0:
+                    return k
+                kc = k
+                continue
             got = K.rle_bp_decode_codes(dec, vpos + 1, b1, width, count, codes, dict_count)
             if got < 0:
                 return got
