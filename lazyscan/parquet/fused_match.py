@@ -280,13 +280,7 @@ def _passing_packed(buf, start, end, bit_width, n, ulimit, entry_passes, row, ke
             return K.ERR_BAD_INDEX
         return _keep_run(row, n, 0, kept, kept_codes, kept_valid, k) if entry_passes[0] else k
     mask = K._mask(bit_width)
-    offs = np.empty(8, np.int64)
-    shifts = np.empty(8, np.uint64)
-    for t in range(8):
-        offs[t] = (t * bit_width) >> 3
-        shifts[t] = np.uint64((t * bit_width) & 7)
-    room = end - start - offs[7] - 8
-    groups = 0 if room < 0 else min(n >> 3, room // bit_width + 1)
+    offs, shifts, groups = K._packed_groups(start, end, bit_width, n)
     for g in range(groups):
         b = start + g * bit_width
         for t in range(8):
@@ -329,27 +323,19 @@ def _passing_codes(buf, pos, end, bit_width, count, dict_count, entry_passes, ro
                     return K.ERR_BAD_INDEX
                 return _keep_run(row + i, count - i, 0, kept, kept_codes, kept_valid, k) if entry_passes[0] else k
             return K.ERR_TRUNCATED
-        packed, n, pos = K._run_header(buf, pos, end)
+        packed, take, body, pos = K._next_run(buf, pos, end, bit_width, byte_width, count - i)
         if pos < 0:
             return pos
-        take = min(n, count - i)
         if packed:
-            nbytes = (take * bit_width + 7) // 8
-            if nbytes > end - pos:
-                return K.ERR_TRUNCATED
-            k = _passing_packed(buf, pos, end, bit_width, take, ulimit, entry_passes, row + i, kept, kept_codes, kept_valid, k)
+            k = _passing_packed(buf, body, end, bit_width, take, ulimit, entry_passes, row + i, kept, kept_codes, kept_valid, k)
             if k < 0:
                 return k
-            pos += nbytes
         else:
-            if byte_width > end - pos:
-                return K.ERR_TRUNCATED
-            v = K._rle_value(buf, pos, byte_width)
+            v = K._rle_value(buf, body, byte_width)
             if v >= ulimit:
                 return K.ERR_BAD_INDEX
             if entry_passes[v]:
                 k = _keep_run(row + i, take, np.int32(v), kept, kept_codes, kept_valid, k)
-            pos += byte_width
         i += take
     return k
 

@@ -250,6 +250,23 @@ def _as_i32(v):
 
 
 @_jit
+def _packed_groups(start, end, bit_width, n):
+    """How a bit-packed run of ``n`` values (``bit_width`` 1..32) at byte ``start`` is read in
+    groups of eight: (byte offset and bit shift of each position within a group, the number of
+    leading groups whose 8-byte windows all end before ``end``). Group ``g`` starts at byte
+    ``start + g * bit_width``; the values after those groups must be read bit by bit."""
+    offs = np.empty(8, np.int64)
+    shifts = np.empty(8, np.uint64)
+    for t in range(8):
+        offs[t] = (t * bit_width) >> 3
+        shifts[t] = np.uint64((t * bit_width) & 7)
+    # group g reads up to byte start + g * bit_width + offs[7] + 8
+    room = end - start - offs[7] - 8
+    groups = 0 if room < 0 else min(n >> 3, room // bit_width + 1)
+    return offs, shifts, groups
+
+
+@_jit
 def _unpack_run(buf, start, end, bit_width, n, out, o, limit):
     """Unpack ``n`` bit-packed values (LSB first, ``bit_width`` <= 32) from byte ``start``;
     return how many are >= ``limit`` (as unsigned).
@@ -263,15 +280,8 @@ def _unpack_run(buf, start, end, bit_width, n, out, o, limit):
         out[o : o + n] = 0
         return n if ulimit == 0 else 0
     mask = _mask(bit_width)
-    offs = np.empty(8, np.int64)
-    shifts = np.empty(8, np.uint64)
-    for t in range(8):
-        offs[t] = (t * bit_width) >> 3
-        shifts[t] = np.uint64((t * bit_width) & 7)
+    offs, shifts, groups = _packed_groups(start, end, bit_width, n)
     bad = 0
-    # group g reads up to byte start + g * bit_width + offs[7] + 8
-    room = end - start - offs[7] - 8
-    groups = 0 if room < 0 else min(n >> 3, room // bit_width + 1)
     for g in range(groups):
         b = start + g * bit_width
         d = o + g * 8
@@ -317,6 +327,21 @@ def _rle_value(buf, pos, byte_width):
 
 
 @_jit
+def _next_run(buf, pos, end, bit_width, byte_width, remaining):
+    """The run of a hybrid stream whose header is at ``pos``, of which at most ``remaining``
+    values are wanted: (bit-packed, values taken, where its body starts, where the next run
+    starts); the last is an error code when the header or the body does not fit before ``end``."""
+    packed, n, pos = _run_header(buf, pos, end)
+    if pos < 0:
+        return packed, 0, pos, pos
+    take = min(n, remaining)
+    size = (take * bit_width + 7) // 8 if packed else byte_width
+    if size > end - pos:
+        return packed, take, pos, np.int64(ERR_TRUNCATED)
+    return packed, take, pos, pos + size
+
+
+@_jit
 def _run_header(buf, pos, end):
     """(is_bitpacked, run length in values, new position) of a hybrid run header."""
     h, pos = _uleb128(buf, pos, end)
@@ -350,24 +375,16 @@ def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
                     bad += count - i
                 return ERR_BAD_INDEX if bad else count
             return ERR_TRUNCATED
-        packed, n, pos = _run_header(buf, pos, end)
+        packed, take, body, pos = _next_run(buf, pos, end, bit_width, byte_width, count - i)
         if pos < 0:
             return pos
-        take = min(n, count - i)
         if packed:
-            nbytes = (take * bit_width + 7) // 8
-            if nbytes > end - pos:
-                return ERR_TRUNCATED
-            bad += _unpack_run(buf, pos, end, bit_width, take, out, i, dict_size)
-            pos += nbytes
+            bad += _unpack_run(buf, body, end, bit_width, take, out, i, dict_size)
         else:
-            if byte_width > end - pos:
-                return ERR_TRUNCATED
-            v = _rle_value(buf, pos, byte_width)
+            v = _rle_value(buf, body, byte_width)
             if v >= ulimit:
                 bad += take
             out[i : i + take] = _as_i32(v)
-            pos += byte_width
         i += take
     return ERR_BAD_INDEX if bad else count
 
