@@ -349,8 +349,9 @@ def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_
     most = 0
     for p in range(npages):
         most = max(most, pages[p, _NUM])
+    # without NULLs the codes are tested as they are unpacked: neither array is needed
     levels = np.empty(most if max_def > 0 else 0, np.int32)
-    codes = np.empty(most, np.int32)
+    codes = np.empty(most if max_def > 0 else 0, np.int32)
     k = 0
     kc = 0
     for p in range(npages):
