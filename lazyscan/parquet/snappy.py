@@ -1,0 +1,198 @@
+"""Snappy decompression that can stop early and resume: numba kernels.
+
+A selective read needs the bytes of a page only up to its last selected value, and the entries of
+a dictionary only up to the largest code it looks up. Snappy's raw format (a varint of the
+decompressed length, then literals and back-references into the bytes already produced) can be
+decompressed as a prefix: every element depends only on what comes before it. These kernels keep
+a stream's position in a small state row, so a decode kernel decompresses a page as far as it
+reads and no further. cramjam stays the decompressor of whole pages: it is faster per byte
+(about 1.3-1.7x on dictionary pages of TPC-H's lineitem), so the fused reader decompresses a page
+here only when it needs well under all of it.
+
+Format: https://github.com/google/snappy/blob/main/format_description.txt
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_jit = numba.njit(nogil=True, cache=True, boundscheck=False)
+_inline = numba.njit(nogil=True, cache=True, boundscheck=False, inline="always")
+
+#: a stream's state row: next compressed byte, end of the compressed bytes, end of what was
+#: produced, end of the output, start of the output (back-references may not reach before it)
+SRC, SRC_END, OUT, OUT_END, OUT_START = range(5)
+STATE_FIELDS = 5
+
+#: errors: the input is not a snappy stream of the declared length
+ERR_CORRUPT = -1
+
+
+@_inline
+def _load8(buf, b):
+    """Little-endian uint64 at ``buf[b:b + 8]`` (unsigned indices let LLVM merge the loads)."""
+    u = np.uint64(b)
+    return (
+        np.uint64(buf[u])
+        | (np.uint64(buf[u + np.uint64(1)]) << np.uint64(8))
+        | (np.uint64(buf[u + np.uint64(2)]) << np.uint64(16))
+        | (np.uint64(buf[u + np.uint64(3)]) << np.uint64(24))
+        | (np.uint64(buf[u + np.uint64(4)]) << np.uint64(32))
+        | (np.uint64(buf[u + np.uint64(5)]) << np.uint64(40))
+        | (np.uint64(buf[u + np.uint64(6)]) << np.uint64(48))
+        | (np.uint64(buf[u + np.uint64(7)]) << np.uint64(56))
+    )
+
+
+@_inline
+def _store8(buf, b, v):
+    u = np.uint64(b)
+    m = np.uint64(0xFF)
+    buf[u] = np.uint8(v & m)
+    buf[u + np.uint64(1)] = np.uint8((v >> np.uint64(8)) & m)
+    buf[u + np.uint64(2)] = np.uint8((v >> np.uint64(16)) & m)
+    buf[u + np.uint64(3)] = np.uint8((v >> np.uint64(24)) & m)
+    buf[u + np.uint64(4)] = np.uint8((v >> np.uint64(32)) & m)
+    buf[u + np.uint64(5)] = np.uint8((v >> np.uint64(40)) & m)
+    buf[u + np.uint64(6)] = np.uint8((v >> np.uint64(48)) & m)
+    buf[u + np.uint64(7)] = np.uint8((v >> np.uint64(56)) & m)
+
+
+@_inline
+def _byte(buf, i):
+    return np.int64(buf[np.uint64(i)])
+
+
+@_inline
+def _copy(src, p, dst, o, n):
+    """``dst[o:o + n] = src[p:p + n]``, eight bytes at a time; forward, so an overlapping
+    back-reference at least eight bytes behind repeats its pattern correctly."""
+    k = np.int64(0)
+    while k + 8 <= n:
+        _store8(dst, o + k, _load8(src, p + k))
+        k += 8
+    while k < n:
+        dst[np.uint64(o + k)] = src[np.uint64(p + k)]
+        k += 1
+
+
+@_jit
+def start(src, s0, s1, d0, d1, state):
+    """Set ``state`` up for decompressing ``src[s0:s1]`` into ``[d0, d1)`` of an output
+    buffer; 0, or ``ERR_CORRUPT`` when the stream does not declare ``d1 - d0`` bytes."""
+    if s0 < 0 or s1 > src.shape[0] or s0 > s1 or d0 > d1:
+        return ERR_CORRUPT
+    p = np.int64(s0)
+    n = np.int64(0)
+    shift = np.int64(0)
+    while True:
+        if p >= s1 or shift > 28:
+            return ERR_CORRUPT
+        b = _byte(src, p)
+        p += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+    if n != d1 - d0:
+        return ERR_CORRUPT
+    state[SRC] = p
+    state[SRC_END] = s1
+    state[OUT] = d0
+    state[OUT_END] = d1
+    state[OUT_START] = d0
+    return 0
+
+
+@_jit
+def until(src, dst, state, need):
+    """Decompress the stream of ``state`` until its output reaches ``need`` (or its end);
+    returns the end of the output produced, or ``ERR_CORRUPT``. Whole elements are decoded, so
+    the output may pass ``need``; it never passes the stream's declared end."""
+    p = state[SRC]
+    s1 = state[SRC_END]
+    o = state[OUT]
+    end = state[OUT_END]
+    base = state[OUT_START]
+    if end > dst.shape[0] or base < 0 or s1 > src.shape[0]:
+        return ERR_CORRUPT
+    if need > end:
+        need = end
+    while o < need:
+        if p >= s1:
+            return ERR_CORRUPT
+        tag = _byte(src, p)
+        p += 1
+        kind = tag & 3
+        if kind == 0:  # literal
+            n = tag >> 2
+            if n >= 60:
+                extra = n - 59
+                if p + extra > s1:
+                    return ERR_CORRUPT
+                n = np.int64(0)
+                for k in range(extra):
+                    n |= _byte(src, p + k) << (8 * k)
+                p += extra
+            n += 1
+            if n > s1 - p or n > end - o:
+                return ERR_CORRUPT
+            if n <= 16 and p + 16 <= s1 and o + 16 <= end:
+                # the common short literal: two words, the bytes past it rewritten later
+                _store8(dst, o, _load8(src, p))
+                _store8(dst, o + 8, _load8(src, p + 8))
+            else:
+                _copy(src, p, dst, o, n)
+            o += n
+            p += n
+            continue
+        if kind == 1:
+            if p >= s1:
+                return ERR_CORRUPT
+            n = ((tag >> 2) & 7) + 4
+            offset = ((tag >> 5) << 8) | _byte(src, p)
+            p += 1
+        elif kind == 2:
+            if p + 2 > s1:
+                return ERR_CORRUPT
+            n = (tag >> 2) + 1
+            offset = _byte(src, p) | (_byte(src, p + 1) << 8)
+            p += 2
+        else:
+            if p + 4 > s1:
+                return ERR_CORRUPT
+            n = (tag >> 2) + 1
+            offset = _byte(src, p) | (_byte(src, p + 1) << 8) | (_byte(src, p + 2) << 16) | (_byte(src, p + 3) << 24)
+            p += 4
+        if offset == 0 or offset > o - base or n > end - o:
+            return ERR_CORRUPT
+        q = o - offset
+        if offset >= 8 and o + n + 8 <= end:
+            # whole words; the last may write up to 7 bytes past the copy, inside the output
+            k = np.int64(0)
+            while k < n:
+                _store8(dst, o + k, _load8(dst, q + k))
+                k += 8
+        else:
+            for k in range(n):
+                dst[np.uint64(o + k)] = dst[np.uint64(q + k)]
+        o += n
+    state[SRC] = p
+    state[OUT] = o
+    if o >= end and p != s1:
+        return ERR_CORRUPT  # bytes after the declared end
+    return o
+
+
+@_jit
+def decompress(src, s0, s1, dst, d0, d1):
+    """Decompress ``src[s0:s1]`` into ``dst[d0:d1]`` entirely; returns ``d1 - d0`` or
+    ``ERR_CORRUPT``."""
+    state = np.empty(STATE_FIELDS, np.int64)
+    if d1 > dst.shape[0] or start(src, s0, s1, d0, d1, state) < 0:
+        return ERR_CORRUPT
+    got = until(src, dst, state, d1)
+    if got != d1:
+        return ERR_CORRUPT
+    return d1 - d0
