@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lazyscan.errors import CorruptFileError
-from lazyscan.parquet import ParquetFile, ReadCounters, fused
+from lazyscan.parquet import ParquetFile, ReadCounters, fused, snappy
 from lazyscan.parquet import kernels as K
 from tests.support.compare import assert_same_array
 
@@ -256,19 +256,24 @@ def test_prepare_rejects_a_truncated_header() -> None:
     buf = np.array([0x15, 0x00, 0x15], np.uint8)  # a PageHeader cut after two fields
     pages = np.empty((1, fused._PAGE_FIELDS), np.int64)
     jobs = np.empty((2, fused._JOB_FIELDS), np.int64)
-    info = np.empty(4, np.int64)
-    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info) == -1
+    info = np.empty(fused._INFO_FIELDS, np.int64)
+    no_lazy = np.empty((0, snappy.STATE_FIELDS), np.int64)
+    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, np.arange(10), no_lazy, 1 << 20) == -1
+
+
+#: gather_fixed's arguments for bodies decompressed whole: no compressed buffer, no streams
+_NOT_LAZY = (np.empty(0, np.uint8), np.empty((0, snappy.STATE_FIELDS), np.int64), -1, 0)
 
 
 def test_gather_widens_negative_integers_to_decimal128() -> None:
     values = np.array([-1, 5, -(2**40)], np.int64)
     dec = values.view(np.uint8).copy()
     pages = np.zeros((1, fused._PAGE_FIELDS), np.int64)
-    pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI]] = [1, 0, 24, 3, 0, 0, 0, 3]
+    pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI, fused._LAZY]] = [1, 0, 24, 3, 0, 0, 0, 3, -1]
     out = np.empty(6, np.uint64)
     valid = np.empty(3, np.uint8)
     idx = np.arange(3, dtype=np.int64)
-    assert fused.gather_fixed(dec, pages, idx, 0, 0, -1, 8, fused.TO_DECIMAL128, out, valid) == 0
+    assert fused.gather_fixed(dec, pages, idx, 0, 0, -1, 8, fused.TO_DECIMAL128, out, valid, *_NOT_LAZY) == 0
     words = out.view(np.int64).reshape(3, 2)
     assert words[:, 0].tolist() == values.tolist()
     assert words[:, 1].tolist() == [-1, 0, -1]
@@ -280,7 +285,126 @@ def test_gather_rejects_a_code_outside_the_dictionary() -> None:
     dictionary = np.arange(3, dtype=np.int64).view(np.uint8)
     dec = np.concatenate([dictionary, body])
     pages = np.zeros((1, fused._PAGE_FIELDS), np.int64)
-    pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI]] = [1, 24, 30, 8, 8, 0, 0, 1]
+    pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI, fused._LAZY]] = [1, 24, 30, 8, 8, 0, 0, 1, -1]
     out = np.empty(1, np.uint64)
     valid = np.empty(1, np.uint8)
-    assert fused.gather_fixed(dec, pages, np.array([2], np.int64), 0, 0, 3, 8, fused.COPY, out, valid) == K.ERR_BAD_INDEX
+    assert fused.gather_fixed(dec, pages, np.array([2], np.int64), 0, 0, 3, 8, fused.COPY, out, valid, *_NOT_LAZY) == K.ERR_BAD_INDEX
+
+
+def _clustered_file(tmp_path: Path, rows: int = 40_000) -> Path:
+    """Snappy, one data page per chunk, large dictionaries whose entries follow the rows (as a
+    clustered key column's do), and a plain column of strings."""
+    rng = np.random.default_rng(5)
+    table = pa.table(
+        {
+            "key": np.arange(rows, dtype=np.int64) // 2 * 1_000_003,
+            "val": rng.normal(size=rows),
+            "txt": pa.array([f"comment {i} {'x' * int(k)}" for i, k in enumerate(rng.integers(0, 30, rows))]),
+            "code": pa.array([f"entry-{i // 3:08d}" for i in range(rows)]),
+        }
+    )
+    path = tmp_path / "c.parquet"
+    pq.write_table(
+        table, path, compression="snappy", data_page_size=1 << 30, row_group_size=rows, write_page_index=True,
+        use_dictionary=["key", "code"],
+    )
+    return path
+
+
+def _read(path: Path, rows: np.ndarray, partial: bool, columns: list[str]) -> tuple[list[pa.Array], ReadCounters]:
+    from lazyscan.parquet.file import ReaderOptions
+
+    pf = ParquetFile(path, options=ReaderOptions(partial_decompression=partial))
+    c = ReadCounters()
+    return pf.read_columns(0, columns, rows, counters=c), c
+
+
+PARTIAL_COLUMNS = ["key", "val", "txt", "code"]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [np.array([3]), np.array([0, 1, 2]), np.arange(1000, 1400), np.array([39_999]), np.array([5, 39_000]), np.array([20_000])],
+)
+def test_partial_decompression_reads_the_same_rows(tmp_path: Path, no_general_path: None, rows: np.ndarray) -> None:
+    path = _clustered_file(tmp_path)
+    whole = pq.read_table(path)
+    got, _ = _read(path, rows, True, PARTIAL_COLUMNS)
+    plain, _ = _read(path, rows, False, PARTIAL_COLUMNS)
+    for name, a, b in zip(PARTIAL_COLUMNS, got, plain):
+        expected = whole.column(name).combine_chunks().take(pa.array(rows))
+        assert_same_array(a, expected)
+        assert_same_array(b, expected)
+
+
+def test_partial_decompression_stops_after_the_last_selected_value(tmp_path: Path) -> None:
+    path = _clustered_file(tmp_path)
+    early = np.array([100])
+    _, partial = _read(path, early, True, PARTIAL_COLUMNS)
+    _, whole = _read(path, early, False, PARTIAL_COLUMNS)
+    # every page of the four chunks is needed, but only its first few percent
+    assert partial.bytes_decompressed < whole.bytes_decompressed * 0.1
+    late = np.array([39_990])
+    _, partial_late = _read(path, late, True, PARTIAL_COLUMNS)
+    _, whole_late = _read(path, late, False, PARTIAL_COLUMNS)
+    # near the end: decompressed whole (by cramjam), the same bytes as without the option
+    assert partial_late.bytes_decompressed == whole_late.bytes_decompressed
+
+
+def test_a_dictionary_needed_nearly_whole_is_decompressed_by_cramjam(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _clustered_file(tmp_path)
+    calls: list[int] = []
+    original = fused.run_job
+
+    def counting(*args: Any) -> int:
+        calls.append(args[5])  # bytes to produce
+        return original(*args)
+
+    monkeypatch.setattr(fused, "run_job", counting)
+    # the row near the end looks up one of the last entries of both dictionaries
+    rows = np.array([10, 39_000])
+    got, _ = _read(path, rows, True, ["key", "code"])
+    whole = pq.read_table(path, columns=["key", "code"])
+    for name, arr in zip(["key", "code"], got):
+        assert_same_array(arr, whole.column(name).combine_chunks().take(pa.array(rows)))
+    pf = ParquetFile(path)
+    dict_sizes = set()
+    for name in ("key", "code"):
+        off, size = pf.page_layout(0, name).dictionary  # type: ignore[misc]
+        header = pf._read_page_header(off, off + size, {}, 0)
+        dict_sizes.add(header.uncompressed_page_size)
+    assert dict_sizes <= set(calls)
+
+
+def _corrupt_dictionary(path: Path, tmp_path: Path, where: str) -> Path:
+    pf = ParquetFile(path)
+    off, size = pf.page_layout(0, "key").dictionary  # type: ignore[misc]
+    header = pf._read_page_header(off, off + size, {}, 0)
+    body = off + header.header_size
+    data = bytearray(path.read_bytes())
+    span = slice(body + 1, body + 64) if where == "start" else slice(off + size - 64, off + size)
+    data[span] = b"\xff" * (span.stop - span.start)
+    bad = tmp_path / f"bad-{where}.parquet"
+    bad.write_bytes(bytes(data))
+    return bad
+
+
+def test_corruption_in_the_bytes_a_read_needs_is_reported(tmp_path: Path) -> None:
+    bad = _corrupt_dictionary(_clustered_file(tmp_path), tmp_path, "start")
+    for partial in (True, False):
+        with pytest.raises(CorruptFileError) as err:
+            _read(bad, np.array([4]), partial, ["key"])
+        assert "'key'" in str(err.value) and "row group 0" in str(err.value)
+
+
+def test_corruption_past_the_bytes_a_read_needs_is_not_read(tmp_path: Path) -> None:
+    """As with pages holding no selected row: bytes a selective read never needs are not
+    decompressed, so their corruption goes unseen; a read that needs them reports it."""
+    path = _clustered_file(tmp_path)
+    bad = _corrupt_dictionary(path, tmp_path, "end")
+    got, _ = _read(bad, np.array([4]), True, ["key"])
+    assert got[0].to_pylist() == pq.read_table(path, columns=["key"]).column(0).to_pylist()[4:5]
+    with pytest.raises(CorruptFileError):
+        _read(bad, np.array([4]), False, ["key"])
+    with pytest.raises(CorruptFileError):
+        _read(bad, np.array([39_999]), True, ["key"])

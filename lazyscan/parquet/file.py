@@ -79,11 +79,15 @@ class ReaderOptions:
     as one range (then the rows between are dropped), so decoding stays batched.
     ``read``: request coalescing; ``None`` takes the source's default (no gap for local files).
     ``max_page_size``: largest decompressed page accepted.
+    ``partial_decompression``: a selective read decompresses a snappy page only as far as its
+    selected values reach (a dictionary page as far as the entries looked up), where that is
+    well short of the whole page.
     """
 
     materialization_threshold: int = 0
     read: ReadOptions | None = None
     max_page_size: int = codecs.DEFAULT_MAX_PAGE_SIZE
+    partial_decompression: bool = True
 
 
 @dataclass(frozen=True)
@@ -1202,7 +1206,9 @@ class ParquetFile:
         if group is not None and gplan is not None and fused_at:
             n_fused = gplan.n_ranges
             at = np.array(at_list[:n_fused], np.int64)
-            arrays = fused.read_group(group, gplan, buf, at, exact_rows.idx, c, self.options.max_page_size)
+            arrays = fused.read_group(
+                group, gplan, buf, at, exact_rows.idx, c, self.options.max_page_size, self.options.partial_decompression
+            )
             for pos, k in fused_at.items():
                 arr = arrays[k]
                 if arr is None:

@@ -27,6 +27,7 @@ import pyarrow as pa
 from lazyscan.parquet import buffers, codecs
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
+from lazyscan.parquet import snappy as S
 from lazyscan.parquet.convert import _is_bytes_type, _simple_dtype
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.metadata import PhysicalType
@@ -55,9 +56,22 @@ COPY, TO_DECIMAL128 = 0, 1
 
 _INT32_MAX = 2**31 - 1
 
-# columns of the page table the decode kernels read
-_KIND, _BODY, _BODY_END, _NUM, _ENC, _REP_LEN, _DEF_LEN, _FIRST, _LO, _HI = range(10)
-_PAGE_FIELDS = 10
+# columns of the page table the decode kernels read; _LAZY: the page's row in the table of
+# snappy streams decompressed as far as the kernels read (-1: the body is decompressed whole)
+_KIND, _BODY, _BODY_END, _NUM, _ENC, _REP_LEN, _DEF_LEN, _FIRST, _LO, _HI, _LAZY = range(11)
+_PAGE_FIELDS = 11
+
+#: snappy data pages whose last selected row lies in the first LAZY_SHARE of the page are
+#: decompressed only as far as the kernels read (snappy.until); the others whole with cramjam,
+#: faster per byte. A dictionary page is decompressed as far as its largest looked-up entry
+#: while that costs less than the whole page with cramjam (LAZY_COST: the kernels' time per byte
+#: against cramjam's, dictionary pages of TPC-H lineitem: 1.2-2.0)
+LAZY_SHARE = 0.6
+LAZY_COST = 1.6
+_SNAPPY = 1
+
+#: decode_group's answer for a member whose dictionary is better decompressed whole
+NEED_DICTIONARY = -100
 
 
 class Shape(NamedTuple):
@@ -141,8 +155,10 @@ def plan_chunk(sel_starts, sel_ends, idx, page_starts, page_ends, page_offsets, 
 # buffer of bodies, and whether to decompress (else copy)
 _J_SRC, _J_SRC_LEN, _J_DST, _J_DST_LEN, _J_DECOMPRESS = range(5)
 _JOB_FIELDS = 5
-# slots of the summary the preparation returns
-_I_DICT_OFF, _I_DICT_END, _I_DICT_COUNT, _I_JOBS = range(4)
+# slots of the summary the preparation returns: where the dictionary's values go, how many, the
+# jobs, and for a dictionary decompressed lazily its row of snappy streams and compressed bytes
+_I_DICT_OFF, _I_DICT_END, _I_DICT_COUNT, _I_JOBS, _I_DICT_LAZY, _I_DICT_SRC, _I_DICT_SRC_END, _I_LAZY = range(8)
+_INFO_FIELDS = 8
 
 
 @_jit
@@ -173,16 +189,35 @@ def add_page_jobs(jobs, nj, b, csize, usize, total, codec, v2_levels, v2_compres
 
 
 @_jit
-def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info):
+def _lazy_stream(buf, src, src_len, dst, dst_len, codec, max_page_size, lazy, nl):
+    """Row ``nl`` of ``lazy`` set up for the snappy body ``buf[src:src + src_len]`` bound for
+    ``[dst, dst + dst_len)``; False when it cannot be read lazily (then a job reads it whole, or
+    reports what is wrong with it)."""
+    if codec != _SNAPPY or dst_len > max_page_size or nl >= lazy.shape[0]:
+        return False
+    return S.start(buf, src, src + src_len, dst, dst + dst_len, lazy[nl]) == 0
+
+
+@_jit
+def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, idx, lazy, max_page_size):
     """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
     ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
-    ``info``; return the size of the buffer of bodies, or -1 when this path does not read it."""
+    ``info``; return the size of the buffer of bodies, or -1 when this path does not read it.
+
+    Snappy bodies the kernels will read only in part get a row of ``lazy`` (snappy stream
+    states; no rows: none) instead of a job: the dictionary page, and data pages whose last
+    selected row of ``idx`` lies early in the page (``LAZY_SHARE``); ``info[_I_LAZY]`` counts them."""
     header = np.empty(H._SLOTS, np.int64)
     total = np.int64(0)
     nj = 0
+    nl = 0
     info[_I_DICT_OFF] = 0
     info[_I_DICT_END] = 0
     info[_I_DICT_COUNT] = -1
+    info[_I_DICT_LAZY] = -1
+    info[_I_DICT_SRC] = 0
+    info[_I_DICT_SRC_END] = 0
+    info[_I_LAZY] = 0
     k = 0
     for i in range(n):
         start = at[i]
@@ -210,6 +245,13 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             info[_I_DICT_OFF] = total
             info[_I_DICT_END] = total + usize
             info[_I_DICT_COUNT] = count
+            if _lazy_stream(buf, b, csize, total, usize, codec, max_page_size, lazy, nl):
+                info[_I_DICT_LAZY] = nl
+                info[_I_DICT_SRC] = b
+                info[_I_DICT_SRC_END] = b + csize
+                nl += 1
+                total += usize
+                continue
         else:
             rows = plan[i, _P_ROWS]
             rep = np.int64(0)
@@ -247,7 +289,27 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             pages[k, _FIRST] = plan[i, _P_FIRST]
             pages[k, _LO] = plan[i, _P_LO]
             pages[k, _HI] = plan[i, _P_HI]
+            pages[k, _LAZY] = -1
             k += 1
+            if lazy.shape[0] > nl and plan[i, _P_HI] > plan[i, _P_LO]:
+                last = idx[plan[i, _P_HI] - 1] - plan[i, _P_FIRST]
+                levels = rep + dfl if page_kind == 2 else 0
+                compressed = page_kind == 1 or header[H._V2_COMPRESSED] != 0
+                if (
+                    compressed and levels <= csize and levels <= usize and last + 1 < LAZY_SHARE * rows
+                    and _lazy_stream(buf, b + levels, csize - levels, total + levels, usize - levels, codec, max_page_size, lazy, nl)
+                ):
+                    if levels > 0:  # v2: the levels are stored as they are
+                        jobs[nj, _J_SRC] = b
+                        jobs[nj, _J_SRC_LEN] = levels
+                        jobs[nj, _J_DST] = total
+                        jobs[nj, _J_DST_LEN] = levels
+                        jobs[nj, _J_DECOMPRESS] = 0
+                        nj += 1
+                    pages[k - 1, _LAZY] = nl
+                    nl += 1
+                    total += usize
+                    continue
             if page_kind == 2:
                 nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, rep + dfl, header[H._V2_COMPRESSED] != 0)
                 total += usize
@@ -255,6 +317,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
         nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, -1, True)
         total += usize
     info[_I_JOBS] = nj
+    info[_I_LAZY] = nl
     return total
 
 
@@ -278,8 +341,51 @@ def level_span(dec, b0, b1, kind, rep_len, def_len):
     return lpos, lend
 
 
+#: a lazily decompressed body turned out not to be a valid snappy stream
+_ERR_STREAM = -50
+#: bytes decompressed ahead of a walk through length-prefixed values
+_GRAIN = 1024
+
+
 @_jit
-def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, first, valid, k0, positions, levels):
+def _avail(buf, dec, lazy, li, need, limit):
+    """How far a page body can be read, at most ``limit``: all of it when it was decompressed
+    whole (``li`` < 0), else at least to ``need`` (when the body reaches that far) after
+    decompressing its stream (row ``li`` of ``lazy``) that far; or ``_ERR_STREAM``."""
+    if li < 0:
+        return limit
+    got = S.until(buf, dec, lazy[li], need)
+    if got < 0:
+        return _ERR_STREAM
+    return min(got, limit)
+
+
+@_jit
+def _hybrid_guess(pos, values, bit_width):
+    """Where a hybrid stream at ``pos`` of bit-packed runs holding ``values`` values ends, with
+    room for run headers: how far to decompress before walking it."""
+    return pos + (values * bit_width + 7) // 8 + 64
+
+
+@_jit
+def _dictionary_ready(buf, dec, lazy, dl, need, dict_off, dict_end):
+    """Make a lazily decompressed dictionary (row ``dl`` of ``lazy``) readable up to ``need``:
+    0, ``NEED_DICTIONARY`` when decompressing the whole page with cramjam costs less, or an error."""
+    if dl < 0:
+        return 0
+    have = lazy[dl, S.OUT]
+    if have >= need:
+        return 0
+    if (need - have) * LAZY_COST > dict_end - dict_off:
+        return NEED_DICTIONARY
+    got = S.until(buf, dec, lazy[dl], need)
+    if got < 0:
+        return _ERR_STREAM
+    return 0 if got >= need else K.ERR_TRUNCATED
+
+
+@_jit
+def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, first, valid, k0, positions, levels, buf, lazy, li):
     """Definition levels of a page up to its last selected row: marks ``valid[k0 + j]`` for the
     selected rows ``sel`` (absolute, minus ``first``) and writes the positions of the non-null
     ones among the page's values to ``positions``. Returns (count, start of the values) or an
@@ -290,12 +396,24 @@ def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, fir
             positions[j] = sel[j] - first
             valid[k0 + j] = 1
         return m, b0
+    if kind == 1:
+        have = _avail(buf, dec, lazy, li, b0 + 4, b1)
+        if have < 0:
+            return have, 0
     lpos, lend = level_span(dec, b0, b1, kind, rep_len, def_len)
     if lpos < 0:
         return lpos, 0
     vpos = lend
     last = sel[m - 1] - first
-    got = K.rle_bp_decode_codes(dec, lpos, lend, 1, last + 1, levels, np.int64(1) << 32)
+    end = _avail(buf, dec, lazy, li, _hybrid_guess(lpos, last + 1, 1), lend)
+    if end < 0:
+        return end, 0
+    got = K.rle_bp_decode_codes(dec, lpos, end, 1, last + 1, levels, np.int64(1) << 32)
+    if got < 0 and end < lend:
+        end = _avail(buf, dec, lazy, li, lend, lend)
+        if end < 0:
+            return end, 0
+        got = K.rle_bp_decode_codes(dec, lpos, end, 1, last + 1, levels, np.int64(1) << 32)
     if got < 0:
         return got, 0
     count = 0
@@ -328,7 +446,7 @@ def _most_selected(pages):
 
 
 @_jit
-def _page_positions(dec, pages, p, idx, max_def, valid, positions):
+def _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy):
     """Check page ``p`` of the table, mark ``valid`` for its selected rows and write the
     positions of the non-null ones among its values; returns (count, start of the values, end
     of the body), or an error code as count."""
@@ -347,20 +465,41 @@ def _page_positions(dec, pages, p, idx, max_def, valid, positions):
         return K.ERR_BAD_ARGUMENT, 0, 0
     levels = np.empty(last + 1 if max_def > 0 else 0, np.int32)
     count, vpos = _levels_and_positions(
-        dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels
+        dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels,
+        buf, lazy, pages[p, _LAZY],
     )
     return count, vpos, b1
 
 
 @_jit
-def _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes):
+def _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, li):
     """Replace ``positions[:count]`` (sorted value positions in a dictionary-encoded page whose
     values start at ``vpos``) by their codes, each checked against ``dict_count``; 0 or an
-    error code."""
+    error code. A lazily decompressed page (``li`` >= 0) is decompressed as far as the codes
+    reach: first as far as bit-packed runs would, then, if the runs go further, to its end."""
     if dict_count < 0 or vpos >= b1:
         return K.ERR_BAD_ARGUMENT
+    have = _avail(buf, dec, lazy, li, vpos + 1, b1)
+    if have < 0:
+        return have
     bw = np.int64(dec[vpos])
     span = positions[count - 1] + 1
+    end = _avail(buf, dec, lazy, li, _hybrid_guess(vpos + 1, span, bw), b1)
+    if end < 0:
+        return end
+    err = _codes_of(dec, vpos, end, bw, span, positions, count, dict_count, codes)
+    if err < 0 and err != K.ERR_BAD_INDEX and end < b1:
+        end = _avail(buf, dec, lazy, li, b1, b1)
+        if end < 0:
+            return end
+        err = _codes_of(dec, vpos, end, bw, span, positions, count, dict_count, codes)
+    return err
+
+
+@_jit
+def _codes_of(dec, vpos, b1, bw, span, positions, count, dict_count, codes):
+    """:func:`_dictionary_codes` of a page readable up to ``b1``; ``positions`` change only on
+    success or ``ERR_BAD_INDEX``."""
     if count * _DENSE >= span:
         # dense: unpacking every code up to the last is faster than seeking each
         every = np.empty(span, np.int32)
@@ -381,12 +520,13 @@ def _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes):
 
 
 @_jit
-def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid):
+def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid, buf, lazy, dict_lazy, dict_end):
     """Decode the selected rows of fixed-width pages (``width`` 4 or 8) into ``out`` (uint32 or
     uint64 per row when copying, two uint64 words per row for decimal128; zeros for nulls) and
     ``valid`` (1 per non-null row). ``pages`` rows hold the page table; the dictionary, if any,
-    is ``dict_count`` PLAIN values at ``dec[dict_off:]``. Returns the number of nulls, or an
-    error code."""
+    is ``dict_count`` PLAIN values at ``dec[dict_off:]``, decompressed from ``buf`` as far as
+    needed when ``dict_lazy`` >= 0 (as are pages with a ``_LAZY`` row). Returns the number of
+    nulls, ``NEED_DICTIONARY`` or an error code."""
     n_out = idx.shape[0]
     if out.shape[0] < n_out * (1 if mode == COPY else 2) or valid.shape[0] < n_out:
         return K.ERR_BAD_ARGUMENT
@@ -397,17 +537,27 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
     codes = np.empty(most, np.int32)
     nulls = 0
     for p in range(pages.shape[0]):
-        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions)
+        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
         if count < 0:
             return count
         base = np.int64(0)
         if count > 0:
             if pages[p, _ENC] == 0:
-                if vpos + (positions[count - 1] + 1) * width > b1:
+                need = vpos + (positions[count - 1] + 1) * width
+                if need > b1:
                     return K.ERR_TRUNCATED
+                have = _avail(buf, dec, lazy, pages[p, _LAZY], need, b1)
+                if have < need:
+                    return have if have < 0 else K.ERR_TRUNCATED
                 base = vpos
             else:
-                err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes)
+                err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, pages[p, _LAZY])
+                if err < 0:
+                    return err
+                top = np.int64(0)
+                for j in range(count):
+                    top = max(top, positions[j])
+                err = _dictionary_ready(buf, dec, lazy, dict_lazy, dict_off + (top + 1) * width, dict_off, dict_end)
                 if err < 0:
                     return err
                 base = dict_off
@@ -439,9 +589,11 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
 
 
 @_jit
-def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, starts, lengths, valid):
+def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, starts, lengths, valid, buf, lazy, dict_lazy):
     """Find the selected byte-array values of the pages: ``starts``/``lengths`` (0 for nulls)
-    and ``valid`` per selected row; returns their total size or an error code."""
+    and ``valid`` per selected row; returns their total size, ``NEED_DICTIONARY`` or an error
+    code. Lazily decompressed bodies (as in :func:`gather_fixed`) are decompressed as far as
+    the values walked reach."""
     most = _most_selected(pages)
     if most < 0:
         return most
@@ -453,17 +605,20 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
     located = 0
     dpos = dict_off
     total = np.int64(0)
+    dict_have = dict_end if dict_lazy < 0 else lazy[dict_lazy, S.OUT]
     for p in range(pages.shape[0]):
-        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions)
+        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
         if count < 0:
             return count
         lo = pages[p, _LO]
         hi = pages[p, _HI]
+        li = pages[p, _LAZY]
         j = 0
         if pages[p, _ENC] == 0:
             # walk the length prefixes up to the last needed value
             pos = vpos
             v = 0
+            have = vpos if li >= 0 else b1
             for k in range(lo, hi):
                 if valid[k] == 0:
                     starts[k] = 0
@@ -474,9 +629,17 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                 while True:
                     if b1 - pos < 4:
                         return K.ERR_TRUNCATED
+                    if pos + 4 > have:
+                        have = _avail(buf, dec, lazy, li, pos + 4 + _GRAIN, b1)
+                        if have < 0:
+                            return have
                     length = np.int64(K._load_u32(dec, pos))
                     if length > b1 - pos - 4:
                         return K.ERR_TRUNCATED
+                    if v == want and pos + 4 + length > have:
+                        have = _avail(buf, dec, lazy, li, pos + 4 + length + _GRAIN, b1)
+                        if have < 0:
+                            return have
                     if v == want:
                         starts[k] = pos + 4
                         lengths[k] = length
@@ -488,9 +651,20 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                     v += 1
             continue
         if count > 0:
-            err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes)
+            err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, li)
             if err < 0:
                 return err
+            if dict_lazy >= 0 and dict_count > 0:
+                top = np.int64(0)
+                for i in range(count):
+                    top = max(top, positions[i])
+                if top >= located:
+                    # entries vary in length: judge by the share of entries
+                    guess = dict_off + (dict_end - dict_off) * (top + 1) // dict_count
+                    err = _dictionary_ready(buf, dec, lazy, dict_lazy, guess, dict_off, dict_end)
+                    if err < 0:
+                        return err
+                    dict_have = lazy[dict_lazy, S.OUT]
         for k in range(lo, hi):
             if valid[k] == 0:
                 starts[k] = 0
@@ -501,9 +675,17 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
             while located <= c:
                 if dict_end - dpos < 4:
                     return K.ERR_TRUNCATED
+                if dpos + 4 > dict_have:
+                    dict_have = _avail(buf, dec, lazy, dict_lazy, dpos + 4 + _GRAIN, dict_end)
+                    if dict_have < 0:
+                        return dict_have
                 length = np.int64(K._load_u32(dec, dpos))
                 if length > dict_end - dpos - 4:
                     return K.ERR_TRUNCATED
+                if dpos + 4 + length > dict_have:
+                    dict_have = _avail(buf, dec, lazy, dict_lazy, dpos + 4 + length + _GRAIN, dict_end)
+                    if dict_have < 0:
+                        return dict_have
                 d_starts[located] = dpos + 4
                 d_lengths[located] = length
                 dpos += 4 + length
@@ -573,9 +755,10 @@ def group(
     )
 
 
-#: a member's status in the group kernels: read here, left to the general path
+#: a member's status in the group kernels: read here, left to the general path; and within
+#: read_group: its dictionary to be decompressed whole before it is decoded, decoded already
 OK, GENERAL = 0, 1
-_OK, _GENERAL = OK, GENERAL
+_OK, _GENERAL, _NEED_DICTIONARY, _DONE = OK, GENERAL, 2, 3
 
 #: why planning a member failed: its pages do not add up, or a page lies outside the file
 PLAN_INCONSISTENT, PLAN_OUTSIDE_FILE = -1, -2
@@ -652,13 +835,15 @@ _J_MEMBER = _JOB_FIELDS
 
 
 @_jit
-def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info):
+def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size):
     """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
-    jobs and bodies end to end (a member whose headers this path does not read turns
-    ``_GENERAL``). Returns (size of the buffer of bodies, number of jobs)."""
+    jobs, lazily decompressed streams (``lazy``; no rows: none) and bodies end to end (a member whose
+    headers this path does not read turns ``_GENERAL``). Returns (size of the buffer of bodies,
+    number of jobs, number of lazy streams)."""
     total = np.int64(0)
     k = 0
     nj = 0
+    nl = 0
     for c in range(col_rows.shape[0]):
         col_pages[c, 0] = k
         col_pages[c, 1] = k
@@ -668,7 +853,10 @@ def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, sta
             status[c] = _GENERAL
             continue
         has_dict = dict_size[c] >= 0
-        size = prepare_chunk(buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c])
+        size = prepare_chunk(
+            buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c],
+            idx, lazy[nl:], max_page_size,
+        )
         if size < 0:
             status[c] = _GENERAL
             continue
@@ -676,24 +864,35 @@ def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, sta
         for p in range(k, k + npages):
             pages[p, _BODY] += total
             pages[p, _BODY_END] += total
+            if pages[p, _LAZY] >= 0:
+                pages[p, _LAZY] += nl
         for j in range(nj, nj + info[c, _I_JOBS]):
             jobs[j, _J_DST] += total
             jobs[j, _J_MEMBER] = c
+        for j in range(nl, nl + info[c, _I_LAZY]):
+            lazy[j, S.OUT] += total
+            lazy[j, S.OUT_END] += total
+            lazy[j, S.OUT_START] += total
+        if info[c, _I_DICT_LAZY] >= 0:
+            info[c, _I_DICT_LAZY] += nl
         info[c, _I_DICT_OFF] += total
         info[c, _I_DICT_END] += total
         col_pages[c, 1] = k + npages
         k += npages
         nj += info[c, _I_JOBS]
+        nl += info[c, _I_LAZY]
         total += size
-    return total, nj
+    return total, nj, nl
 
 
 @_jit
-def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, slot, status, out32, out64, valid, nulls, starts, lengths, offsets, data_at):
+def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, slot, status, out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy):
     """Decode the selected rows of every ``_OK`` member: fixed-width values into its slots of
     ``out32``/``out64``, byte arrays into ``offsets`` (its slot, ``rows + 1`` entries) and the
     returned data (from ``data_at[c]``); ``valid`` and ``nulls`` per member. A member whose
-    values this path does not read turns ``_GENERAL``."""
+    values this path does not read turns ``_GENERAL``; one whose dictionary is better
+    decompressed whole first turns ``_NEED_DICTIONARY``. Bodies with a row in ``lazy`` are
+    decompressed from ``buf`` as far as they are read."""
     rows = idx.shape[0]
     m = col_pages.shape[0]
     sizes = np.zeros(m, np.int64)
@@ -708,18 +907,29 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
         if width[c] > 0:
             words = 2 if mode[c] == TO_DECIMAL128 else 1
             if wide[c]:
-                got = gather_fixed(dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c], out64[s * rows : (s + words) * rows], v)
+                got = gather_fixed(
+                    dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c],
+                    out64[s * rows : (s + words) * rows], v, buf, lazy, info[c, _I_DICT_LAZY], info[c, _I_DICT_END],
+                )
             else:
-                got = gather_fixed(dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c], out32[s * rows : (s + 1) * rows], v)
-            if got < 0:
+                got = gather_fixed(
+                    dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c],
+                    out32[s * rows : (s + 1) * rows], v, buf, lazy, info[c, _I_DICT_LAZY], info[c, _I_DICT_END],
+                )
+            if got == NEED_DICTIONARY:
+                status[c] = _NEED_DICTIONARY
+            elif got < 0:
                 status[c] = _GENERAL
             else:
                 nulls[c] = got
             continue
         size = locate_bytes(
             dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_END], info[c, _I_DICT_COUNT],
-            starts[s * rows : (s + 1) * rows], lengths[s * rows : (s + 1) * rows], v,
+            starts[s * rows : (s + 1) * rows], lengths[s * rows : (s + 1) * rows], v, buf, lazy, info[c, _I_DICT_LAZY],
         )
+        if size == NEED_DICTIONARY:
+            status[c] = _NEED_DICTIONARY
+            continue
         if size < 0 or size > _INT32_MAX:
             status[c] = _GENERAL
             continue
@@ -742,24 +952,59 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
         if end != sizes[c]:
             status[c] = _GENERAL
         at += sizes[c]
-    return data
+    need = 0
+    for c in range(m):
+        if status[c] == _NEED_DICTIONARY:
+            need += 1
+    return data, need
+
+
+@_jit
+def dictionary_jobs(status, info, lazy, redo, jobs):
+    """The jobs decompressing whole the dictionaries of the members ``decode_group`` marked
+    ``_NEED_DICTIONARY``; ``redo`` gets ``_OK`` for those members, ``_DONE`` for the others.
+    Their streams count as decompressed (the jobs fill them). Returns the number of jobs."""
+    nj = 0
+    for c in range(status.shape[0]):
+        if status[c] != _NEED_DICTIONARY:
+            redo[c] = _DONE
+            continue
+        redo[c] = _OK
+        row = info[c, _I_DICT_LAZY]
+        jobs[nj, _J_SRC] = info[c, _I_DICT_SRC]
+        jobs[nj, _J_SRC_LEN] = info[c, _I_DICT_SRC_END] - info[c, _I_DICT_SRC]
+        jobs[nj, _J_DST] = info[c, _I_DICT_OFF]
+        jobs[nj, _J_DST_LEN] = info[c, _I_DICT_END] - info[c, _I_DICT_OFF]
+        jobs[nj, _J_DECOMPRESS] = 1
+        jobs[nj, _J_MEMBER] = c
+        nj += 1
+        # the whole page is decompressed now: the lazy stream has nothing left to produce
+        # (and no longer counts in what was produced lazily)
+        lazy[row, S.SRC] = lazy[row, S.SRC_END]
+        lazy[row, S.OUT_START] = lazy[row, S.OUT_END]
+        lazy[row, S.OUT] = lazy[row, S.OUT_END]
+    return nj
 
 
 def read_group(
-    g: Group, gplan: GroupPlan, buf: np.ndarray, at: np.ndarray, idx: np.ndarray, c: ReadCounters, max_page_size: int
+    g: Group, gplan: GroupPlan, buf: np.ndarray, at: np.ndarray, idx: np.ndarray, c: ReadCounters, max_page_size: int,
+    partial: bool = True,
 ) -> list[pa.Array | None]:
     """The Arrow arrays of the rows ``idx`` (sorted, within the row group) of every member of
     ``g``, whose pages ``gplan`` fetched into ``buf`` (range ``i`` starts at ``at[i]``); None
-    for a member the general path must read."""
+    for a member the general path must read. ``partial``: snappy pages are decompressed only as
+    far as the selected rows need (``LAZY_SHARE``, ``LAZY_COST``)."""
     m = len(g.members)
     n = gplan.n_ranges
     status = gplan.status.copy()
     pages = np.empty((n, _PAGE_FIELDS), np.int64)
     col_pages = np.empty((m, 2), np.int64)
     jobs = np.empty((2 * n, _JOB_FIELDS + 1), np.int64)
-    info = np.empty((m, 4), np.int64)
-    total, nj = prepare_group(
-        buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info
+    info = np.empty((m, _INFO_FIELDS), np.int64)
+    lazy = np.empty((n if partial else 0, S.STATE_FIELDS), np.int64)
+    total, nj, nl = prepare_group(
+        buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
+        idx, lazy, max_page_size,
     )
     dec = _scratch(total)
     clock = time.perf_counter
@@ -780,7 +1025,6 @@ def read_group(
         status[member] = _GENERAL
     t1 = clock()
     c.decompress_seconds += t1 - t0
-    c.bytes_decompressed += decompressed
     rows = len(idx)
     valid = np.empty(m * rows, np.uint8)
     nulls = np.zeros(m, np.int64)
@@ -790,16 +1034,41 @@ def read_group(
     lengths = np.empty(g.slots_bytes * rows, np.int64)
     offsets = np.empty(g.slots_bytes * (rows + 1), np.int32)
     data_at = np.zeros(m, np.int64)
-    data = decode_group(
+    data, need = decode_group(
         dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
-        out32, out64, valid, nulls, starts, lengths, offsets, data_at,
+        out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy,
     )
+    data_of: list[Any] = [data] * m
+    if need:
+        # dictionaries needed (nearly) whole: cramjam decompresses them, then their members decode
+        redo = np.empty(m, np.int64)
+        nd = dictionary_jobs(status, info, lazy, redo, jobs)
+        t2 = clock()
+        for src, src_len, dst, dst_len, decompress, member in jobs[:nd].tolist():
+            done = run_job(buf, dec, src, src_len, dst, dst_len, decompress, raw[member], codec_ids[member], max_page_size)
+            if done < 0:
+                redo[member] = _GENERAL
+            else:
+                decompressed += done
+        c.decompress_seconds += clock() - t2
+        data_at2 = np.zeros(m, np.int64)
+        data2, _ = decode_group(
+            dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, redo,
+            out32, out64, valid, nulls, starts, lengths, offsets, data_at2, buf, lazy,
+        )
+        for k, again in enumerate(redo.tolist()):
+            if again != _DONE:
+                status[k] = _OK if again == _OK else _GENERAL
+                data_of[k] = data2
+                data_at[k] = data_at2[k]
+    if g.slots_bytes:
+        data_of = [pa.py_buffer(d) for d in data_of] if need else [pa.py_buffer(data)] * m
+    if nl:
+        decompressed += int(_lazy_produced(lazy, nl))
+    c.bytes_decompressed += decompressed
     b32 = pa.py_buffer(out32) if g.slots32 else None
     b64 = pa.py_buffer(out64) if g.slots64 else None
-    boffsets = bdata = None
-    if g.slots_bytes:
-        boffsets = pa.py_buffer(offsets)
-        bdata = pa.py_buffer(data)
+    boffsets = pa.py_buffer(offsets) if g.slots_bytes else None
     out: list[pa.Array | None] = []
     done = 0
     read = 0
@@ -815,10 +1084,10 @@ def read_group(
             values = (b64 if word == 8 else b32).slice(s * rows * word, rows * shape.out_width)  # type: ignore[union-attr]
             out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, values], null_count))
         else:
-            assert boffsets is not None and bdata is not None
+            assert boffsets is not None
             offs = boffsets.slice(s * (rows + 1) * 4, (rows + 1) * 4)
             end = int(offsets[s * (rows + 1) + rows])
-            values = bdata.slice(int(data_at[k]), end)
+            values = data_of[k].slice(int(data_at[k]), end)
             out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, offs, values], null_count))
         done += 1
         read += read_pages[k]
@@ -828,6 +1097,14 @@ def read_group(
     c.decode_seconds += clock() - t1
     c.values_decoded += rows * done
     return out
+
+
+@_jit
+def _lazy_produced(lazy, n):
+    total = np.int64(0)
+    for j in range(n):
+        total += lazy[j, S.OUT] - lazy[j, S.OUT_START]
+    return total
 
 
 def run_job(

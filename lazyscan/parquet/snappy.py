@@ -170,10 +170,10 @@ def until(src, dst, state, need):
         q = o - offset
         if offset >= 8 and o + n + 8 <= end:
             # whole words; the last may write up to 7 bytes past the copy, inside the output
-            k = np.int64(0)
-            while k < n:
-                _store8(dst, o + k, _load8(dst, q + k))
-                k += 8
+            w = np.int64(0)
+            while w < n:
+                _store8(dst, o + w, _load8(dst, q + w))
+                w += 8
         else:
             for k in range(n):
                 dst[np.uint64(o + k)] = dst[np.uint64(q + k)]
