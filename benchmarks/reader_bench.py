@@ -157,8 +157,13 @@ def chunk_overhead(pf: Any, reps: int, seed: int = 0) -> dict[str, Any]:
     One random row per row group, every flat column, read in one pass per row group
     (``read_columns``) and column by column (``read_column``), interleaved. The reader's own
     counters time its reads and its decompression; ``(wall - io - decompress) / chunks`` is what
-    remains per chunk: Python work plus the decode kernels (a few values each)."""
-    from lazyscan.parquet import ReadCounters
+    remains per chunk: Python work plus the decode kernels (a few values each). Pages are
+    decompressed whole here (``partial_decompression`` off), so that no decompression hides
+    in the decode kernels' share."""
+    from lazyscan.parquet import ParquetFile, ReadCounters
+    from lazyscan.parquet.file import ReaderOptions
+
+    pf = ParquetFile(pf.path, options=ReaderOptions(partial_decompression=False))
 
     rng = np.random.default_rng(seed)
     flat = [c.index for c in pf.schema.columns if c.flat]

@@ -68,6 +68,9 @@ _PAGE_FIELDS = 11
 #: against cramjam's, dictionary pages of TPC-H lineitem: 1.2-2.0)
 LAZY_SHARE = 0.6
 LAZY_COST = 1.6
+#: smaller dictionary pages are decompressed whole: the most a prefix saves on them is less than
+#: what deciding costs (a second decode call when the prefix turns out to be most of the page)
+LAZY_DICTIONARY_MIN = 128 * 1024
 _SNAPPY = 1
 
 #: decode_group's answer for a member whose dictionary is better decompressed whole
@@ -245,7 +248,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             info[_I_DICT_OFF] = total
             info[_I_DICT_END] = total + usize
             info[_I_DICT_COUNT] = count
-            if _lazy_stream(buf, b, csize, total, usize, codec, max_page_size, lazy, nl):
+            if usize >= LAZY_DICTIONARY_MIN and _lazy_stream(buf, b, csize, total, usize, codec, max_page_size, lazy, nl):
                 info[_I_DICT_LAZY] = nl
                 info[_I_DICT_SRC] = b
                 info[_I_DICT_SRC_END] = b + csize
@@ -520,6 +523,27 @@ def _codes_of(dec, vpos, b1, bw, span, positions, count, dict_count, codes):
 
 
 @_jit
+def _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy):
+    """The largest dictionary code the selected rows of the pages look up (-1: none), or an
+    error code: what a lazily decompressed dictionary must hold, known before any of it is."""
+    top = np.int64(-1)
+    for p in range(pages.shape[0]):
+        if pages[p, _ENC] == 0:
+            continue
+        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
+        if count < 0:
+            return count
+        if count == 0:
+            continue
+        err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, pages[p, _LAZY])
+        if err < 0:
+            return err
+        for j in range(count):
+            top = max(top, positions[j])
+    return top
+
+
+@_jit
 def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid, buf, lazy, dict_lazy, dict_end):
     """Decode the selected rows of fixed-width pages (``width`` 4 or 8) into ``out`` (uint32 or
     uint64 per row when copying, two uint64 words per row for decimal128; zeros for nulls) and
@@ -535,6 +559,14 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
         return most
     positions = np.empty(most, np.int64)
     codes = np.empty(most, np.int32)
+    if dict_lazy >= 0:
+        top = _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy)
+        if top < -1:
+            return top
+        if top >= 0:
+            err = _dictionary_ready(buf, dec, lazy, dict_lazy, dict_off + (top + 1) * width, dict_off, dict_end)
+            if err < 0:
+                return err
     nulls = 0
     for p in range(pages.shape[0]):
         count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
@@ -605,6 +637,16 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
     located = 0
     dpos = dict_off
     total = np.int64(0)
+    if dict_lazy >= 0 and dict_count > 0:
+        top = _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy)
+        if top < -1:
+            return top
+        if top >= 0:
+            # entries vary in length: judge by the share of entries
+            guess = dict_off + (dict_end - dict_off) * (top + 1) // dict_count
+            err = _dictionary_ready(buf, dec, lazy, dict_lazy, guess, dict_off, dict_end)
+            if err < 0:
+                return err
     dict_have = dict_end if dict_lazy < 0 else lazy[dict_lazy, S.OUT]
     for p in range(pages.shape[0]):
         count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
@@ -654,17 +696,6 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
             err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, li)
             if err < 0:
                 return err
-            if dict_lazy >= 0 and dict_count > 0:
-                top = np.int64(0)
-                for i in range(count):
-                    top = max(top, positions[i])
-                if top >= located:
-                    # entries vary in length: judge by the share of entries
-                    guess = dict_off + (dict_end - dict_off) * (top + 1) // dict_count
-                    err = _dictionary_ready(buf, dec, lazy, dict_lazy, guess, dict_off, dict_end)
-                    if err < 0:
-                        return err
-                    dict_have = lazy[dict_lazy, S.OUT]
         for k in range(lo, hi):
             if valid[k] == 0:
                 starts[k] = 0
