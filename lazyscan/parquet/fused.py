@@ -171,23 +171,20 @@ def add_page_jobs(jobs, nj, b, csize, usize, total, codec, v2_levels, v2_compres
     ``v2_levels`` >= 0: a v2 data page, whose levels (that many bytes) are stored uncompressed
     ahead of the values, which are compressed when ``v2_compressed``."""
     if v2_levels >= 0:
-        jobs[nj, _J_SRC] = b
-        jobs[nj, _J_SRC_LEN] = v2_levels
-        jobs[nj, _J_DST] = total
-        jobs[nj, _J_DST_LEN] = v2_levels
-        jobs[nj, _J_DECOMPRESS] = 0
-        nj += 1
-        jobs[nj, _J_SRC] = b + v2_levels
-        jobs[nj, _J_SRC_LEN] = csize - v2_levels
-        jobs[nj, _J_DST] = total + v2_levels
-        jobs[nj, _J_DST_LEN] = usize - v2_levels
-        jobs[nj, _J_DECOMPRESS] = 1 if v2_compressed and codec != 0 else 0
-        return nj + 1
-    jobs[nj, _J_SRC] = b
-    jobs[nj, _J_SRC_LEN] = csize
-    jobs[nj, _J_DST] = total
-    jobs[nj, _J_DST_LEN] = usize
-    jobs[nj, _J_DECOMPRESS] = 1 if codec != 0 else 0
+        nj = _job(jobs, nj, b, v2_levels, total, v2_levels, 0)
+        return _job(jobs, nj, b + v2_levels, csize - v2_levels, total + v2_levels, usize - v2_levels, 1 if v2_compressed and codec != 0 else 0)
+    return _job(jobs, nj, b, csize, total, usize, 1 if codec != 0 else 0)
+
+
+@_jit
+def _job(jobs, nj, src, src_len, dst, dst_len, decompress):
+    """Row ``nj`` of ``jobs``: ``src_len`` bytes at ``src`` decompressed (or copied) into
+    ``dst_len`` bytes at ``dst``; returns the next row."""
+    jobs[nj, _J_SRC] = src
+    jobs[nj, _J_SRC_LEN] = src_len
+    jobs[nj, _J_DST] = dst
+    jobs[nj, _J_DST_LEN] = dst_len
+    jobs[nj, _J_DECOMPRESS] = decompress
     return nj + 1
 
 
@@ -303,12 +300,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
                     and _lazy_stream(buf, b + levels, csize - levels, total + levels, usize - levels, codec, max_page_size, lazy, nl)
                 ):
                     if levels > 0:  # v2: the levels are stored as they are
-                        jobs[nj, _J_SRC] = b
-                        jobs[nj, _J_SRC_LEN] = levels
-                        jobs[nj, _J_DST] = total
-                        jobs[nj, _J_DST_LEN] = levels
-                        jobs[nj, _J_DECOMPRESS] = 0
-                        nj += 1
+                        nj = _job(jobs, nj, b, levels, total, levels, 0)
                     pages[k - 1, _LAZY] = nl
                     nl += 1
                     total += usize
@@ -1002,13 +994,10 @@ def dictionary_jobs(status, info, lazy, redo, jobs):
             continue
         redo[c] = _OK
         row = info[c, _I_DICT_LAZY]
-        jobs[nj, _J_SRC] = info[c, _I_DICT_SRC]
-        jobs[nj, _J_SRC_LEN] = info[c, _I_DICT_SRC_END] - info[c, _I_DICT_SRC]
-        jobs[nj, _J_DST] = info[c, _I_DICT_OFF]
-        jobs[nj, _J_DST_LEN] = info[c, _I_DICT_END] - info[c, _I_DICT_OFF]
-        jobs[nj, _J_DECOMPRESS] = 1
+        src = info[c, _I_DICT_SRC]
+        dst = info[c, _I_DICT_OFF]
         jobs[nj, _J_MEMBER] = c
-        nj += 1
+        nj = _job(jobs, nj, src, info[c, _I_DICT_SRC_END] - src, dst, info[c, _I_DICT_END] - dst, 1)
         # the whole page is decompressed now: the lazy stream has nothing left to produce
         # (and no longer counts in what was produced lazily)
         lazy[row, S.SRC] = lazy[row, S.SRC_END]

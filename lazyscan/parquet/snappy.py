@@ -17,6 +17,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from lazyscan.parquet.kernels import _load_u64 as _load8
+
 _jit = numba.njit(nogil=True, cache=True, boundscheck=False)
 _inline = numba.njit(nogil=True, cache=True, boundscheck=False, inline="always")
 
@@ -27,22 +29,6 @@ STATE_FIELDS = 5
 
 #: errors: the input is not a snappy stream of the declared length
 ERR_CORRUPT = -1
-
-
-@_inline
-def _load8(buf, b):
-    """Little-endian uint64 at ``buf[b:b + 8]`` (unsigned indices let LLVM merge the loads)."""
-    u = np.uint64(b)
-    return (
-        np.uint64(buf[u])
-        | (np.uint64(buf[u + np.uint64(1)]) << np.uint64(8))
-        | (np.uint64(buf[u + np.uint64(2)]) << np.uint64(16))
-        | (np.uint64(buf[u + np.uint64(3)]) << np.uint64(24))
-        | (np.uint64(buf[u + np.uint64(4)]) << np.uint64(32))
-        | (np.uint64(buf[u + np.uint64(5)]) << np.uint64(40))
-        | (np.uint64(buf[u + np.uint64(6)]) << np.uint64(48))
-        | (np.uint64(buf[u + np.uint64(7)]) << np.uint64(56))
-    )
 
 
 @_inline
