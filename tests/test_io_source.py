@@ -18,7 +18,9 @@ def blob(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
     return path, data
 
 
-def _ranges(rng: np.random.Generator, size: int, count: int, max_gap: int, max_len: int) -> list[tuple[int, int]]:
+def _ranges(
+    rng: np.random.Generator, size: int, count: int, max_gap: int, max_len: int, shuffle: bool = True
+) -> list[tuple[int, int]]:
     out, at = [], int(rng.integers(0, 1000))
     for _ in range(count):
         length = int(rng.integers(0, max_len))
@@ -26,6 +28,8 @@ def _ranges(rng: np.random.Generator, size: int, count: int, max_gap: int, max_l
             break
         out.append((at, length))
         at += length + int(rng.integers(0, max_gap))
+    if not shuffle:
+        return out
     order = rng.permutation(len(out))
     return [out[i] for i in order]
 
@@ -39,10 +43,11 @@ def _ranges(rng: np.random.Generator, size: int, count: int, max_gap: int, max_l
         (30, 200_000, 10_000, 0),  # every range a request of its own
     ],
 )
-def test_read_ranges_into_returns_every_range(blob, count, max_gap, max_len, gap_option) -> None:
+@pytest.mark.parametrize("in_file_order", [False, True])
+def test_read_ranges_into_returns_every_range(blob, count, max_gap, max_len, gap_option, in_file_order) -> None:
     path, data = blob
     rng = np.random.default_rng(count + max_gap)
-    ranges = _ranges(rng, len(data), count, max_gap, max_len)
+    ranges = _ranges(rng, len(data), count, max_gap, max_len, shuffle=not in_file_order)
     src = LocalSource(str(path))
     try:
         opts = ReadOptions(coalesce_gap=gap_option)
