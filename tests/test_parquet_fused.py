@@ -234,6 +234,28 @@ def _dictionary_file(tmp_path: Path) -> tuple[Path, ParquetFile]:
     return path, ParquetFile(path)
 
 
+def test_one_column_read_fails_as_the_several_columns_read(tmp_path: Path) -> None:
+    """``read_column`` takes a shorter way through the fused path than ``read_columns``; a
+    corrupt page and a page index pointing outside the file fail the same way on both."""
+    path, pf = _dictionary_file(tmp_path)
+    page = pf.page_layout(0, "k").pages[2]
+    data = bytearray(path.read_bytes())
+    data[page.offset + 20 : page.offset + page.size] = b"\xff" * (page.size - 20)
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(bytes(data))
+    rows = np.array([page.first_row + 1])
+    messages = []
+    for read in (lambda f: f.read_column(0, "k", rows), lambda f: f.read_columns(0, ["k"], rows)[0]):
+        with pytest.raises(CorruptFileError) as err:
+            read(ParquetFile(bad))
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "row group 0" in messages[0] and "'k'" in messages[0]
+    # a healthy page of the same file still reads on both ways
+    good = np.array([pf.page_layout(0, "k").pages[0].first_row + 3])
+    expected = pq.read_table(path).column("k").combine_chunks().take(pa.array(good))
+    assert_same_array(ParquetFile(bad).read_column(0, "k", good), expected)
+
+
 def test_corrupt_page_fails_with_the_general_paths_located_error(tmp_path: Path) -> None:
     path, pf = _dictionary_file(tmp_path)
     layout = pf.page_layout(0, "k")

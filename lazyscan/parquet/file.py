@@ -685,6 +685,10 @@ class ParquetFile:
             num_rows = self.metadata.row_groups[row_group].num_rows
             selection = _as_ranges(rows, num_rows)
             if selection is not None and 0 < selection.row_count < num_rows and fused.takes(selection.row_count, num_rows):
+                if cache is None or not (cache.dictionaries or cache.bodies):
+                    arr = self._read_fused_one(row_group, desc, selection, counters)
+                    if arr is not None:
+                        return arr
                 return self._read_selection(row_group, [desc], selection, num_rows, counters, cache)[0]
             rows = selection
         chunk = self.read_assembled(row_group, column, rows, counters, cache=cache)
@@ -1230,6 +1234,29 @@ class ParquetFile:
             out[pos] = self._read_planned(row_group, plan, buf, at_general, sel_rows, c, cache)
             at_general = at_general[len(plan.ranges) :]
         return out  # type: ignore[return-value]
+
+    def _read_fused_one(
+        self, row_group: int, desc: ColumnDescriptor, selection: RowRanges, counters: ReadCounters | None
+    ) -> pa.Array | None:
+        """:meth:`_read_selection` of one column on the fused path, with none of its
+        bookkeeping for several columns and two paths; None when the general path must read it
+        (which then also reports whatever is wrong)."""
+        group = self._fused_group(row_group, [desc])
+        if group is None:
+            return None
+        c = counters if counters is not None else self.counters
+        idx = selection.to_indices()
+        try:
+            gplan = fused.plan(group, selection.starts, selection.ends, idx, np.zeros(1, np.int64), self.source.size)
+        except fused.PlanError:
+            return None
+        try:
+            buf, at = self._fetch_into(gplan.ranges(), c)
+        except FileError as e:
+            raise e.at(file=self.path, row_group=row_group) from None
+        return fused.read_group(
+            group, gplan, buf, np.array(at, np.int64), idx, c, self.options.max_page_size, self.options.partial_decompression
+        )[0]
 
     def _read_planned(
         self, row_group: int, plan: _ChunkPlan, buf: np.ndarray, at: list[int], rows: _SelectedRows, c: ReadCounters,
