@@ -280,7 +280,7 @@ def test_prepare_rejects_a_truncated_header() -> None:
     jobs = np.empty((2, fused._JOB_FIELDS), np.int64)
     info = np.empty(fused._INFO_FIELDS, np.int64)
     no_lazy = np.empty((0, snappy.STATE_FIELDS), np.int64)
-    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, np.arange(10), no_lazy, 1 << 20) == -1
+    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, np.arange(10), no_lazy, 1 << 20, True) == -1
 
 
 #: gather_fixed's arguments for bodies decompressed whole: no compressed buffer, no streams
@@ -430,3 +430,24 @@ def test_corruption_past_the_bytes_a_read_needs_is_not_read(tmp_path: Path) -> N
         _read(bad, np.array([4]), False, ["key"])
     with pytest.raises(CorruptFileError):
         _read(bad, np.array([39_999]), True, ["key"])
+
+
+def test_wide_selections_decompress_dictionaries_whole_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many rows reaching the end of the row group look up entries from all over a
+    dictionary: it is decompressed whole up front, not found too large after a first decode."""
+    path = _clustered_file(tmp_path)
+    calls: list[int] = []
+    original = fused.decode_group
+
+    def counting(*args: Any) -> Any:
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(fused, "decode_group", counting)
+    whole = pq.read_table(path, columns=["key", "code"])
+    for rows, passes in ((np.arange(0, 40_000, 997), 1), (np.array([10, 39_000]), 2)):
+        calls.clear()
+        got, _ = _read(path, rows, True, ["key", "code"])
+        assert len(calls) == passes
+        for name, arr in zip(["key", "code"], got):
+            assert_same_array(arr, whole.column(name).combine_chunks().take(pa.array(rows)))

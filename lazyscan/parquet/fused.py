@@ -70,7 +70,17 @@ LAZY_SHARE = 0.6
 LAZY_COST = 1.6
 #: smaller dictionary pages are decompressed whole: the most a prefix saves on them is less than
 #: what deciding costs (a second decode call when the prefix turns out to be most of the page)
-LAZY_DICTIONARY_MIN = 128 * 1024
+LAZY_DICTIONARY_MIN = 32 * 1024
+#: a selection of more rows than this, reaching past LAZY_SHARE of the row group, looks up
+#: entries from all over a dictionary unless the column's values follow the rows: its
+#: dictionaries are decompressed whole without asking
+LAZY_DICTIONARY_ROWS = 16
+
+
+def _lazy_dictionaries(idx: np.ndarray, num_rows: int) -> bool:
+    """Whether the dictionaries of a selective read of rows ``idx`` may be decompressed lazily."""
+    n = len(idx)
+    return n <= LAZY_DICTIONARY_ROWS or int(idx[n - 1]) < LAZY_SHARE * num_rows
 _SNAPPY = 1
 
 #: decode_group's answer for a member whose dictionary is better decompressed whole
@@ -199,14 +209,15 @@ def _lazy_stream(buf, src, src_len, dst, dst_len, codec, max_page_size, lazy, nl
 
 
 @_jit
-def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, idx, lazy, max_page_size):
+def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, idx, lazy, max_page_size, lazy_dictionary):
     """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
     ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
     ``info``; return the size of the buffer of bodies, or -1 when this path does not read it.
 
     Snappy bodies the kernels will read only in part get a row of ``lazy`` (snappy stream
-    states; no rows: none) instead of a job: the dictionary page, and data pages whose last
-    selected row of ``idx`` lies early in the page (``LAZY_SHARE``); ``info[_I_LAZY]`` counts them."""
+    states; no rows: none) instead of a job: the dictionary page when ``lazy_dictionary`` and
+    it is large, and data pages whose last selected row of ``idx`` lies early in the page
+    (``LAZY_SHARE``); ``info[_I_LAZY]`` counts them."""
     header = np.empty(H._SLOTS, np.int64)
     total = np.int64(0)
     nj = 0
@@ -245,7 +256,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             info[_I_DICT_OFF] = total
             info[_I_DICT_END] = total + usize
             info[_I_DICT_COUNT] = count
-            if usize >= LAZY_DICTIONARY_MIN and _lazy_stream(buf, b, csize, total, usize, codec, max_page_size, lazy, nl):
+            if lazy_dictionary and usize >= LAZY_DICTIONARY_MIN and _lazy_stream(buf, b, csize, total, usize, codec, max_page_size, lazy, nl):
                 info[_I_DICT_LAZY] = nl
                 info[_I_DICT_SRC] = b
                 info[_I_DICT_SRC_END] = b + csize
@@ -745,6 +756,7 @@ class Group(NamedTuple):
     mds: tuple[Any, ...]  # the members' column metadata, for the general path
     raw: tuple[Any, ...]  # the members' raw decompressors (codecs.raw_decompressor)
     npages: tuple[int, ...]
+    num_rows: int  # of the row group
 
 
 def group(
@@ -775,6 +787,7 @@ def group(
         np.array(max_defs, i64), np.array([s.width for s in shapes], i64), np.array([s.mode for s in shapes], i64),
         np.array(codec_ids, i64), np.array(wide, np.uint8), np.array(slot, i64), counts[0], counts[1], counts[2], tuple(mds),
         tuple(codecs.raw_decompressor(k) for k in codec_ids), tuple(len(lay.page_starts) for lay in layouts),
+        int(layouts[0].page_ends[-1]) if len(layouts[0].page_ends) else 0,
     )
 
 
@@ -858,7 +871,7 @@ _J_MEMBER = _JOB_FIELDS
 
 
 @_jit
-def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size):
+def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size, lazy_dictionary):
     """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
     jobs, lazily decompressed streams (``lazy``; no rows: none) and bodies end to end (a member whose
     headers this path does not read turns ``_GENERAL``). Returns (size of the buffer of bodies,
@@ -878,7 +891,7 @@ def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, sta
         has_dict = dict_size[c] >= 0
         size = prepare_chunk(
             buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c],
-            idx, lazy[nl:], max_page_size,
+            idx, lazy[nl:], max_page_size, lazy_dictionary,
         )
         if size < 0:
             status[c] = _GENERAL
@@ -1024,7 +1037,7 @@ def read_group(
     lazy = np.empty((n if partial else 0, S.STATE_FIELDS), np.int64)
     total, nj, nl = prepare_group(
         buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
-        idx, lazy, max_page_size,
+        idx, lazy, max_page_size, partial and _lazy_dictionaries(idx, g.num_rows),
     )
     dec = _scratch(total)
     clock = time.perf_counter
