@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from lazyscan.parquet.file import ChunkLayout
 
 _jit = numba.njit(nogil=True, cache=True)
+_jit_gil = K._jit_gil
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: the fused path reads selections of at most this fraction of a row group's rows; denser ones
 #: decode faster through the general path's run decoding (reader benchmark, 10 % selections)
@@ -800,7 +801,7 @@ _OK, _GENERAL, _NEED_DICTIONARY, _DONE = OK, GENERAL, 2, 3
 PLAN_INCONSISTENT, PLAN_OUTSIDE_FILE = -1, -2
 
 
-@_jit
+@_jit_gil
 def plan_group(sel_starts, sel_ends, idx, page_starts, page_ends, page_offsets, page_sizes, col_pages, dict_offset, dict_size, status, file_size, out, col_rows):
     """:func:`plan_chunk` for every member whose ``status`` is ``_OK``, rows end to end in ``out``; member ``c``'s
     are ``col_rows[c, 0]`` and the ``col_rows[c, 1]`` after it. Returns the number of rows, or
@@ -870,7 +871,7 @@ def plan(g: Group, sel_starts: np.ndarray, sel_ends: np.ndarray, idx: np.ndarray
 _J_MEMBER = _JOB_FIELDS
 
 
-@_jit
+@_jit_gil
 def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size, lazy_dictionary):
     """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
     jobs, lazily decompressed streams (``lazy``; no rows: none) and bodies end to end (a member whose
@@ -995,7 +996,7 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
     return data, need
 
 
-@_jit
+@_jit_gil
 def dictionary_jobs(status, info, lazy, redo, jobs):
     """The jobs decompressing whole the dictionaries of the members ``decode_group`` marked
     ``_NEED_DICTIONARY``; ``redo`` gets ``_OK`` for those members, ``_DONE`` for the others.
@@ -1132,7 +1133,7 @@ def read_group(
     return out
 
 
-@_jit
+@_jit_gil
 def _lazy_produced(lazy, n):
     total = np.int64(0)
     for j in range(n):

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from lazyscan.parquet.schema import ColumnDescriptor
 
 _jit = numba.njit(nogil=True, cache=True)
+_jit_gil = K._jit_gil
 
 #: the slot of ``info`` where :func:`walk_chunk` writes the number of data pages
 _I_PAGES = 4
@@ -62,7 +63,7 @@ _I_PAGES = 4
 NOT_HERE, TOO_MANY_PAGES = -1, -2
 
 
-@_jit
+@_jit_gil
 def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, known_dict=-1):
     """Parse and check the page headers of a fetched column chunk ``buf[:end]`` (dictionary page
     first, if any; ``known_dict`` >= 0: the data pages only, of a dictionary of that many

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from lazyscan.parquet.kernels import _jit_gil
 from lazyscan.parquet.metadata import (
     DataPageHeader,
     DataPageHeaderV2,
@@ -176,7 +177,7 @@ def _sub_struct(buf, pos, end, out, kind):
                 return -1
 
 
-@_jit
+@_jit_gil
 def _parse(buf, pos, end, out):
     """Fill ``out`` from the PageHeader at ``buf[pos:end]``; header size, or -1 (generic parser)."""
     for i in range(_SLOTS):
