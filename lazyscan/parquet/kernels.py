@@ -530,6 +530,12 @@ def index_runs(idx, starts, ends):
     return k + 1
 
 
+#: :func:`index_runs` holding the GIL, for selections short enough to take a microsecond or two
+index_runs_small = _jit_gil(getattr(index_runs, "py_func", index_runs))
+#: selections up to this many rows go to :data:`index_runs_small`
+SMALL_SELECTION = 4096
+
+
 @_jit
 def expand_runs(starts, ends, out):
     """Write every row of the ranges ``[starts[i], ends[i])`` to ``out``, in order; returns

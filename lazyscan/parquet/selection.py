@@ -91,7 +91,7 @@ class RowRanges:
         idx = np.array(rows, dtype=np.int64, copy=True) if copy else np.asarray(rows, dtype=np.int64)
         starts = np.empty(len(idx), np.int64)
         ends = np.empty(len(idx), np.int64)
-        n = K.index_runs(idx, starts, ends)
+        n = (K.index_runs_small if len(idx) <= K.SMALL_SELECTION else K.index_runs)(idx, starts, ends)
         if n < 0:
             return None
         out = cls(starts[:n], ends[:n], _trusted=True)
