@@ -474,3 +474,20 @@ def test_wide_selections_decompress_dictionaries_whole_at_once(tmp_path: Path, m
         assert len(calls) == passes
         for name, arr in zip(["key", "code"], got):
             assert_same_array(arr, whole.column(name).combine_chunks().take(pa.array(rows)))
+
+
+def test_scan_option_partial_decompression(tmp_path: Path) -> None:
+    import lazyscan
+
+    path = _clustered_file(tmp_path)
+    where = "key = 1000003"  # rows 2 and 3: early in every page
+    results = {}
+    for partial in (True, False):
+        scan = lazyscan.scan(str(path), where=where, threads=1, partial_decompression=partial)
+        results[partial] = (scan.to_table(), scan.profile.as_dict()["bytes_decompressed"])
+    expected = pq.read_table(path).filter(pa.compute.equal(pa.compute.field("key"), 1000003))
+    for table, _ in results.values():
+        assert table.num_rows == 2
+        for name in expected.column_names:
+            assert_same_array(table.column(name).combine_chunks(), expected.column(name).combine_chunks())
+    assert results[True][1] < results[False][1]

@@ -26,6 +26,9 @@ class ScanOptions:
     - ``adaptive_order``: reorder predicate columns by measured rows removed per second.
     - ``dictionary_eval``: evaluate predicates once per dictionary entry instead of per row.
     - ``materialization_threshold``: selected row ranges closer than this are decoded as one.
+    - ``partial_decompression``: a Snappy page a selective read needs only in part is
+      decompressed only as far as its selected values reach (a dictionary page up to the
+      largest entry looked up).
     - ``dense_threshold``: when more than this fraction of a row group survives, payload columns
       of fixed width are read whole and then filtered (cheaper there than a selective read;
       byte-array columns are always read selectively, which copies each kept value once).
@@ -55,6 +58,7 @@ class ScanOptions:
     adaptive_order: bool = True
     dictionary_eval: bool = True
     materialization_threshold: int = 0
+    partial_decompression: bool = True
     dense_threshold: float = 0.5
     batch_size: int = 65536
     threads: int = 0  # 0: one per core

@@ -820,6 +820,7 @@ class Scan:
         self.reader_options = ReaderOptions(
             materialization_threshold=self.options.materialization_threshold,
             read=ReadOptions(coalesce_gap=gap) if gap >= 0 else None,
+            partial_decompression=self.options.partial_decompression,
         )
         self._plan = _Plan()
         if isinstance(source, (list, tuple)) and source and all(isinstance(s, FileSplit) for s in source):
