@@ -208,6 +208,58 @@ def _layout_in_order(ranges: list[tuple[int, int]]) -> tuple[list[int], int, boo
     return starts, total, in_order
 
 
+#: a request of :meth:`LocalSource.read_ranges_into`: file bytes [start, end) and the buffers
+#: they land in (the ranges' places in the output, gaps in a discarded buffer)
+_Request = tuple[int, int, list[memoryview]]
+
+
+def _requests_in_order(
+    ranges: list[tuple[int, int]], starts: list[int], view: memoryview, opts: ReadOptions
+) -> list[_Request]:
+    """The requests for ranges in file order that do not overlap (what the readers' plans
+    hold), formed in one pass without sorting."""
+    gap, most = opts.coalesce_gap, opts.coalesce_max
+    out: list[_Request] = []
+    n = len(ranges)
+    i = 0
+    while i < n:
+        start, length = ranges[i]
+        end = start + length
+        iov = [view[starts[i] : starts[i] + length]]
+        i += 1
+        while i < n:
+            off, length = ranges[i]
+            if off > end + gap or off + length - start > most:
+                break
+            if off > end:
+                iov.append(_gap_buffer(off - end)[: off - end])
+            iov.append(view[starts[i] : starts[i] + length])
+            end = off + length
+            i += 1
+        out.append((start, end, iov))
+    return out
+
+
+def _requests_sorted(
+    ranges: list[tuple[int, int]], starts: list[int], view: memoryview, opts: ReadOptions
+) -> list[_Request] | None:
+    """The requests for ranges in any order (:func:`coalesce_ranges`); None when two overlap."""
+    out: list[_Request] = []
+    for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
+        iov: list[memoryview] = []
+        at = start
+        for i in members:  # in file order
+            off, length = ranges[i]
+            if off < at:
+                return None
+            if off > at:
+                iov.append(_gap_buffer(off - at)[: off - at])
+            iov.append(view[starts[i] : starts[i] + length])
+            at = off + length
+        out.append((start, end, iov))
+    return out
+
+
 def _layout(ranges: list[tuple[int, int]]) -> tuple[list[int], int]:
     starts = []
     total = 0
@@ -278,74 +330,27 @@ class LocalSource(Source):
         starts, total, in_order = _layout_in_order(ranges)
         out = _empty_bytes(total)
         view = memoryview(out)  # type: ignore[arg-type]
-        if in_order:
-            return self._read_in_order(ranges, starts, out, view, opts)
-        nbytes = requests = 0
-        seconds = 0.0
-        for start, end, members in coalesce_ranges(ranges, opts.coalesce_gap, opts.coalesce_max):
-            iov: list[memoryview] = []
-            at = start
-            for i in members:  # in file order
-                off, length = ranges[i]
-                if off < at:  # overlapping ranges: read them one by one
-                    return super().read_ranges_into(ranges, opts)
-                if off > at:  # the bytes between two wanted ranges land in one discarded buffer
-                    iov.append(_gap_buffer(off - at)[: off - at])
-                iov.append(view[starts[i] : starts[i] + length])
-                at = off + length
-            t0 = time.perf_counter()
-            got = 0
-            for b in range(0, len(iov), _IOV_BATCH):
-                batch = iov[b : b + _IOV_BATCH]
-                want = end - start if len(iov) <= _IOV_BATCH else sum(len(v) for v in batch)
-                n = os.preadv(self._fd, batch, start + got)
-                if n != want:
-                    raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
-                got += n
-            seconds += time.perf_counter() - t0
-            nbytes += got
-            requests += 1
-        self.stats.add(nbytes, seconds, requests)
-        return out, starts, nbytes, requests
+        planned = (_requests_in_order if in_order else _requests_sorted)(ranges, starts, view, opts)
+        if planned is None:  # overlapping ranges: read them one by one
+            return super().read_ranges_into(ranges, opts)
+        nbytes = 0
+        t0 = time.perf_counter()
+        for start, end, iov in planned:
+            nbytes += self._preadv(iov, start, end)
+        self.stats.add(nbytes, time.perf_counter() - t0, len(planned))
+        return out, starts, nbytes, len(planned)
 
-    def _read_in_order(
-        self, ranges: list[tuple[int, int]], starts: list[int], out: np.ndarray, view: memoryview, opts: ReadOptions
-    ) -> tuple[np.ndarray, list[int], int, int]:
-        """:meth:`read_ranges_into` of ranges in file order that do not overlap (what the
-        readers' plans hold): the requests are formed in one pass, without sorting."""
-        gap, most = opts.coalesce_gap, opts.coalesce_max
-        fd = self._fd
-        n = len(ranges)
-        nbytes = requests = 0
-        seconds = 0.0
-        i = 0
-        while i < n:
-            start, length = ranges[i]
-            end = start + length
-            iov = [view[starts[i] : starts[i] + length]]
-            i += 1
-            while i < n:
-                off, length = ranges[i]
-                if off > end + gap or off + length - start > most:
-                    break
-                if off > end:  # the bytes between two wanted ranges land in one discarded buffer
-                    iov.append(_gap_buffer(off - end)[: off - end])
-                iov.append(view[starts[i] : starts[i] + length])
-                end = off + length
-                i += 1
-            t0 = time.perf_counter()
-            got = 0
-            for b in range(0, len(iov), _IOV_BATCH):
-                batch = iov[b : b + _IOV_BATCH] if len(iov) > _IOV_BATCH else iov
-                want = end - start if batch is iov else sum(len(v) for v in batch)
-                if os.preadv(fd, batch, start + got) != want:
-                    raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
-                got += want
-            seconds += time.perf_counter() - t0
-            nbytes += got
-            requests += 1
-        self.stats.add(nbytes, seconds, requests)
-        return out, starts, nbytes, requests
+    def _preadv(self, iov: list[memoryview], start: int, end: int) -> int:
+        """Read the file's bytes ``[start, end)`` into the buffers ``iov``, in as many
+        ``preadv`` calls as the platform's limit on buffers asks; returns ``end - start``."""
+        got = 0
+        for b in range(0, len(iov), _IOV_BATCH):
+            batch = iov if len(iov) <= _IOV_BATCH else iov[b : b + _IOV_BATCH]
+            want = end - start if batch is iov else sum(len(v) for v in batch)
+            if os.preadv(self._fd, batch, start + got) != want:
+                raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
+            got += want
+        return got
 
     # bound when the class is made: __del__ may run at interpreter exit, after module globals
     # (``os`` among them) have been cleared
