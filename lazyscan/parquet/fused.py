@@ -30,7 +30,7 @@ from lazyscan.parquet import page_header as H
 from lazyscan.parquet import snappy as S
 from lazyscan.parquet.convert import _is_bytes_type, _simple_dtype
 from lazyscan.parquet.counters import ReadCounters
-from lazyscan.parquet.metadata import PhysicalType
+from lazyscan.parquet.metadata import Codec, PhysicalType
 from lazyscan.parquet.schema import ColumnDescriptor
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ LAZY_DICTIONARY_MIN = 32 * 1024
 #: entries from all over a dictionary unless the column's values follow the rows: its
 #: dictionaries are decompressed whole without asking
 LAZY_DICTIONARY_ROWS = 16
-_SNAPPY = 1
+_SNAPPY = int(Codec.SNAPPY)
 
 
 def _lazy_dictionaries(idx: np.ndarray, num_rows: int) -> bool:
@@ -590,13 +590,8 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
                     return have if have < 0 else K.ERR_TRUNCATED
                 base = vpos
             else:
+                # a lazy dictionary holds every entry looked up since _largest_code
                 err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, pages[p, _LAZY])
-                if err < 0:
-                    return err
-                top = np.int64(0)
-                for j in range(count):
-                    top = max(top, positions[j])
-                err = _dictionary_ready(buf, dec, lazy, dict_lazy, dict_off + (top + 1) * width, dict_off, dict_end)
                 if err < 0:
                     return err
                 base = dict_off
