@@ -202,10 +202,7 @@ def test_corrupt_member_of_a_multi_column_read_names_its_column(tmp_path: Path) 
     pq.write_table(table, path, data_page_size=1024, write_page_index=True)
     pf = ParquetFile(path)
     page = pf.page_layout(0, "k").pages[2]
-    data = bytearray(path.read_bytes())
-    data[page.offset + 20 : page.offset + page.size] = b"\xff" * (page.size - 20)
-    bad = tmp_path / "bad3.parquet"
-    bad.write_bytes(bytes(data))
+    bad = _garbage_page_body(path, page, tmp_path / "bad3.parquet")
     rows = np.array([page.first_row + 1])
     with pytest.raises(CorruptFileError) as err:
         ParquetFile(bad).read_columns(0, ["a", "k", "z"], rows)
@@ -228,6 +225,15 @@ def test_plan_rejects_a_page_beyond_the_end_of_the_file(tmp_path: Path) -> None:
     assert err.value.reason == fused.PLAN_OUTSIDE_FILE and err.value.member == 0
 
 
+def _garbage_page_body(path: Path, page: Any, bad: Path) -> Path:
+    """A copy of ``path`` at ``bad`` with garbage over the body of ``page`` (its header, the
+    first 20 bytes, stays intact)."""
+    data = bytearray(path.read_bytes())
+    data[page.offset + 20 : page.offset + page.size] = b"\xff" * (page.size - 20)
+    bad.write_bytes(bytes(data))
+    return bad
+
+
 def _dictionary_file(tmp_path: Path) -> tuple[Path, ParquetFile]:
     path = tmp_path / "d.parquet"
     pq.write_table(pa.table({"k": np.arange(6000) % 50}), path, data_page_size=1024, write_page_index=True)
@@ -236,13 +242,10 @@ def _dictionary_file(tmp_path: Path) -> tuple[Path, ParquetFile]:
 
 def test_one_column_read_fails_as_the_several_columns_read(tmp_path: Path) -> None:
     """``read_column`` takes a shorter way through the fused path than ``read_columns``; a
-    corrupt page and a page index pointing outside the file fail the same way on both."""
+    corrupt page fails the same way on both."""
     path, pf = _dictionary_file(tmp_path)
     page = pf.page_layout(0, "k").pages[2]
-    data = bytearray(path.read_bytes())
-    data[page.offset + 20 : page.offset + page.size] = b"\xff" * (page.size - 20)
-    bad = tmp_path / "bad.parquet"
-    bad.write_bytes(bytes(data))
+    bad = _garbage_page_body(path, page, tmp_path / "bad.parquet")
     rows = np.array([page.first_row + 1])
     messages = []
     for read in (lambda f: f.read_column(0, "k", rows), lambda f: f.read_columns(0, ["k"], rows)[0]):
@@ -260,12 +263,7 @@ def test_corrupt_page_fails_with_the_general_paths_located_error(tmp_path: Path)
     path, pf = _dictionary_file(tmp_path)
     layout = pf.page_layout(0, "k")
     page = layout.pages[2]
-    data = bytearray(path.read_bytes())
-    # garbage over the page body (its header stays intact)
-    header_end = page.offset + 20
-    data[header_end : page.offset + page.size] = b"\xff" * (page.offset + page.size - header_end)
-    bad = tmp_path / "bad.parquet"
-    bad.write_bytes(bytes(data))
+    bad = _garbage_page_body(path, page, tmp_path / "bad.parquet")
     rows = np.array([page.first_row + 1])
     with pytest.raises(CorruptFileError) as err:
         ParquetFile(bad).read_columns(0, ["k"], rows)
