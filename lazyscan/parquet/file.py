@@ -788,7 +788,8 @@ class ParquetFile:
         if found is None:
             return None
         rows, codes, valid = found
-        return rows, Assembled(len(rows), None if valid.all() else valid, codes=codes, dictionary=dictionary)
+        every = len(codes) == len(rows)  # codes are kept for the rows holding a value only
+        return rows, Assembled(len(rows), None if every else valid, codes=codes, dictionary=dictionary)
 
     def read_row_group(
         self, row_group: int, columns: Sequence[str] | None = None, rows: RowRanges | np.ndarray | None = None

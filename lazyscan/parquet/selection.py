@@ -201,7 +201,15 @@ class RowRanges:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RowRanges):
             return NotImplemented
-        return np.array_equal(self.starts, other.starts) and np.array_equal(self.ends, other.ends)
+        if self is other:
+            return True
+        a, b = self.starts, other.starts
+        if a.shape != b.shape or (self._count >= 0 and other._count >= 0 and self._count != other._count):
+            return False
+        if a.dtype == b.dtype and self.ends.dtype == other.ends.dtype:
+            # byte comparison: np.array_equal's checks cost more than the compare on short arrays
+            return a.tobytes() == b.tobytes() and self.ends.tobytes() == other.ends.tobytes()
+        return bool(np.array_equal(a, b) and np.array_equal(self.ends, other.ends))
 
     def __hash__(self) -> int:
         return hash((self.starts.tobytes(), self.ends.tobytes()))

@@ -73,6 +73,12 @@ class Profile:
     join_filters: dict[str, dict[str, float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
+    @classmethod
+    def part(cls) -> Profile:
+        """An empty profile of part of a scan (one row group), to be merged into the scan's:
+        it holds only the counters and timings that were added to it."""
+        return cls(counters={}, timings={})
+
     def add(self, name: str, value: int = 1) -> None:
         with self._lock:
             self.counters[name] = self.counters.get(name, 0) + value

@@ -279,7 +279,7 @@ class _RowGroupScan:
         self.file = ctx.file
         self.rg = rg
         self.n = self.file.unit_rows(rg)
-        self.profile = Profile()
+        self.profile = Profile.part()
         self.counters = ReadCounters()
         self.opts = self.scan.options
         #: decoded predicate columns: name -> (selection they were decoded for, array)
@@ -375,12 +375,13 @@ class _RowGroupScan:
         return self._as_output(name, arr) if self.ctx.flat(name) else arr
 
     def _as_output(self, name: str, arr: pa.Array) -> pa.Array:
-        want = self.scan.dataset_schema.field(name).type
+        want = self.scan.output_fields[name].type
         return arr if arr.type == want else arr.cast(want)
 
     def _batch(self, names: Iterable[str], arrays: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         cols = list(names)
-        schema = pa.schema([self.scan.dataset_schema.field(c) for c in cols])
+        fields = self.scan.output_fields
+        schema = pa.schema([fields[c] for c in cols])
         if not cols:
             return pa.RecordBatch.from_pydict({}, schema=schema)
         return pa.RecordBatch.from_arrays([arrays[c] for c in cols], schema=schema)
@@ -461,7 +462,7 @@ class _RowGroupScan:
                 dictionary = self.file.dictionary(self.rg, name, self.counters, self.pages)
                 if dictionary is None:
                     continue
-                want = scan.dataset_schema.field(name).type
+                want = scan.output_fields[name].type
                 if dictionary.type != want:
                     dictionary = dictionary.cast(want)
                 mask = evaluate_on_dictionary(c.bound, dictionary)
@@ -853,6 +854,8 @@ class Scan:
                 schema = ds.schema(merge=self.options.merge_schema) if ds.files else ds.partition_schema
             self.partition_columns = set(ds.partition_schema.names)
         self.dataset_schema: pa.Schema = schema
+        #: column name -> its field in the output (looked up for every row group)
+        self.output_fields: dict[str, pa.Field] = {f.name: f for f in schema}
         names = schema.names
         if columns is None:
             self.output_columns = list(names)

@@ -171,6 +171,8 @@ class ParquetUnits(UnitFile):
         for c in self.pf.schema.columns:
             leaves.setdefault(self.arrow_schema.field(c.top_level_field).name, c)
         self.leaf_of = leaves  # top-level name -> its first leaf descriptor
+        #: (row group, column) -> data pages (counted once: every scan of the file asks)
+        self._finer_units: dict[tuple[int, str], int] = {}
 
     def num_units(self) -> int:
         return self.pf.num_row_groups
@@ -198,6 +200,13 @@ class ParquetUnits(UnitFile):
         return d is not None and d.physical_type == PhysicalType.BYTE_ARRAY
 
     def finer_units(self, unit: int, name: str) -> int:
+        key = (unit, name)
+        n = self._finer_units.get(key)
+        if n is None:
+            n = self._finer_units[key] = self._count_pages(unit, name)
+        return n
+
+    def _count_pages(self, unit: int, name: str) -> int:
         try:
             _, _, md = self.pf.column_chunk(unit, name)
         except (LazyScanError, KeyError, IndexError):
