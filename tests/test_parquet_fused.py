@@ -278,7 +278,7 @@ def test_prepare_rejects_a_truncated_header() -> None:
     jobs = np.empty((2, fused._JOB_FIELDS), np.int64)
     info = np.empty(fused._INFO_FIELDS, np.int64)
     no_lazy = np.empty((0, snappy.STATE_FIELDS), np.int64)
-    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, np.arange(10), no_lazy, 1 << 20, True) == -1
+    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, np.arange(10), no_lazy, 1 << 20, fused.DICT_LAZY) == -1
 
 
 #: gather_fixed's arguments for bodies decompressed whole: no compressed buffer, no streams
@@ -489,3 +489,58 @@ def test_scan_option_partial_decompression(tmp_path: Path) -> None:
         for name in expected.column_names:
             assert_same_array(table.column(name).combine_chunks(), expected.column(name).combine_chunks())
     assert results[True][1] < results[False][1]
+
+
+def test_a_column_whose_dictionaries_are_needed_whole_stops_decompressing_them_lazily(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A column of few distinct values in random order has looked up nearly every entry of its
+    dictionary by a few thousand rows: after lazy dictionaries turned out to be needed whole,
+    reads of the file decompress them whole up front (one decode pass, not two), except for
+    selections that end before random values would have reached most entries. A column whose
+    entries follow the rows keeps reading a prefix."""
+    rows = 60_000
+    rng = np.random.default_rng(11)
+    table = pa.table(
+        {
+            "few": pa.array(rng.integers(0, 6_000, rows) * 7_919, pa.int64()),  # a 48 KB dictionary
+            "key": pa.array(np.arange(rows, dtype=np.int64) // 2 * 1_000_003),  # entries follow the rows
+        }
+    )
+    path = tmp_path / "few.parquet"
+    pq.write_table(table, path, compression="snappy", data_page_size=1 << 30, row_group_size=rows, use_dictionary=True)
+    passes: list[int] = []
+    original = fused.decode_group
+
+    def counting(*args: Any) -> Any:
+        passes.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(fused, "decode_group", counting)
+    pf = ParquetFile(path)
+    leaf = pf.column("few").index
+    record = pf._dictionary_misses()
+
+    def read(name: str, idx: np.ndarray) -> int:
+        passes.clear()
+        c = ReadCounters()
+        got = pf.read_column(0, name, idx, counters=c)
+        assert_same_array(got, table.column(name).combine_chunks().take(pa.array(idx)))
+        return c.bytes_decompressed
+
+    middle = np.arange(30_000, 30_500)  # ends before LAZY_SHARE of the row group
+    whole = read("few", middle)
+    assert len(passes) == 2 and 0 < record[leaf] < fused.LAZY_MISS_LIMIT  # a miss: decoded again
+    read("few", middle)
+    assert len(passes) == 2 and record[leaf] >= fused.LAZY_MISS_LIMIT  # a second miss
+    before = record[leaf]
+    assert read("few", middle) == whole
+    assert len(passes) == 1 and record[leaf] == before  # no longer tried: one pass
+    early = np.arange(100, 200)  # ends well before UNIFORM_REACH times the 6,000 entries
+    assert read("few", early) < whole * 0.5
+    assert record[leaf] < before  # tried, and a hit
+    key = pf.column("key").index
+    for _ in range(3):
+        read("key", np.arange(20_000, 20_400))
+        assert len(passes) == 1
+    assert record[key] == 0.0

@@ -16,6 +16,7 @@ path, which either reads it or raises the located error, so both paths fail the 
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -78,6 +79,18 @@ LAZY_DICTIONARY_MIN = 32 * 1024
 #: entries from all over a dictionary unless the column's values follow the rows: its
 #: dictionaries are decompressed whole without asking
 LAZY_DICTIONARY_ROWS = 16
+#: a column whose lazy dictionaries mostly turned out to be needed whole (the selected rows look
+#: up entries from all over them: few distinct values, in no order) stops trying, per file: each
+#: try records a miss (1) or a hit (0) into a moving average (weight LAZY_MISS_WEIGHT), and at
+#: LAZY_MISS_LIMIT or above its dictionaries are lazy only where values drawn at random would
+#: not yet have reached the share of entries that makes a prefix pay: rows before
+#: UNIFORM_REACH times the entry count (1 - exp(-rows / entries) < 1 / LAZY_COST)
+LAZY_MISS_LIMIT = 0.5
+LAZY_MISS_WEIGHT = 0.3
+UNIFORM_REACH = -math.log(1.0 - 1.0 / LAZY_COST)
+#: prepare_chunk's choices for a dictionary page: decompressed whole, lazily, lazily only when
+#: the selection ends before UNIFORM_REACH times the entry count
+DICT_WHOLE, DICT_LAZY, DICT_LAZY_EARLY = 0, 1, 2
 _SNAPPY = int(Codec.SNAPPY)
 
 
@@ -85,6 +98,27 @@ def _lazy_dictionaries(idx: np.ndarray, num_rows: int) -> bool:
     """Whether the dictionaries of a selective read of rows ``idx`` may be decompressed lazily."""
     n = len(idx)
     return n <= LAZY_DICTIONARY_ROWS or int(idx[n - 1]) < LAZY_SHARE * num_rows
+
+
+@_jit
+def _dictionary_choice(lazy_dictionaries, misses):
+    """How prepare_chunk decompresses a member's dictionary (``DICT_WHOLE``, ``DICT_LAZY``,
+    ``DICT_LAZY_EARLY``), from the read's rows and the column's record of misses."""
+    if not lazy_dictionaries:
+        return DICT_WHOLE
+    return DICT_LAZY if misses < LAZY_MISS_LIMIT else DICT_LAZY_EARLY
+
+
+@_jit_gil
+def note_dictionary_outcomes(info, status, leaves, misses):
+    """Record, per column of the file, whether the members' lazy dictionaries were needed whole
+    (``status`` after the first decode) or not."""
+    for c in range(status.shape[0]):
+        if info[c, _I_DICT_LAZY] < 0 or (status[c] != _OK and status[c] != _NEED_DICTIONARY):
+            continue
+        miss = 1.0 if status[c] == _NEED_DICTIONARY else 0.0
+        leaf = leaves[c]
+        misses[leaf] += LAZY_MISS_WEIGHT * (miss - misses[leaf])
 
 
 #: decode_group's answer for a member whose dictionary is better decompressed whole
@@ -213,14 +247,14 @@ def _lazy_stream(buf, src, src_len, dst, dst_len, codec, max_page_size, lazy, nl
 
 
 @_jit
-def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, idx, lazy, max_page_size, lazy_dictionary):
+def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, idx, lazy, max_page_size, dictionary_choice):
     """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
     ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
     ``info``; return the size of the buffer of bodies, or -1 when this path does not read it.
 
     Snappy bodies the kernels will read only in part get a row of ``lazy`` (snappy stream
-    states; no rows: none) instead of a job: the dictionary page when ``lazy_dictionary`` and
-    it is large, and data pages whose last selected row of ``idx`` lies early in the page
+    states; no rows: none) instead of a job: the dictionary page when ``dictionary_choice`` says
+    so and it is large, and data pages whose last selected row of ``idx`` lies early in the page
     (``LAZY_SHARE``); ``info[_I_LAZY]`` counts them."""
     header = np.empty(H._SLOTS, np.int64)
     total = np.int64(0)
@@ -260,6 +294,9 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             info[_I_DICT_OFF] = total
             info[_I_DICT_END] = total + usize
             info[_I_DICT_COUNT] = count
+            lazy_dictionary = dictionary_choice == DICT_LAZY or (
+                dictionary_choice == DICT_LAZY_EARLY and idx.shape[0] > 0 and idx[idx.shape[0] - 1] + 1 < UNIFORM_REACH * count
+            )
             if lazy_dictionary and usize >= LAZY_DICTIONARY_MIN and _lazy_stream(buf, b, csize, total, usize, codec, max_page_size, lazy, nl):
                 info[_I_DICT_LAZY] = nl
                 info[_I_DICT_SRC] = b
@@ -756,13 +793,18 @@ class Group(NamedTuple):
     raw: tuple[Any, ...]  # the members' raw decompressors (codecs.raw_decompressor)
     npages: tuple[int, ...]
     num_rows: int  # of the row group
+    leaves: np.ndarray  # the members' leaf column indices in the file
+    #: per leaf column of the file, shared by its groups: the moving share of lazy dictionaries
+    #: that were needed whole (``LAZY_MISS_LIMIT``)
+    misses: np.ndarray
 
 
 def group(
     members: list[int], shapes: list[Shape], layouts: list[ChunkLayout], max_defs: list[int], codec_ids: list[int],
-    mds: list[Any],
+    mds: list[Any], leaves: list[int], misses: np.ndarray,
 ) -> Group:
-    """The :class:`Group` of the chunks ``layouts`` (one per member)."""
+    """The :class:`Group` of the chunks ``layouts`` (one per member; ``leaves``: their leaf
+    column indices, ``misses``: the file's record of lazy dictionaries, one entry per leaf)."""
     col_pages = np.zeros(len(members) + 1, np.int64)
     np.cumsum([len(lay.page_starts) for lay in layouts], out=col_pages[1:])
     wide, slot = [], []
@@ -787,6 +829,7 @@ def group(
         np.array(codec_ids, i64), np.array(wide, np.uint8), np.array(slot, i64), counts[0], counts[1], counts[2], tuple(mds),
         tuple(codecs.raw_decompressor(k) for k in codec_ids), tuple(len(lay.page_starts) for lay in layouts),
         int(layouts[0].page_ends[-1]) if len(layouts[0].page_ends) else 0,
+        np.array(leaves, i64), misses,
     )
 
 
@@ -870,7 +913,7 @@ _J_MEMBER = _JOB_FIELDS
 
 
 @_jit_gil
-def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size, lazy_dictionary):
+def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size, lazy_dictionaries, leaves, misses):
     """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
     jobs, lazily decompressed streams (``lazy``; no rows: none) and bodies end to end (a member whose
     headers this path does not read turns ``_GENERAL``). Returns (size of the buffer of bodies,
@@ -890,7 +933,7 @@ def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, sta
         has_dict = dict_size[c] >= 0
         size = prepare_chunk(
             buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c],
-            idx, lazy[nl:], max_page_size, lazy_dictionary,
+            idx, lazy[nl:], max_page_size, _dictionary_choice(lazy_dictionaries, misses[leaves[c]]),
         )
         if size < 0:
             status[c] = _GENERAL
@@ -1036,7 +1079,7 @@ def read_group(
     lazy = np.empty((n if partial else 0, S.STATE_FIELDS), np.int64)
     total, nj, nl = prepare_group(
         buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
-        idx, lazy, max_page_size, partial and _lazy_dictionaries(idx, g.num_rows),
+        idx, lazy, max_page_size, partial and _lazy_dictionaries(idx, g.num_rows), g.leaves, g.misses,
     )
     dec = _scratch(total)
     clock = time.perf_counter
@@ -1045,7 +1088,7 @@ def read_group(
     failed: set[int] = set()
     raw = g.raw
     codec_ids = g.codec.tolist()
-    bufv, decv = memoryview(buf), memoryview(dec)
+    bufv, decv = buf.data, dec.data
     for src, src_len, dst, dst_len, decompress, member in jobs[:nj].tolist():
         if member in failed:
             continue
@@ -1072,6 +1115,8 @@ def read_group(
         out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy,
     )
     data_of: list[Any] = [data] * m
+    if nl:
+        note_dictionary_outcomes(info, status, g.leaves, g.misses)
     if need:
         # dictionaries needed (nearly) whole: cramjam decompresses them, then their members decode
         redo = np.empty(m, np.int64)

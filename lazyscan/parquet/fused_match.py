@@ -404,7 +404,7 @@ def run_jobs(
     """Every job of one chunk (:func:`.fused.run_job`); the bytes decompressed, or None when a
     page does not decompress to its declared size."""
     done = 0
-    bufv, decv = memoryview(buf), memoryview(dec)
+    bufv, decv = buf.data, dec.data
     for src, src_len, dst, dst_len, decompress in jobs[:, :_JOB_FIELDS].tolist():
         got = fused.run_job(bufv, decv, src, src_len, dst, dst_len, decompress, raw, codec, max_page_size)
         if got < 0:
