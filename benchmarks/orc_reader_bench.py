@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,7 @@ import pyarrow as pa
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
-from benchmarks.reader_bench import FRACTIONS, selections, split_rows
+from benchmarks.reader_bench import FRACTIONS, interleaved, selections, split_rows
 
 #: selective reads are worth it where the row groups holding the rows are under this share
 GROUP_SHARE = 1 / 3
@@ -51,18 +49,6 @@ def orc_lineitem(sf: float) -> Path:
     return path
 
 
-def _interleaved(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, list[float]]:
-    for fn in fns.values():
-        fn()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(reps):
-        for k, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-    return times
-
-
 def _stat(times: list[float]) -> dict[str, float]:
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times)}
 
@@ -82,7 +68,7 @@ def run(path: str, reps: int = 5, columns: list[str] | None = None, seed: int = 
     out: dict[str, Any] = {"file": path, "rows": total, "stripes": f.num_stripes, "row_groups": groups_total, "columns": {}}
     for name in names:
         col: dict[str, Any] = {}
-        t = _interleaved({
+        t = interleaved({
             "lazyscan": lambda name=name: [f.read_column(s, name) for s in range(f.num_stripes)],
             "pyarrow": lambda name=name: ref.read(columns=[name]),
         }, reps)
@@ -109,7 +95,7 @@ def run(path: str, reps: int = 5, columns: list[str] | None = None, seed: int = 
                 counters = ReadCounters()
                 for s, idx in wanted:
                     f.read_column(s, name, idx, counters=counters)
-                t = _interleaved({"lazyscan": ours, "pyarrow": theirs}, reps)
+                t = interleaved({"lazyscan": ours, "pyarrow": theirs}, reps)
                 share = hit / groups_total
                 sels[label] = {
                     "rows": len(picked),

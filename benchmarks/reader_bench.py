@@ -32,13 +32,26 @@ FRACTIONS = (0.00001, 0.0001, 0.001, 0.01, 0.1)
 
 
 def _median_time(fn: Callable[[], Any], reps: int) -> float:
-    fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
+    return statistics.median(interleaved({"fn": fn}, reps)["fn"])
+
+
+def interleaved(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, list[float]]:
+    """Seconds of ``reps`` runs of each function after a warm-up of each, run by run: repetition
+    1 of every function, then repetition 2, ... in an order that changes from run to run
+    (:func:`.engines.run_order`), so that none always runs right after the same one (a full read
+    leaves the caches cold for whatever comes next)."""
+    from benchmarks.engines import run_order
+
+    names = list(fns)
+    for fn in fns.values():
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    times: dict[str, list[float]] = {k: [] for k in names}
+    for rep in range(reps):
+        for i in run_order(len(names), rep):
+            t0 = time.perf_counter()
+            fns[names[i]]()
+            times[names[i]].append(time.perf_counter() - t0)
+    return times
 
 
 def selections(num_rows: int, kind: str, frac: float | None, rng: np.random.Generator) -> np.ndarray:
@@ -105,6 +118,12 @@ def decompress_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name
     else: the dictionary page and the data pages holding a selected row of each row group.
     No read can do less, so ``pyarrow time / this`` bounds a selective read's speedup.
     ``wanted`` with empty selections: the dictionary pages alone."""
+    fn = decompress_floor(pf, wanted, name)
+    return 0.0 if fn is None else _median_time(fn, reps)
+
+
+def decompress_floor(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str) -> Callable[[], Any] | None:
+    """What :func:`decompress_floor_seconds` times (None: nothing to decompress)."""
     from lazyscan.parquet import codecs
     from lazyscan.parquet.page_header import parse_page_header
 
@@ -123,8 +142,8 @@ def decompress_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name
                 start, usize = start + levels, usize - levels
             bodies.append((codec, raw[start : h.header_size + h.compressed_page_size], usize))
     if not bodies:
-        return 0.0
-    return _median_time(lambda: [codecs.decompress(c, b, n) for c, b, n in bodies], reps)
+        return None
+    return lambda: [codecs.decompress(c, b, n) for c, b, n in bodies]
 
 
 def read_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str, reps: int) -> float:
@@ -132,23 +151,41 @@ def read_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str,
     :func:`decompress_floor_seconds` decompresses (one ``pread`` per chunk, its needed pages
     being adjacent or not, into one reused buffer): what a reader that copies pages out of the
     page cache pays beside decompressing them."""
-    import os
+    fn = read_floor(pf, wanted, name)
+    if fn is None:
+        return 0.0
+    try:
+        return _median_time(fn, reps)
+    finally:
+        fn.close()
 
+
+class PageReads:
+    """What :func:`read_floor_seconds` times: one ``preadv`` per span into a reused buffer,
+    with the file open until :meth:`close`."""
+
+    def __init__(self, path: str, spans: list[tuple[int, int]]) -> None:
+        self.spans = spans
+        self.view = memoryview(bytearray(max(n for _, n in spans)))
+        self.fd = os.open(path, os.O_RDONLY)
+
+    def __call__(self) -> None:
+        for off, n in self.spans:
+            os.preadv(self.fd, [self.view[:n]], off)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def read_floor(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str) -> PageReads | None:
+    """The reads :func:`read_floor_seconds` times (None when no page is needed)."""
     spans = []
     for rg, idx in wanted:
         pages = needed_pages(pf.page_layout(rg, name), idx)
         if pages:
             start = min(off for off, _ in pages)
             spans.append((start, max(off + size for off, size in pages) - start))
-    if not spans:
-        return 0.0
-    buf = bytearray(max(n for _, n in spans))
-    view = memoryview(buf)
-    fd = os.open(pf.path, os.O_RDONLY)
-    try:
-        return _median_time(lambda: [os.preadv(fd, [view[:n]], off) for off, n in spans], reps)
-    finally:
-        os.close(fd)
+    return PageReads(pf.path, spans) if spans else None
 
 
 def chunk_overhead(pf: Any, reps: int, seed: int = 0) -> dict[str, Any]:
@@ -210,8 +247,14 @@ def run(path: str, reps: int = 3, columns: list[str] | None = None, seed: int = 
     results: dict[str, Any] = {"file": path, "rows": total_rows, "row_groups": len(rg_rows), "columns": {}}
     for name in names:
         col: dict[str, Any] = {}
-        t_ours = _median_time(lambda name=name: [pf.read_column(rg, name) for rg in rgs], reps)
-        t_ref = _median_time(lambda name=name: [ref.read_row_group(rg, columns=[name], use_threads=False) for rg in rgs], reps)
+        full = interleaved(
+            {
+                "ours": lambda name=name: [pf.read_column(rg, name) for rg in rgs],
+                "ref": lambda name=name: [ref.read_row_group(rg, columns=[name], use_threads=False) for rg in rgs],
+            },
+            reps,
+        )
+        t_ours, t_ref = statistics.median(full["ours"]), statistics.median(full["ref"])
         col["full"] = {"lazyscan_s": t_ours, "pyarrow_s": t_ref, "speed_vs_pyarrow": t_ref / t_ours}
         sels: dict[str, Any] = {}
         for kind in ("uniform", "clustered"):
@@ -235,10 +278,20 @@ def run(path: str, reps: int = 3, columns: list[str] | None = None, seed: int = 
                 for rg, idx in wanted:
                     pf.read_column(rg, name, idx, counters=counters)
                 needed = sum(size for rg, idx in wanted for _, size in needed_pages(pf.page_layout(rg, name), idx))
-                t_sel = _median_time(ours, reps)
-                t_full = _median_time(theirs, reps)
-                t_floor = decompress_floor_seconds(pf, wanted, name, reps)
-                t_read = read_floor_seconds(pf, wanted, name, reps)
+                fns: dict[str, Callable[[], Any]] = {"ours": ours, "theirs": theirs}
+                floor_fn = decompress_floor(pf, wanted, name)
+                read_fn = read_floor(pf, wanted, name)
+                if floor_fn is not None:
+                    fns["floor"] = floor_fn
+                if read_fn is not None:
+                    fns["read"] = read_fn
+                try:
+                    times = {k: statistics.median(v) for k, v in interleaved(fns, reps).items()}
+                finally:
+                    if read_fn is not None:
+                        read_fn.close()
+                t_sel, t_full = times["ours"], times["theirs"]
+                t_floor, t_read = times.get("floor", 0.0), times.get("read", 0.0)
                 sels[label] = {
                     "rows": len(picked),
                     "lazyscan_s": t_sel,

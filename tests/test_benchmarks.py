@@ -391,6 +391,22 @@ def test_engine_order_moves_each_engines_place_and_predecessor() -> None:
                 assert len(before) >= 2, (n, e, orders)
 
 
+def test_reader_benchmark_times_its_contenders_run_by_run() -> None:
+    """The reader benchmark's selective read, pyarrow's read and the floors take turns, in an
+    order that moves, so that none is always timed right after pyarrow's full read."""
+    from benchmarks.reader_bench import interleaved
+
+    log: list[str] = []
+    fns = {name: (lambda name=name: log.append(name)) for name in ("ours", "theirs", "floor")}
+    times = interleaved(fns, 4)
+    assert log[:3] == ["ours", "theirs", "floor"]  # warm-ups
+    runs = [log[3 + 3 * r : 6 + 3 * r] for r in range(4)]
+    assert all(sorted(run) == ["floor", "ours", "theirs"] for run in runs)
+    after_theirs = {run[run.index("theirs") + 1] for run in runs if run.index("theirs") < 2}
+    assert {run[0] for run in runs} == {"ours", "theirs", "floor"} and len(after_theirs) == 2
+    assert {k: len(v) for k, v in times.items()} == {"ours": 4, "theirs": 4, "floor": 4}
+
+
 def test_key_range_is_centred_and_exact() -> None:
     from benchmarks.scenarios import key_range
 
