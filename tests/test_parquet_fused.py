@@ -453,10 +453,9 @@ def test_corruption_past_the_bytes_a_read_needs_is_not_read(tmp_path: Path) -> N
         _read(bad, np.array([39_999]), True, ["key"])
 
 
-def test_wide_selections_decompress_dictionaries_whole_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Many rows reaching the end of the row group look up entries from all over a
-    dictionary: it is decompressed whole up front, not found too large after a first decode."""
-    path = _clustered_file(tmp_path)
+@pytest.fixture
+def decode_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets one entry per call of the fused reader's decode kernel."""
     calls: list[int] = []
     original = fused.decode_group
 
@@ -465,6 +464,14 @@ def test_wide_selections_decompress_dictionaries_whole_at_once(tmp_path: Path, m
         return original(*args)
 
     monkeypatch.setattr(fused, "decode_group", counting)
+    return calls
+
+
+def test_wide_selections_decompress_dictionaries_whole_at_once(tmp_path: Path, decode_passes: list[int]) -> None:
+    """Many rows reaching the end of the row group look up entries from all over a
+    dictionary: it is decompressed whole up front, not found too large after a first decode."""
+    path = _clustered_file(tmp_path)
+    calls = decode_passes
     whole = pq.read_table(path, columns=["key", "code"])
     for rows, passes in ((np.arange(0, 40_000, 997), 1), (np.array([10, 39_000]), 2)):
         calls.clear()
@@ -492,7 +499,7 @@ def test_scan_option_partial_decompression(tmp_path: Path) -> None:
 
 
 def test_a_column_whose_dictionaries_are_needed_whole_stops_decompressing_them_lazily(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, decode_passes: list[int]
 ) -> None:
     """A column of few distinct values in random order has looked up nearly every entry of its
     dictionary by a few thousand rows: after lazy dictionaries turned out to be needed whole,
@@ -509,14 +516,7 @@ def test_a_column_whose_dictionaries_are_needed_whole_stops_decompressing_them_l
     )
     path = tmp_path / "few.parquet"
     pq.write_table(table, path, compression="snappy", data_page_size=1 << 30, row_group_size=rows, use_dictionary=True)
-    passes: list[int] = []
-    original = fused.decode_group
-
-    def counting(*args: Any) -> Any:
-        passes.append(1)
-        return original(*args)
-
-    monkeypatch.setattr(fused, "decode_group", counting)
+    passes = decode_passes
     pf = ParquetFile(path)
     leaf = pf.column("few").index
     record = pf._dictionary_misses()
