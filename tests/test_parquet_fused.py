@@ -535,12 +535,38 @@ def test_a_column_whose_dictionaries_are_needed_whole_stops_decompressing_them_l
     assert len(passes) == 2 and record[leaf] >= fused.LAZY_MISS_LIMIT  # a second miss
     before = record[leaf]
     assert read("few", middle) == whole
-    assert len(passes) == 1 and record[leaf] == before  # no longer tried: one pass
+    assert len(passes) == 1 and record[leaf] == pytest.approx(before * fused.LAZY_MISS_FADE)  # not tried: fades
     early = np.arange(100, 200)  # ends well before UNIFORM_REACH times the 6,000 entries
+    before = record[leaf]
     assert read("few", early) < whole * 0.5
     assert record[leaf] < before  # tried, and a hit
+    # a record that stays above the limit fades with every read that does not try, until one does
+    record[leaf] = 0.6
+    tries = []
+    for _ in range(40):
+        read("few", middle)
+        tries.append(len(passes) == 2)
+    expected = int(np.ceil(np.log(fused.LAZY_MISS_LIMIT / 0.6) / np.log(fused.LAZY_MISS_FADE)))
+    assert tries.index(True) == expected
+    assert record[leaf] > fused.LAZY_MISS_LIMIT  # the try missed again
     key = pf.column("key").index
     for _ in range(3):
         read("key", np.arange(20_000, 20_400))
         assert len(passes) == 1
     assert record[key] == 0.0
+
+
+def test_a_dictionary_read_lazily_past_its_worth_counts_as_a_miss(tmp_path: Path, decode_passes: list[int]) -> None:
+    """A prefix reaching a little past what a whole-page decompression would cost is finished
+    in the same pass (handing the page to cramjam costs a second decode), and recorded as a
+    miss all the same."""
+    path = _clustered_file(tmp_path)  # key: 20,000 entries (160 KB) that follow the rows
+    pf = ParquetFile(path)
+    record = pf._dictionary_misses()
+    leaf = pf.column("key").index
+    rows = np.array([28_000])  # 70 % of the entries: past 1 / LAZY_COST, within LAZY_REDO_BYTES
+    c = ReadCounters()
+    got = pf.read_column(0, "key", rows, counters=c)
+    assert_same_array(got, pq.read_table(path, columns=["key"]).column(0).combine_chunks().take(pa.array(rows)))
+    assert len(decode_passes) == 1
+    assert record[leaf] == pytest.approx(fused.LAZY_MISS_WEIGHT)

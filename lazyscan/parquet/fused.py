@@ -70,6 +70,10 @@ _PAGE_FIELDS = 11
 #: against cramjam's, dictionary pages of TPC-H lineitem: 1.2-2.0)
 LAZY_SHARE = 0.6
 LAZY_COST = 1.6
+#: what handing a dictionary to cramjam after a first decode costs beyond decompressing it
+#: (the second decode call and its bookkeeping, ~16 µs), in bytes cramjam decompresses meanwhile:
+#: a prefix costing up to that much more than the whole page is still cheaper
+LAZY_REDO_BYTES = 24 * 1024
 #: smaller dictionary pages are decompressed whole: the most a prefix saves on them is less than
 #: what deciding costs (a second decode call when the prefix turns out to be most of the page;
 #: 32 KiB takes in l_suppkey's 80 KB pages: one row per row group 1.04x the whole-page floor
@@ -84,9 +88,12 @@ LAZY_DICTIONARY_ROWS = 16
 #: try records a miss (1) or a hit (0) into a moving average (weight LAZY_MISS_WEIGHT), and at
 #: LAZY_MISS_LIMIT or above its dictionaries are lazy only where values drawn at random would
 #: not yet have reached the share of entries that makes a prefix pay: rows before
-#: UNIFORM_REACH times the entry count (1 - exp(-rows / entries) < 1 / LAZY_COST)
+#: UNIFORM_REACH times the entry count (1 - exp(-rows / entries) < 1 / LAZY_COST). Each read
+#: that does not try fades the record by LAZY_MISS_FADE, so the column is tried again now and
+#: then (after some 25 reads that did not try, when every try misses)
 LAZY_MISS_LIMIT = 0.5
 LAZY_MISS_WEIGHT = 0.3
+LAZY_MISS_FADE = 0.99
 UNIFORM_REACH = -math.log(1.0 - 1.0 / LAZY_COST)
 #: prepare_chunk's choices for a dictionary page: decompressed whole, lazily, lazily only when
 #: the selection ends before UNIFORM_REACH times the entry count
@@ -110,13 +117,17 @@ def _dictionary_choice(lazy_dictionaries, misses):
 
 
 @_jit_gil
-def note_dictionary_outcomes(info, status, leaves, misses):
+def note_dictionary_outcomes(info, status, leaves, misses, lazy):
     """Record, per column of the file, whether the members' lazy dictionaries were needed whole
-    (``status`` after the first decode) or not."""
+    (``status`` after the first decode) or decompressed past 1 / ``LAZY_COST`` of the page (the
+    whole page would have cost less), or not."""
     for c in range(status.shape[0]):
-        if info[c, _I_DICT_LAZY] < 0 or (status[c] != _OK and status[c] != _NEED_DICTIONARY):
+        row = info[c, _I_DICT_LAZY]
+        if row < 0 or (status[c] != _OK and status[c] != _NEED_DICTIONARY):
             continue
-        miss = 1.0 if status[c] == _NEED_DICTIONARY else 0.0
+        produced = lazy[row, S.OUT] - lazy[row, S.OUT_START]
+        size = lazy[row, S.OUT_END] - lazy[row, S.OUT_START]
+        miss = 1.0 if status[c] == _NEED_DICTIONARY or produced * LAZY_COST > size else 0.0
         leaf = leaves[c]
         misses[leaf] += LAZY_MISS_WEIGHT * (miss - misses[leaf])
 
@@ -423,7 +434,7 @@ def _dictionary_ready(buf, dec, lazy, dl, need, dict_off, dict_end):
     have = lazy[dl, S.OUT]
     if have >= need:
         return 0
-    if (need - have) * LAZY_COST > dict_end - dict_off:
+    if (need - have) * LAZY_COST > dict_end - dict_off + LAZY_REDO_BYTES:
         return NEED_DICTIONARY
     got = S.until(buf, dec, lazy[dl], need)
     if got < 0:
@@ -938,6 +949,9 @@ def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, sta
         if size < 0:
             status[c] = _GENERAL
             continue
+        if lazy_dictionaries and misses[leaves[c]] >= LAZY_MISS_LIMIT and info[c, _I_DICT_LAZY] < 0 and has_dict:
+            # not tried: the record fades, so that a column whose selections change is tried again
+            misses[leaves[c]] *= LAZY_MISS_FADE
         npages = n - (1 if has_dict else 0)
         for p in range(k, k + npages):
             pages[p, _BODY] += total
@@ -1116,7 +1130,7 @@ def read_group(
     )
     data_of: list[Any] = [data] * m
     if nl:
-        note_dictionary_outcomes(info, status, g.leaves, g.misses)
+        note_dictionary_outcomes(info, status, g.leaves, g.misses, lazy)
     if need:
         # dictionaries needed (nearly) whole: cramjam decompresses them, then their members decode
         redo = np.empty(m, np.int64)
