@@ -223,6 +223,9 @@ def test_plan_rejects_a_page_beyond_the_end_of_the_file(tmp_path: Path) -> None:
     with pytest.raises(fused.PlanError) as err:
         fused.plan(g, idx, idx + 1, idx, ok, last.offset + last.size - 1)
     assert err.value.reason == fused.PLAN_OUTSIDE_FILE and err.value.member == 0
+    # the kernels index the status by member without bounds checks: a wrong shape is refused
+    with pytest.raises(ValueError, match="1 members"):
+        fused.plan(g, idx, idx + 1, idx, np.zeros(3, np.int64), pf.source.size)
 
 
 def _garbage_page_body(path: Path, page: Any, bad: Path) -> Path:

@@ -907,6 +907,9 @@ def plan(g: Group, sel_starts: np.ndarray, sel_ends: np.ndarray, idx: np.ndarray
     """The pages of every member whose ``status`` is ``_OK`` a read of the rows ``idx`` needs
     (:class:`PlanError` if a member's are inconsistent)."""
     m = len(g.members)
+    if status.shape != (m,):
+        # the kernels index it by member without bounds checks
+        raise ValueError(f"status has shape {status.shape}, the group {m} members")
     rows = np.empty((len(g.page_starts) + m, _PLAN_FIELDS), np.int64)
     col_rows = np.empty((m, 2), np.int64)
     n = plan_group(
