@@ -360,7 +360,7 @@ class _RowGroupScan:
         return of
 
     def _constant_array(self, name: str, n: int) -> pa.Array:
-        field_type = self.scan.dataset_schema.field(name).type
+        field_type = self.scan.field_of[name].type
         if name in self.ctx.partition_values:
             v = self.ctx.partition_values[name]
             return pa.nulls(n, field_type) if v is None else pa.array([v] * n, type=field_type)
@@ -375,12 +375,12 @@ class _RowGroupScan:
         return self._as_output(name, arr) if self.ctx.flat(name) else arr
 
     def _as_output(self, name: str, arr: pa.Array) -> pa.Array:
-        want = self.scan.output_fields[name].type
+        want = self.scan.field_of[name].type
         return arr if arr.type == want else arr.cast(want)
 
     def _batch(self, names: Iterable[str], arrays: dict[str, pa.Array], n: int) -> pa.RecordBatch:
         cols = list(names)
-        fields = self.scan.output_fields
+        fields = self.scan.field_of
         schema = pa.schema([fields[c] for c in cols])
         if not cols:
             return pa.RecordBatch.from_pydict({}, schema=schema)
@@ -462,7 +462,7 @@ class _RowGroupScan:
                 dictionary = self.file.dictionary(self.rg, name, self.counters, self.pages)
                 if dictionary is None:
                     continue
-                want = scan.output_fields[name].type
+                want = scan.field_of[name].type
                 if dictionary.type != want:
                     dictionary = dictionary.cast(want)
                 mask = evaluate_on_dictionary(c.bound, dictionary)
@@ -623,7 +623,7 @@ class _RowGroupScan:
     def _literal_array(self, name: str, literal: bytes, n: int) -> pa.Array | None:
         """``n`` copies of ``literal`` as column ``name`` of the output (None for a type built
         otherwise)."""
-        want = self.scan.dataset_schema.field(name).type
+        want = self.scan.field_of[name].type
         if not (_is_string_type(want) or _is_binary_type(want)):
             return None
         if _is_string_type(want):
@@ -854,8 +854,8 @@ class Scan:
                 schema = ds.schema(merge=self.options.merge_schema) if ds.files else ds.partition_schema
             self.partition_columns = set(ds.partition_schema.names)
         self.dataset_schema: pa.Schema = schema
-        #: column name -> its field in the output (looked up for every row group)
-        self.output_fields: dict[str, pa.Field] = {f.name: f for f in schema}
+        #: column name -> its field in the dataset schema (looked up for every row group)
+        self.field_of: dict[str, pa.Field] = {f.name: f for f in schema}
         names = schema.names
         if columns is None:
             self.output_columns = list(names)

@@ -171,7 +171,8 @@ class ParquetUnits(UnitFile):
         for c in self.pf.schema.columns:
             leaves.setdefault(self.arrow_schema.field(c.top_level_field).name, c)
         self.leaf_of = leaves  # top-level name -> its first leaf descriptor
-        #: (row group, column) -> data pages (counted once: every scan of the file asks)
+        #: (row group, column) -> data pages, counted once per scan (a row group's profile asks for
+        #: them again when it is pruned or keeps no row)
         self._finer_units: dict[tuple[int, str], int] = {}
 
     def num_units(self) -> int:
