@@ -96,3 +96,84 @@ def test_corrupt_streams_never_write_outside_their_range() -> None:
         if got == n:
             ok = cramjam.snappy.decompress_raw(comp.tobytes())
             assert bytes(ok) == out[16 : 16 + n].tobytes()
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _random_stream(rng: np.random.Generator, elements: int) -> tuple[np.ndarray, bytes]:
+    """A valid snappy stream using every element form a compressor may emit (literals with 0, 1 and 3
+    length bytes; copies with 1-, 2- and 4-byte offsets, from 1 byte back to 70,000), and the
+    bytes it decompresses to."""
+    out = bytearray(rng.integers(0, 256, 70_000, dtype=np.uint8).tobytes())
+    body = bytearray([62 << 2, (70_000 - 1) & 0xFF, ((70_000 - 1) >> 8) & 0xFF, (70_000 - 1) >> 16])
+    body += out
+    for _ in range(elements):
+        form = int(rng.integers(0, 6))
+        if form <= 1:
+            n = int(rng.integers(1, 17)) if form == 0 else int(rng.integers(17, 257))
+            lit = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+            if n <= 60:
+                body.append((n - 1) << 2)
+            else:
+                body.append(60 << 2)
+                body.append(n - 1)
+            body += lit
+            out += lit
+            continue
+        offset = int(rng.choice([1, 2, 3, 5, 7, 8, 9, 15, 16, 100, 2047, 2048, 65535, 65536, 70_000]))
+        offset = min(offset, len(out))
+        if form == 2 and offset < 2048:
+            n = int(rng.integers(4, 12))
+            body += bytes([1 | ((n - 4) << 2) | ((offset >> 8) << 5), offset & 0xFF])
+        elif form <= 3 and offset < 65536:
+            n = int(rng.integers(1, 65))
+            body += bytes([2 | ((n - 1) << 2)]) + offset.to_bytes(2, "little")
+        else:
+            n = int(rng.integers(1, 65))
+            body += bytes([3 | ((n - 1) << 2)]) + offset.to_bytes(4, "little")
+        for _k in range(n):
+            out.append(out[len(out) - offset])
+    return np.frombuffer(bytes(out), np.uint8), _varint(len(out)) + bytes(body)
+
+
+def test_every_element_form_equals_cramjam() -> None:
+    rng = np.random.default_rng(11)
+    for _trial in range(30):
+        data, stream = _random_stream(rng, int(rng.integers(1, 3000)))
+        assert bytes(cramjam.snappy.decompress_raw(stream)) == data.tobytes()
+        comp = np.frombuffer(stream, np.uint8)
+        n = len(data)
+        out = np.full(n + 16, 0xEE, np.uint8)
+        assert snappy.decompress(comp, 0, len(comp), out, 0, n) == n
+        assert (out[:n] == data).all() and (out[n:] == 0xEE).all()
+        # resumed in steps that end anywhere, the output is the same
+        state = np.empty(snappy.STATE_FIELDS, np.int64)
+        part = np.zeros(n, np.uint8)
+        assert snappy.start(comp, 0, len(comp), 0, n, state) == 0
+        for need in [*np.sort(rng.integers(0, n + 1, 5)).tolist(), n]:
+            got = snappy.until(comp, part, state, need)
+            assert got >= need and (part[:got] == data[:got]).all()
+
+
+def test_corrupt_element_forms_never_write_outside_their_range() -> None:
+    rng = np.random.default_rng(12)
+    for _trial in range(300):
+        data, stream = _random_stream(rng, int(rng.integers(1, 400)))
+        comp = np.frombuffer(stream, np.uint8).copy()
+        # corrupt the elements after the first literal, where the fast path runs
+        for _ in range(int(rng.integers(1, 4))):
+            comp[int(rng.integers(70_005, len(comp)))] = rng.integers(0, 256)
+        n = len(data)
+        out = np.full(n + 160, 0xCD, np.uint8)
+        got = snappy.decompress(comp, 0, len(comp), out, 80, 80 + n)
+        assert got in (n, snappy.ERR_CORRUPT)
+        assert (out[:80] == 0xCD).all() and (out[80 + n :] == 0xCD).all()
+        if got == n:
+            assert bytes(cramjam.snappy.decompress_raw(comp.tobytes())) == out[80 : 80 + n].tobytes()

@@ -5,9 +5,13 @@ a dictionary only up to the largest code it looks up. Snappy's raw format (a var
 decompressed length, then literals and back-references into the bytes already produced) can be
 decompressed as a prefix: every element depends only on what comes before it. These kernels keep
 a stream's position in a small state row, so a decode kernel decompresses a page as far as it
-reads and no further. cramjam stays the decompressor of whole pages: it is faster per byte
-(about 1.3-1.7x on dictionary pages of TPC-H's lineitem), so the fused reader decompresses a page
-here only when it needs well under all of it.
+reads and no further.
+
+Far from the ends of the input and the output, short literals and the copies a compressor emits
+(1- and 2-byte offsets, at least 8 bytes back) move whole words without per-element bounds
+checks, and the position of the next element is known from the tag alone. On the dictionary pages
+of TPC-H's lineitem that takes 0.77-0.87x cramjam's time per page (l_orderkey's copies 8 bytes
+back: 1.0-1.04x), measured by decompressing the same page in turns.
 
 Format: https://github.com/google/snappy/blob/main/format_description.txt
 """
@@ -55,6 +59,12 @@ def _copy(src, p, dst, o, n):
     """``dst[o:o + n] = src[p:p + n]``, eight bytes at a time; forward, so an overlapping
     back-reference at least eight bytes behind repeats its pattern correctly."""
     k = np.int64(0)
+    while k + 16 <= n:
+        a = _load8(src, p + k)
+        b = _load8(src, p + k + 8)
+        _store8(dst, o + k, a)
+        _store8(dst, o + k + 8, b)
+        k += 16
     while k + 8 <= n:
         _store8(dst, o + k, _load8(src, p + k))
         k += 8
@@ -91,6 +101,32 @@ def start(src, s0, s1, d0, d1, state):
     return 0
 
 
+@_inline
+def _load4(buf, b):
+    u = np.uint64(b)
+    return (
+        np.int64(buf[u])
+        | (np.int64(buf[u + np.uint64(1)]) << 8)
+        | (np.int64(buf[u + np.uint64(2)]) << 16)
+        | (np.int64(buf[u + np.uint64(3)]) << 24)
+    )
+
+
+# per copy tag byte (kinds 1 and 2): the copy's length, the mask of its offset bytes (loaded as
+# a little-endian word after the tag) and the offset bits the tag itself holds
+_COPY_LEN = np.zeros(256, np.int64)
+_COPY_MASK = np.zeros(256, np.int64)
+_COPY_HIGH = np.zeros(256, np.int64)
+for _t in range(256):
+    if _t & 3 == 1:
+        _COPY_LEN[_t] = ((_t >> 2) & 7) + 4
+        _COPY_MASK[_t] = 0xFF
+        _COPY_HIGH[_t] = (_t >> 5) << 8
+    elif _t & 3 == 2:
+        _COPY_LEN[_t] = (_t >> 2) + 1
+        _COPY_MASK[_t] = 0xFFFF
+
+
 @_jit
 def until(src, dst, state, need):
     """Decompress the stream of ``state`` until its output reaches ``need`` (or its end);
@@ -106,6 +142,42 @@ def until(src, dst, state, need):
     if need > end:
         need = end
     while o < need:
+        if p + 24 <= s1 and o + 80 <= end:
+            # far from both ends, no element can run past them (a literal reads at most 17
+            # bytes, a copy of at most 64 writes at most 72): short literals and copies of
+            # kinds 1 and 2 from at least 8 bytes back move whole words unchecked
+            tag = _byte(src, p)
+            kind = tag & 3
+            if kind == 0:
+                n = (tag >> 2) + 1
+                if n <= 16:
+                    _store8(dst, o, _load8(src, p + 1))
+                    _store8(dst, o + 8, _load8(src, p + 9))
+                    o += n
+                    p += n + 1
+                    continue
+            elif kind != 3:
+                # kinds 1 and 2 take 1 and 2 offset bytes: the next tag's position is known
+                # before the tables answer, which keeps the loop's one serial chain short
+                n = _COPY_LEN[tag]
+                offset = _COPY_HIGH[tag] | (_load4(src, p + 1) & _COPY_MASK[tag])
+                step = kind + 1
+                if offset == 0 or offset > o - base:
+                    return ERR_CORRUPT
+                if offset >= 8:
+                    q = o - offset
+                    _store8(dst, o, _load8(dst, q))
+                    _store8(dst, o + 8, _load8(dst, q + 8))
+                    if n > 16:
+                        k = np.int64(16)
+                        while k < n:
+                            _store8(dst, o + k, _load8(dst, q + k))
+                            k += 8
+                    o += n
+                    p += step
+                    continue
+        # near an end, a long literal, a 4-byte-offset copy or a copy from less than 8 bytes
+        # back: checked element by element
         if p >= s1:
             return ERR_CORRUPT
         tag = _byte(src, p)
@@ -125,7 +197,6 @@ def until(src, dst, state, need):
             if n > s1 - p or n > end - o:
                 return ERR_CORRUPT
             if n <= 16 and p + 16 <= s1 and o + 16 <= end:
-                # the common short literal: two words, the bytes past it rewritten later
                 _store8(dst, o, _load8(src, p))
                 _store8(dst, o + 8, _load8(src, p + 8))
             else:
@@ -155,7 +226,6 @@ def until(src, dst, state, need):
             return ERR_CORRUPT
         q = o - offset
         if offset >= 8 and o + n + 8 <= end:
-            # whole words; the last may write up to 7 bytes past the copy, inside the output
             w = np.int64(0)
             while w < n:
                 _store8(dst, o + w, _load8(dst, q + w))
