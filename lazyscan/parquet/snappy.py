@@ -169,10 +169,10 @@ def until(src, dst, state, need):
                     _store8(dst, o, _load8(dst, q))
                     _store8(dst, o + 8, _load8(dst, q + 8))
                     if n > 16:
-                        k = np.int64(16)
-                        while k < n:
-                            _store8(dst, o + k, _load8(dst, q + k))
-                            k += 8
+                        w = np.int64(16)
+                        while w < n:
+                            _store8(dst, o + w, _load8(dst, q + w))
+                            w += 8
                     o += n
                     p += step
                     continue
