@@ -15,6 +15,7 @@ import pytest
 from lazyscan.errors import CorruptFileError
 from lazyscan.parquet import ParquetFile, ReadCounters, fused, snappy
 from lazyscan.parquet import kernels as K
+from lazyscan.parquet.metadata import Codec
 from tests.support.compare import assert_same_array
 
 N = 5000
@@ -281,11 +282,11 @@ def test_prepare_rejects_a_truncated_header() -> None:
     jobs = np.empty((2, fused._JOB_FIELDS), np.int64)
     info = np.empty(fused._INFO_FIELDS, np.int64)
     no_lazy = np.empty((0, snappy.STATE_FIELDS), np.int64)
-    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, np.arange(10), no_lazy, 1 << 20, fused.DICT_LAZY) == -1
+    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, np.arange(10), no_lazy, 1 << 20) == -1
 
 
 #: gather_fixed's arguments for bodies decompressed whole: no compressed buffer, no streams
-_NOT_LAZY = (np.empty(0, np.uint8), np.empty((0, snappy.STATE_FIELDS), np.int64), -1, 0)
+_NOT_LAZY = (np.empty(0, np.uint8), np.empty((0, snappy.STATE_FIELDS), np.int64), -1)
 
 
 def test_gather_widens_negative_integers_to_decimal128() -> None:
@@ -393,33 +394,8 @@ def test_partial_decompression_stops_after_the_last_selected_value(tmp_path: Pat
     late = np.array([39_990])
     _, partial_late = _read(path, late, True, PARTIAL_COLUMNS)
     _, whole_late = _read(path, late, False, PARTIAL_COLUMNS)
-    # near the end: decompressed whole (by cramjam), the same bytes as without the option
-    assert partial_late.bytes_decompressed == whole_late.bytes_decompressed
-
-
-def test_a_dictionary_needed_nearly_whole_is_decompressed_by_cramjam(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = _clustered_file(tmp_path)
-    calls: list[int] = []
-    original = fused.run_job
-
-    def counting(*args: Any) -> int:
-        calls.append(args[5])  # bytes to produce
-        return original(*args)
-
-    monkeypatch.setattr(fused, "run_job", counting)
-    # the row near the end looks up one of the last entries of both dictionaries
-    rows = np.array([10, 39_000])
-    got, _ = _read(path, rows, True, ["key", "code"])
-    whole = pq.read_table(path, columns=["key", "code"])
-    for name, arr in zip(["key", "code"], got):
-        assert_same_array(arr, whole.column(name).combine_chunks().take(pa.array(rows)))
-    pf = ParquetFile(path)
-    dict_sizes = set()
-    for name in ("key", "code"):
-        off, size = pf.page_layout(0, name).dictionary  # type: ignore[misc]
-        header = pf._read_page_header(off, off + size, {}, 0)
-        dict_sizes.add(header.uncompressed_page_size)
-    assert dict_sizes <= set(calls)
+    # near the end: nearly all of every page, never more than the whole pages
+    assert whole_late.bytes_decompressed * 0.9 < partial_late.bytes_decompressed <= whole_late.bytes_decompressed
 
 
 def _corrupt_dictionary(path: Path, tmp_path: Path, where: str) -> Path:
@@ -470,18 +446,88 @@ def decode_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def test_wide_selections_decompress_dictionaries_whole_at_once(tmp_path: Path, decode_passes: list[int]) -> None:
-    """Many rows reaching the end of the row group look up entries from all over a
-    dictionary: it is decompressed whole up front, not found too large after a first decode."""
+@pytest.fixture
+def job_codecs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets the codec of every decompression job the fused reader runs."""
+    calls: list[int] = []
+    original = fused.run_jobs
+
+    def counting(buf: np.ndarray, dec: np.ndarray, jobs: np.ndarray, nj: int, *rest: Any) -> Any:
+        calls.extend(jobs[:nj, fused._J_DECOMPRESS].tolist())
+        return original(buf, dec, jobs, nj, *rest)
+
+    monkeypatch.setattr(fused, "run_jobs", counting)
+    return calls
+
+
+@pytest.mark.parametrize("rows", [np.arange(0, 40_000, 997), np.array([10, 39_000]), np.arange(30_000, 30_500), np.array([39_999])])
+def test_a_selective_read_decompresses_snappy_pages_in_one_pass_as_far_as_it_reads(
+    tmp_path: Path, decode_passes: list[int], job_codecs: list[int], rows: np.ndarray
+) -> None:
+    """Dictionaries looked up from all over and pages read to their end included: one decode
+    pass, no page decompressed whole ahead of it, never more bytes than the whole pages."""
     path = _clustered_file(tmp_path)
-    calls = decode_passes
-    whole = pq.read_table(path, columns=["key", "code"])
-    for rows, passes in ((np.arange(0, 40_000, 997), 1), (np.array([10, 39_000]), 2)):
-        calls.clear()
-        got, _ = _read(path, rows, True, ["key", "code"])
-        assert len(calls) == passes
-        for name, arr in zip(["key", "code"], got):
-            assert_same_array(arr, whole.column(name).combine_chunks().take(pa.array(rows)))
+    whole = pq.read_table(path, columns=PARTIAL_COLUMNS)
+    got, partial = _read(path, rows, True, PARTIAL_COLUMNS)
+    assert len(decode_passes) == 1
+    assert not [codec for codec in job_codecs if codec != 0]
+    for name, arr in zip(PARTIAL_COLUMNS, got):
+        assert_same_array(arr, whole.column(name).combine_chunks().take(pa.array(rows)))
+    decode_passes.clear()
+    _, full = _read(path, rows, False, PARTIAL_COLUMNS)
+    assert len(decode_passes) == 1 and job_codecs.count(int(Codec.SNAPPY)) > 0
+    assert partial.bytes_decompressed <= full.bytes_decompressed
+
+
+def test_a_random_column_reads_a_dictionary_prefix_while_its_selection_is_early(tmp_path: Path) -> None:
+    """Few distinct values in random order: an early selection looks up few entries, and its
+    dictionary is decompressed only that far."""
+    rows = 60_000
+    rng = np.random.default_rng(11)
+    table = pa.table({"few": pa.array(rng.integers(0, 6_000, rows) * 7_919, pa.int64())})  # a 48 KB dictionary
+    path = tmp_path / "few.parquet"
+    pq.write_table(table, path, compression="snappy", data_page_size=1 << 30, row_group_size=rows, use_dictionary=True)
+    pf = ParquetFile(path)
+    decompressed = {}
+    for name, idx in (("early", np.arange(100, 200)), ("middle", np.arange(30_000, 30_500)), ("one", np.array([45_000]))):
+        c = ReadCounters()
+        got = pf.read_column(0, "few", idx, counters=c)
+        assert_same_array(got, table.column("few").combine_chunks().take(pa.array(idx)))
+        decompressed[name] = c.bytes_decompressed
+    # entries are numbered as rows first use them: rows 100-200 look up codes below 200, rows
+    # from the middle look up codes from all over the 6,000
+    assert decompressed["early"] < decompressed["middle"] * 0.5
+
+
+def test_jobs_kernel_copies_and_decompresses_snappy_and_leaves_other_codecs() -> None:
+    import cramjam
+
+    rng = np.random.default_rng(2)
+    pages = [rng.integers(0, 4, n, dtype=np.uint8).tobytes() for n in (5_000, 0, 70_000)]
+    comp = [bytes(cramjam.snappy.compress_raw(p)) for p in pages]
+    zstd = bytes(cramjam.zstd.compress(pages[0]))
+    src = b"".join(comp) + pages[2] + zstd + comp[0]
+    jobs, at, out_at = [], 0, 0
+    for c, p in zip(comp, pages):
+        jobs.append([at, len(c), out_at, len(p), int(Codec.SNAPPY)])
+        at, out_at = at + len(c), out_at + len(p)
+    jobs.append([at, len(pages[2]), out_at, len(pages[2]), 0])  # a copy
+    at, out_at = at + len(pages[2]), out_at + len(pages[2])
+    jobs.append([at, len(zstd), out_at, len(pages[0]), int(Codec.ZSTD)])
+    at, out_at = at + len(zstd), out_at + len(pages[0])
+    jobs.append([at, len(comp[0]), out_at, len(pages[0]) + 1, int(Codec.SNAPPY)])  # declares a byte too many
+    jobs.append([at, len(comp[0]), out_at + len(pages[0]) + 1, 10, 0])  # a copy of the wrong size
+    jobs.append([at, len(comp[0]), 1 << 40, len(pages[0]), int(Codec.SNAPPY)])  # a target outside the buffer
+    buf = np.frombuffer(src, np.uint8)
+    dec = np.zeros(out_at + len(pages[0]) + 11, np.uint8)
+    table = np.array(jobs, np.int64)
+    done = np.empty(len(jobs), np.int64)
+    assert fused.run_jobs(buf, dec, table, len(jobs), 1 << 20, done) == 4
+    assert done.tolist() == [5_000, 0, 70_000, 0, fused.JOB_ELSEWHERE, fused.JOB_FAILED, fused.JOB_FAILED, fused.JOB_FAILED]
+    expected = pages[0] + pages[1] + pages[2] + pages[2]
+    assert dec[: len(expected)].tobytes() == expected
+    # a page larger than the limit is refused, not decompressed
+    assert fused.run_jobs(buf, dec, table, 1, 4_999, done) == 1 and done[0] == fused.JOB_FAILED
 
 
 def test_scan_option_partial_decompression(tmp_path: Path) -> None:
@@ -499,77 +545,3 @@ def test_scan_option_partial_decompression(tmp_path: Path) -> None:
         for name in expected.column_names:
             assert_same_array(table.column(name).combine_chunks(), expected.column(name).combine_chunks())
     assert results[True][1] < results[False][1]
-
-
-def test_a_column_whose_dictionaries_are_needed_whole_stops_decompressing_them_lazily(
-    tmp_path: Path, decode_passes: list[int]
-) -> None:
-    """A column of few distinct values in random order has looked up nearly every entry of its
-    dictionary by a few thousand rows: after lazy dictionaries turned out to be needed whole,
-    reads of the file decompress them whole up front (one decode pass, not two), except for
-    selections that end before random values would have reached most entries. A column whose
-    entries follow the rows keeps reading a prefix."""
-    rows = 60_000
-    rng = np.random.default_rng(11)
-    table = pa.table(
-        {
-            "few": pa.array(rng.integers(0, 6_000, rows) * 7_919, pa.int64()),  # a 48 KB dictionary
-            "key": pa.array(np.arange(rows, dtype=np.int64) // 2 * 1_000_003),  # entries follow the rows
-        }
-    )
-    path = tmp_path / "few.parquet"
-    pq.write_table(table, path, compression="snappy", data_page_size=1 << 30, row_group_size=rows, use_dictionary=True)
-    passes = decode_passes
-    pf = ParquetFile(path)
-    leaf = pf.column("few").index
-    record = pf._dictionary_misses()
-
-    def read(name: str, idx: np.ndarray) -> int:
-        passes.clear()
-        c = ReadCounters()
-        got = pf.read_column(0, name, idx, counters=c)
-        assert_same_array(got, table.column(name).combine_chunks().take(pa.array(idx)))
-        return c.bytes_decompressed
-
-    middle = np.arange(30_000, 30_500)  # ends before LAZY_SHARE of the row group
-    whole = read("few", middle)
-    assert len(passes) == 2 and 0 < record[leaf] < fused.LAZY_MISS_LIMIT  # a miss: decoded again
-    read("few", middle)
-    assert len(passes) == 2 and record[leaf] >= fused.LAZY_MISS_LIMIT  # a second miss
-    before = record[leaf]
-    assert read("few", middle) == whole
-    assert len(passes) == 1 and record[leaf] == pytest.approx(before * fused.LAZY_MISS_FADE)  # not tried: fades
-    early = np.arange(100, 200)  # ends well before UNIFORM_REACH times the 6,000 entries
-    before = record[leaf]
-    assert read("few", early) < whole * 0.5
-    assert record[leaf] < before  # tried, and a hit
-    # a record that stays above the limit fades with every read that does not try, until one does
-    record[leaf] = 0.6
-    tries = []
-    for _ in range(40):
-        read("few", middle)
-        tries.append(len(passes) == 2)
-    expected = int(np.ceil(np.log(fused.LAZY_MISS_LIMIT / 0.6) / np.log(fused.LAZY_MISS_FADE)))
-    assert tries.index(True) == expected
-    assert record[leaf] > fused.LAZY_MISS_LIMIT  # the try missed again
-    key = pf.column("key").index
-    for _ in range(3):
-        read("key", np.arange(20_000, 20_400))
-        assert len(passes) == 1
-    assert record[key] == 0.0
-
-
-def test_a_dictionary_read_lazily_past_its_worth_counts_as_a_miss(tmp_path: Path, decode_passes: list[int]) -> None:
-    """A prefix reaching a little past what a whole-page decompression would cost is finished
-    in the same pass (handing the page to cramjam costs a second decode), and recorded as a
-    miss all the same."""
-    path = _clustered_file(tmp_path)  # key: 20,000 entries (160 KB) that follow the rows
-    pf = ParquetFile(path)
-    record = pf._dictionary_misses()
-    leaf = pf.column("key").index
-    rows = np.array([28_000])  # 70 % of the entries: past 1 / LAZY_COST, within LAZY_REDO_BYTES
-    c = ReadCounters()
-    got = pf.read_column(0, "key", rows, counters=c)
-    assert_same_array(got, pq.read_table(path, columns=["key"]).column(0).combine_chunks().take(pa.array(rows)))
-    assert len(decode_passes) == 1
-    assert record[leaf] == pytest.approx(fused.LAZY_MISS_WEIGHT)

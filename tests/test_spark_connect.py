@@ -96,6 +96,7 @@ def test_data_source_route_matches_spark(connect, data):
 
 
 def test_semi_join_on_connect(connect, data):
+    lazyscan.spark.register(connect)  # as documented: not left to an earlier test
     dim = connect.createDataFrame([(k,) for k in (1, 2, 30)], "k bigint")
     df = lazyscan.spark.read(connect, str(data), ["rid", "i64"], None, semi_join=(dim, "k", "i64"), force="lazyscan")
     want = connect.read.parquet(str(data)).where("i64 IN (1, 2, 30)").select("rid", "i64")

@@ -19,7 +19,7 @@ import cramjam
 import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
-from lazyscan.parquet import buffers
+from lazyscan.parquet import buffers, snappy
 from lazyscan.parquet.metadata import Codec
 
 #: Largest page lazyscan decompresses (bytes).
@@ -117,8 +117,13 @@ def _decompress_checked(codec: int, data: memoryview | bytes | np.ndarray, out: 
 # cramjam reads numpy arrays and memoryviews in place (no copy of the compressed page)
 
 
-def _snappy(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
-    return int(cramjam.snappy.decompress_raw_into(data, out))
+def _snappy(data: memoryview | bytes | np.ndarray, out: np.ndarray | memoryview) -> int:
+    # lazyscan's kernel: faster than cramjam's on the pages of TPC-H's lineitem (snappy.py)
+    src = np.frombuffer(data, np.uint8)
+    dst = out if isinstance(out, np.ndarray) else np.frombuffer(out, np.uint8)
+    if snappy.decompress(src, 0, len(src), dst, 0, len(dst)) != len(dst):
+        raise ValueError(f"not a snappy stream of {len(dst)} bytes")
+    return len(dst)
 
 
 def _zstd(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
@@ -209,7 +214,7 @@ def _lz4_hadoop_frames(raw: bytes, out: np.ndarray) -> int:
 
 
 _RAW: dict[int, Any] = {
-    Codec.SNAPPY: cramjam.snappy.decompress_raw_into,
+    Codec.SNAPPY: _snappy,
     Codec.ZSTD: cramjam.zstd.decompress_into,
     Codec.LZ4_RAW: cramjam.lz4.decompress_block_into,
 }

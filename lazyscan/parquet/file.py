@@ -155,8 +155,6 @@ _SUMMARY_CACHE = _Cache(256)
 _LAYOUT_CACHE = _Cache(65536)
 #: fused-read groups (one per file, row group and list of columns read), keyed like footers
 _GROUP_CACHE = _Cache(4096)
-#: per file (keyed like footers): the record of lazy dictionaries needed whole, per leaf column
-_MISSES_CACHE = _Cache(256)
 _NO_GROUP = object()
 #: per-page statistics decoded from ColumnIndexes, keyed like layouts
 _PAGE_STATS_CACHE = _Cache(16384)
@@ -257,12 +255,10 @@ class FooterSummary:
 
 
 def clear_caches() -> None:
-    """Forget cached footers, page layouts, page statistics and the record of lazy dictionaries
-    (tests and benchmarks use this)."""
+    """Forget cached footers, page layouts and page statistics (tests and benchmarks use this)."""
     _FOOTER_CACHE.clear()
     _SUMMARY_CACHE.clear()
     _GROUP_CACHE.clear()
-    _MISSES_CACHE.clear()
     _LAYOUT_CACHE.clear()
     _PAGE_STATS_CACHE.clear()
 
@@ -1298,18 +1294,9 @@ class ParquetFile:
             max_defs.append(desc.max_definition_level)
             codec_ids.append(md.codec)
             mds.append(md)
-        g = fused.group(members, shapes, layouts, max_defs, codec_ids, mds, [descs[p].index for p in members], self._dictionary_misses()) if members else None
+        g = fused.group(members, shapes, layouts, max_defs, codec_ids, mds) if members else None
         _GROUP_CACHE.put(key, _NO_GROUP if g is None else g)
         return g
-
-    def _dictionary_misses(self) -> np.ndarray:
-        """The file's record of lazily decompressed dictionaries needed whole, per leaf column
-        (:data:`.fused.LAZY_MISS_LIMIT`), shared by its groups and by later reads of the file."""
-        found = _MISSES_CACHE.get(self._footer_key)
-        if found is None:
-            found = np.zeros(len(self.schema.columns), np.float64)
-            _MISSES_CACHE.put(self._footer_key, found)
-        return found  # type: ignore[no-any-return]
 
     @staticmethod
     def _cached_pages(cache: PageCache, layout: ChunkLayout) -> bool:

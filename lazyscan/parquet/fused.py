@@ -16,7 +16,6 @@ path, which either reads it or raises the located error, so both paths fail the 
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -63,77 +62,11 @@ _INT32_MAX = 2**31 - 1
 _KIND, _BODY, _BODY_END, _NUM, _ENC, _REP_LEN, _DEF_LEN, _FIRST, _LO, _HI, _LAZY = range(11)
 _PAGE_FIELDS = 11
 
-#: snappy data pages whose last selected row lies in the first LAZY_SHARE of the page are
-#: decompressed only as far as the kernels read (snappy.until); the others whole with cramjam,
-#: faster per byte. A dictionary page is decompressed as far as its largest looked-up entry
-#: while that costs less than the whole page with cramjam (LAZY_COST: the kernels' time per byte
-#: against cramjam's, dictionary pages of TPC-H lineitem: 1.2-2.0)
-LAZY_SHARE = 0.6
-LAZY_COST = 1.6
-#: what handing a dictionary to cramjam after a first decode costs beyond decompressing it
-#: (the second decode call and its bookkeeping, ~16 µs), in bytes cramjam decompresses meanwhile:
-#: a prefix costing up to that much more than the whole page is still cheaper
-LAZY_REDO_BYTES = 24 * 1024
-#: smaller dictionary pages are decompressed whole: the most a prefix saves on them is less than
-#: what deciding costs (a second decode call when the prefix turns out to be most of the page;
-#: 32 KiB takes in l_suppkey's 80 KB pages: one row per row group 1.04x the whole-page floor
-#: against 1.31x at 128 KiB)
-LAZY_DICTIONARY_MIN = 32 * 1024
-#: a selection of more rows than this, reaching past LAZY_SHARE of the row group, looks up
-#: entries from all over a dictionary unless the column's values follow the rows: its
-#: dictionaries are decompressed whole without asking
-LAZY_DICTIONARY_ROWS = 16
-#: a column whose lazy dictionaries mostly turned out to be needed whole (the selected rows look
-#: up entries from all over them: few distinct values, in no order) stops trying, per file: each
-#: try records a miss (1) or a hit (0) into a moving average (weight LAZY_MISS_WEIGHT), and at
-#: LAZY_MISS_LIMIT or above its dictionaries are lazy only where values drawn at random would
-#: not yet have reached the share of entries that makes a prefix pay: rows before
-#: UNIFORM_REACH times the entry count (1 - exp(-rows / entries) < 1 / LAZY_COST). Each read
-#: that does not try fades the record by LAZY_MISS_FADE, so the column is tried again now and
-#: then (after some 25 reads that did not try, when every try misses)
-LAZY_MISS_LIMIT = 0.5
-LAZY_MISS_WEIGHT = 0.3
-LAZY_MISS_FADE = 0.99
-UNIFORM_REACH = -math.log(1.0 - 1.0 / LAZY_COST)
-#: prepare_chunk's choices for a dictionary page: decompressed whole, lazily, lazily only when
-#: the selection ends before UNIFORM_REACH times the entry count
-DICT_WHOLE, DICT_LAZY, DICT_LAZY_EARLY = 0, 1, 2
+#: a selective read decompresses snappy pages (dictionary and data pages) only as far as the
+#: kernels read them (snappy.until): its kernels decompress faster per byte than cramjam
+#: (0.77-1.04x its time on the dictionary pages of TPC-H's lineitem), so a prefix never costs
+#: more than the whole page would. Other codecs decompress whole pages in jobs.
 _SNAPPY = int(Codec.SNAPPY)
-
-
-def _lazy_dictionaries(idx: np.ndarray, num_rows: int) -> bool:
-    """Whether the dictionaries of a selective read of rows ``idx`` may be decompressed lazily."""
-    n = len(idx)
-    return n <= LAZY_DICTIONARY_ROWS or int(idx[n - 1]) < LAZY_SHARE * num_rows
-
-
-@_jit
-def _dictionary_choice(lazy_dictionaries, misses):
-    """How prepare_chunk decompresses a member's dictionary (``DICT_WHOLE``, ``DICT_LAZY``,
-    ``DICT_LAZY_EARLY``), from the read's rows and the column's record of misses."""
-    if not lazy_dictionaries:
-        return DICT_WHOLE
-    return DICT_LAZY if misses < LAZY_MISS_LIMIT else DICT_LAZY_EARLY
-
-
-@_jit_gil
-def note_dictionary_outcomes(info, status, leaves, misses, lazy):
-    """Record, per column of the file, whether the members' lazy dictionaries were needed whole
-    (``status`` after the first decode) or decompressed past 1 / ``LAZY_COST`` of the page (the
-    whole page would have cost less), or not."""
-    for c in range(status.shape[0]):
-        row = info[c, _I_DICT_LAZY]
-        if row < 0 or (status[c] != _OK and status[c] != _NEED_DICTIONARY):
-            continue
-        produced = lazy[row, S.OUT] - lazy[row, S.OUT_START]
-        size = lazy[row, S.OUT_END] - lazy[row, S.OUT_START]
-        miss = 1.0 if status[c] == _NEED_DICTIONARY or produced * LAZY_COST > size else 0.0
-        leaf = leaves[c]
-        misses[leaf] += LAZY_MISS_WEIGHT * (miss - misses[leaf])
-
-
-#: decode_group's answer for a member whose dictionary is better decompressed whole
-NEED_DICTIONARY = -100
 
 
 class Shape(NamedTuple):
@@ -214,13 +147,13 @@ def plan_chunk(sel_starts, sel_ends, idx, page_starts, page_ends, page_offsets, 
 
 
 # columns of a decompression job: source range in the fetched buffer, target range in the
-# buffer of bodies, and whether to decompress (else copy)
+# buffer of bodies, and the codec to decompress with (0: a copy)
 _J_SRC, _J_SRC_LEN, _J_DST, _J_DST_LEN, _J_DECOMPRESS = range(5)
 _JOB_FIELDS = 5
 # slots of the summary the preparation returns: where the dictionary's values go, how many, the
 # jobs, and for a dictionary decompressed lazily its row of snappy streams and compressed bytes
-_I_DICT_OFF, _I_DICT_END, _I_DICT_COUNT, _I_JOBS, _I_DICT_LAZY, _I_DICT_SRC, _I_DICT_SRC_END, _I_LAZY = range(8)
-_INFO_FIELDS = 8
+_I_DICT_OFF, _I_DICT_END, _I_DICT_COUNT, _I_JOBS, _I_DICT_LAZY, _I_LAZY = range(6)
+_INFO_FIELDS = 6
 
 
 @_jit
@@ -231,20 +164,57 @@ def add_page_jobs(jobs, nj, b, csize, usize, total, codec, v2_levels, v2_compres
     ahead of the values, which are compressed when ``v2_compressed``."""
     if v2_levels >= 0:
         nj = _job(jobs, nj, b, v2_levels, total, v2_levels, 0)
-        return _job(jobs, nj, b + v2_levels, csize - v2_levels, total + v2_levels, usize - v2_levels, 1 if v2_compressed and codec != 0 else 0)
-    return _job(jobs, nj, b, csize, total, usize, 1 if codec != 0 else 0)
+        return _job(jobs, nj, b + v2_levels, csize - v2_levels, total + v2_levels, usize - v2_levels, codec if v2_compressed else 0)
+    return _job(jobs, nj, b, csize, total, usize, codec)
 
 
 @_jit
-def _job(jobs, nj, src, src_len, dst, dst_len, decompress):
+def _job(jobs, nj, src, src_len, dst, dst_len, codec):
     """Row ``nj`` of ``jobs``: ``src_len`` bytes at ``src`` decompressed (or copied) into
     ``dst_len`` bytes at ``dst``; returns the next row."""
     jobs[nj, _J_SRC] = src
     jobs[nj, _J_SRC_LEN] = src_len
     jobs[nj, _J_DST] = dst
     jobs[nj, _J_DST_LEN] = dst_len
-    jobs[nj, _J_DECOMPRESS] = decompress
+    jobs[nj, _J_DECOMPRESS] = codec
     return nj + 1
+
+
+#: run_jobs' answers for a job: it failed, or its codec is left to the caller (cramjam)
+JOB_FAILED, JOB_ELSEWHERE = -1, -2
+
+
+@_jit
+def run_jobs(buf, dec, jobs, nj, max_page_size, done):
+    """Run the copies and snappy decompressions among the first ``nj`` ``jobs`` (from ``buf``
+    into ``dec``, filling their target exactly): ``done[j]`` gets the bytes decompressed (0 for
+    a copy), ``JOB_FAILED``, or ``JOB_ELSEWHERE`` for a job of another codec. Returns the number
+    of jobs not done (failed or elsewhere)."""
+    left = 0
+    for j in range(nj):
+        src = jobs[j, _J_SRC]
+        src_len = jobs[j, _J_SRC_LEN]
+        dst = jobs[j, _J_DST]
+        dst_len = jobs[j, _J_DST_LEN]
+        codec = jobs[j, _J_DECOMPRESS]
+        done[j] = JOB_FAILED
+        if src < 0 or src_len < 0 or src + src_len > buf.shape[0] or dst < 0 or dst_len < 0 or dst + dst_len > dec.shape[0]:
+            left += 1
+        elif codec == 0:
+            if src_len == dst_len:
+                dec[dst : dst + dst_len] = buf[src : src + src_len]
+                done[j] = 0
+            else:
+                left += 1
+        elif codec == _SNAPPY:
+            if dst_len <= max_page_size and S.decompress(buf, src, src + src_len, dec, dst, dst + dst_len) == dst_len:
+                done[j] = dst_len
+            else:
+                left += 1
+        else:
+            done[j] = JOB_ELSEWHERE
+            left += 1
+    return left
 
 
 @_jit
@@ -258,15 +228,13 @@ def _lazy_stream(buf, src, src_len, dst, dst_len, codec, max_page_size, lazy, nl
 
 
 @_jit
-def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, idx, lazy, max_page_size, dictionary_choice):
+def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, idx, lazy, max_page_size):
     """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
     ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
     ``info``; return the size of the buffer of bodies, or -1 when this path does not read it.
 
-    Snappy bodies the kernels will read only in part get a row of ``lazy`` (snappy stream
-    states; no rows: none) instead of a job: the dictionary page when ``dictionary_choice`` says
-    so and it is large, and data pages whose last selected row of ``idx`` lies early in the page
-    (``LAZY_SHARE``); ``info[_I_LAZY]`` counts them."""
+    Snappy bodies get a row of ``lazy`` (snappy stream states, decompressed as far as the
+    kernels read; no rows: none) instead of a job; ``info[_I_LAZY]`` counts them."""
     header = np.empty(H._SLOTS, np.int64)
     total = np.int64(0)
     nj = 0
@@ -275,8 +243,6 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
     info[_I_DICT_END] = 0
     info[_I_DICT_COUNT] = -1
     info[_I_DICT_LAZY] = -1
-    info[_I_DICT_SRC] = 0
-    info[_I_DICT_SRC_END] = 0
     info[_I_LAZY] = 0
     k = 0
     for i in range(n):
@@ -305,13 +271,8 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             info[_I_DICT_OFF] = total
             info[_I_DICT_END] = total + usize
             info[_I_DICT_COUNT] = count
-            lazy_dictionary = dictionary_choice == DICT_LAZY or (
-                dictionary_choice == DICT_LAZY_EARLY and idx.shape[0] > 0 and idx[idx.shape[0] - 1] + 1 < UNIFORM_REACH * count
-            )
-            if lazy_dictionary and usize >= LAZY_DICTIONARY_MIN and _lazy_stream(buf, b, csize, total, usize, codec, max_page_size, lazy, nl):
+            if _lazy_stream(buf, b, csize, total, usize, codec, max_page_size, lazy, nl):
                 info[_I_DICT_LAZY] = nl
-                info[_I_DICT_SRC] = b
-                info[_I_DICT_SRC_END] = b + csize
                 nl += 1
                 total += usize
                 continue
@@ -355,11 +316,10 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             pages[k, _LAZY] = -1
             k += 1
             if lazy.shape[0] > nl and plan[i, _P_HI] > plan[i, _P_LO]:
-                last = idx[plan[i, _P_HI] - 1] - plan[i, _P_FIRST]
                 levels = rep + dfl if page_kind == 2 else 0
                 compressed = page_kind == 1 or header[H._V2_COMPRESSED] != 0
                 if (
-                    compressed and levels <= csize and levels <= usize and last + 1 < LAZY_SHARE * rows
+                    compressed and levels <= csize and levels <= usize
                     and _lazy_stream(buf, b + levels, csize - levels, total + levels, usize - levels, codec, max_page_size, lazy, nl)
                 ):
                     if levels > 0:  # v2: the levels are stored as they are
@@ -426,16 +386,13 @@ def _hybrid_guess(pos, values, bit_width):
 
 
 @_jit
-def _dictionary_ready(buf, dec, lazy, dl, need, dict_off, dict_end):
+def _dictionary_ready(buf, dec, lazy, dl, need):
     """Make a lazily decompressed dictionary (row ``dl`` of ``lazy``) readable up to ``need``:
-    0, ``NEED_DICTIONARY`` when decompressing the whole page with cramjam costs less, or an error."""
+    0 or an error."""
     if dl < 0:
         return 0
-    have = lazy[dl, S.OUT]
-    if have >= need:
+    if lazy[dl, S.OUT] >= need:
         return 0
-    if (need - have) * LAZY_COST > dict_end - dict_off + LAZY_REDO_BYTES:
-        return NEED_DICTIONARY
     got = S.until(buf, dec, lazy[dl], need)
     if got < 0:
         return _ERR_STREAM
@@ -599,13 +556,13 @@ def _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count,
 
 
 @_jit
-def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid, buf, lazy, dict_lazy, dict_end):
+def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, out, valid, buf, lazy, dict_lazy):
     """Decode the selected rows of fixed-width pages (``width`` 4 or 8) into ``out`` (uint32 or
     uint64 per row when copying, two uint64 words per row for decimal128; zeros for nulls) and
     ``valid`` (1 per non-null row). ``pages`` rows hold the page table; the dictionary, if any,
     is ``dict_count`` PLAIN values at ``dec[dict_off:]``, decompressed from ``buf`` as far as
     needed when ``dict_lazy`` >= 0 (as are pages with a ``_LAZY`` row). Returns the number of
-    nulls, ``NEED_DICTIONARY`` or an error code."""
+    nulls or an error code."""
     n_out = idx.shape[0]
     if out.shape[0] < n_out * (1 if mode == COPY else 2) or valid.shape[0] < n_out:
         return K.ERR_BAD_ARGUMENT
@@ -619,7 +576,7 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
         if top < -1:
             return top
         if top >= 0:
-            err = _dictionary_ready(buf, dec, lazy, dict_lazy, dict_off + (top + 1) * width, dict_off, dict_end)
+            err = _dictionary_ready(buf, dec, lazy, dict_lazy, dict_off + (top + 1) * width)
             if err < 0:
                 return err
     nulls = 0
@@ -673,8 +630,7 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
 @_jit
 def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, starts, lengths, valid, buf, lazy, dict_lazy):
     """Find the selected byte-array values of the pages: ``starts``/``lengths`` (0 for nulls)
-    and ``valid`` per selected row; returns their total size, ``NEED_DICTIONARY`` or an error
-    code. Lazily decompressed bodies (as in :func:`gather_fixed`) are decompressed as far as
+    and ``valid`` per selected row; returns their total size or an error code. Lazily decompressed bodies (as in :func:`gather_fixed`) are decompressed as far as
     the values walked reach."""
     most = _most_selected(pages)
     if most < 0:
@@ -694,7 +650,7 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
         if top >= 0:
             # entries vary in length: judge by the share of entries
             guess = dict_off + (dict_end - dict_off) * (top + 1) // dict_count
-            err = _dictionary_ready(buf, dec, lazy, dict_lazy, guess, dict_off, dict_end)
+            err = _dictionary_ready(buf, dec, lazy, dict_lazy, guess)
             if err < 0:
                 return err
     dict_have = dict_end if dict_lazy < 0 else lazy[dict_lazy, S.OUT]
@@ -804,18 +760,13 @@ class Group(NamedTuple):
     raw: tuple[Any, ...]  # the members' raw decompressors (codecs.raw_decompressor)
     npages: tuple[int, ...]
     num_rows: int  # of the row group
-    leaves: np.ndarray  # the members' leaf column indices in the file
-    #: per leaf column of the file, shared by its groups: the moving share of lazy dictionaries
-    #: that were needed whole (``LAZY_MISS_LIMIT``)
-    misses: np.ndarray
 
 
 def group(
     members: list[int], shapes: list[Shape], layouts: list[ChunkLayout], max_defs: list[int], codec_ids: list[int],
-    mds: list[Any], leaves: list[int], misses: np.ndarray,
+    mds: list[Any],
 ) -> Group:
-    """The :class:`Group` of the chunks ``layouts`` (one per member; ``leaves``: their leaf
-    column indices, ``misses``: the file's record of lazy dictionaries, one entry per leaf)."""
+    """The :class:`Group` of the chunks ``layouts`` (one per member)."""
     col_pages = np.zeros(len(members) + 1, np.int64)
     np.cumsum([len(lay.page_starts) for lay in layouts], out=col_pages[1:])
     wide, slot = [], []
@@ -840,14 +791,12 @@ def group(
         np.array(codec_ids, i64), np.array(wide, np.uint8), np.array(slot, i64), counts[0], counts[1], counts[2], tuple(mds),
         tuple(codecs.raw_decompressor(k) for k in codec_ids), tuple(len(lay.page_starts) for lay in layouts),
         int(layouts[0].page_ends[-1]) if len(layouts[0].page_ends) else 0,
-        np.array(leaves, i64), misses,
     )
 
 
-#: a member's status in the group kernels: read here, left to the general path; and within
-#: read_group: its dictionary to be decompressed whole before it is decoded, decoded already
+#: a member's status in the group kernels: read here, left to the general path
 OK, GENERAL = 0, 1
-_OK, _GENERAL, _NEED_DICTIONARY, _DONE = OK, GENERAL, 2, 3
+_OK, _GENERAL = OK, GENERAL
 
 #: why planning a member failed: its pages do not add up, or a page lies outside the file
 PLAN_INCONSISTENT, PLAN_OUTSIDE_FILE = -1, -2
@@ -927,7 +876,7 @@ _J_MEMBER = _JOB_FIELDS
 
 
 @_jit_gil
-def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size, lazy_dictionaries, leaves, misses):
+def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size):
     """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
     jobs, lazily decompressed streams (``lazy``; no rows: none) and bodies end to end (a member whose
     headers this path does not read turns ``_GENERAL``). Returns (size of the buffer of bodies,
@@ -947,14 +896,11 @@ def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, sta
         has_dict = dict_size[c] >= 0
         size = prepare_chunk(
             buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c],
-            idx, lazy[nl:], max_page_size, _dictionary_choice(lazy_dictionaries, misses[leaves[c]]),
+            idx, lazy[nl:], max_page_size,
         )
         if size < 0:
             status[c] = _GENERAL
             continue
-        if lazy_dictionaries and misses[leaves[c]] >= LAZY_MISS_LIMIT and info[c, _I_DICT_LAZY] < 0 and has_dict:
-            # not tried: the record fades, so that a column whose selections change is tried again
-            misses[leaves[c]] *= LAZY_MISS_FADE
         npages = n - (1 if has_dict else 0)
         for p in range(k, k + npages):
             pages[p, _BODY] += total
@@ -985,8 +931,7 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
     """Decode the selected rows of every ``_OK`` member: fixed-width values into its slots of
     ``out32``/``out64``, byte arrays into ``offsets`` (its slot, ``rows + 1`` entries) and the
     returned data (from ``data_at[c]``); ``valid`` and ``nulls`` per member. A member whose
-    values this path does not read turns ``_GENERAL``; one whose dictionary is better
-    decompressed whole first turns ``_NEED_DICTIONARY``. Bodies with a row in ``lazy`` are
+    values this path does not read turns ``_GENERAL``. Bodies with a row in ``lazy`` are
     decompressed from ``buf`` as far as they are read."""
     rows = idx.shape[0]
     m = col_pages.shape[0]
@@ -1004,16 +949,14 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
             if wide[c]:
                 got = gather_fixed(
                     dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c],
-                    out64[s * rows : (s + words) * rows], v, buf, lazy, info[c, _I_DICT_LAZY], info[c, _I_DICT_END],
+                    out64[s * rows : (s + words) * rows], v, buf, lazy, info[c, _I_DICT_LAZY],
                 )
             else:
                 got = gather_fixed(
                     dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_COUNT], width[c], mode[c],
-                    out32[s * rows : (s + 1) * rows], v, buf, lazy, info[c, _I_DICT_LAZY], info[c, _I_DICT_END],
+                    out32[s * rows : (s + 1) * rows], v, buf, lazy, info[c, _I_DICT_LAZY],
                 )
-            if got == NEED_DICTIONARY:
-                status[c] = _NEED_DICTIONARY
-            elif got < 0:
+            if got < 0:
                 status[c] = _GENERAL
             else:
                 nulls[c] = got
@@ -1022,9 +965,6 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
             dec, pages[a:b], idx, max_def[c], info[c, _I_DICT_OFF], info[c, _I_DICT_END], info[c, _I_DICT_COUNT],
             starts[s * rows : (s + 1) * rows], lengths[s * rows : (s + 1) * rows], v, buf, lazy, info[c, _I_DICT_LAZY],
         )
-        if size == NEED_DICTIONARY:
-            status[c] = _NEED_DICTIONARY
-            continue
         if size < 0 or size > _INT32_MAX:
             status[c] = _GENERAL
             continue
@@ -1047,35 +987,7 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
         if end != sizes[c]:
             status[c] = _GENERAL
         at += sizes[c]
-    need = 0
-    for c in range(m):
-        if status[c] == _NEED_DICTIONARY:
-            need += 1
-    return data, need
-
-
-@_jit_gil
-def dictionary_jobs(status, info, lazy, redo, jobs):
-    """The jobs decompressing whole the dictionaries of the members ``decode_group`` marked
-    ``_NEED_DICTIONARY``; ``redo`` gets ``_OK`` for those members, ``_DONE`` for the others.
-    Their streams count as decompressed (the jobs fill them). Returns the number of jobs."""
-    nj = 0
-    for c in range(status.shape[0]):
-        if status[c] != _NEED_DICTIONARY:
-            redo[c] = _DONE
-            continue
-        redo[c] = _OK
-        row = info[c, _I_DICT_LAZY]
-        src = info[c, _I_DICT_SRC]
-        dst = info[c, _I_DICT_OFF]
-        jobs[nj, _J_MEMBER] = c
-        nj = _job(jobs, nj, src, info[c, _I_DICT_SRC_END] - src, dst, info[c, _I_DICT_END] - dst, 1)
-        # the whole page is decompressed now: the lazy stream has nothing left to produce
-        # (and no longer counts in what was produced lazily)
-        lazy[row, S.SRC] = lazy[row, S.SRC_END]
-        lazy[row, S.OUT_START] = lazy[row, S.OUT_END]
-        lazy[row, S.OUT] = lazy[row, S.OUT_END]
-    return nj
+    return data
 
 
 def read_group(
@@ -1085,7 +997,7 @@ def read_group(
     """The Arrow arrays of the rows ``idx`` (sorted, within the row group) of every member of
     ``g``, whose pages ``gplan`` fetched into ``buf`` (range ``i`` starts at ``at[i]``); None
     for a member the general path must read. ``partial``: snappy pages are decompressed only as
-    far as the selected rows need (``LAZY_SHARE``, ``LAZY_COST``)."""
+    far as the selected rows need."""
     m = len(g.members)
     n = gplan.n_ranges
     status = gplan.status.copy()
@@ -1096,26 +1008,17 @@ def read_group(
     lazy = np.empty((n if partial else 0, S.STATE_FIELDS), np.int64)
     total, nj, nl = prepare_group(
         buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
-        idx, lazy, max_page_size, partial and _lazy_dictionaries(idx, g.num_rows), g.leaves, g.misses,
+        idx, lazy, max_page_size,
     )
     dec = _scratch(total)
     clock = time.perf_counter
     t0 = clock()
     decompressed = 0
-    failed: set[int] = set()
-    raw = g.raw
-    codec_ids = g.codec.tolist()
-    bufv, decv = buf.data, dec.data
-    for src, src_len, dst, dst_len, decompress, member in jobs[:nj].tolist():
-        if member in failed:
-            continue
-        done = run_job(bufv, decv, src, src_len, dst, dst_len, decompress, raw[member], codec_ids[member], max_page_size)
-        if done < 0:
-            failed.add(member)
-        else:
-            decompressed += done
-    for member in failed:
-        status[member] = _GENERAL
+    if nj:
+        job_done = np.empty(nj, np.int64)
+        if run_jobs(buf, dec, jobs, nj, max_page_size, job_done):
+            _jobs_elsewhere(g, jobs, job_done, buf, dec, max_page_size, status)
+        decompressed = int(job_done.sum())
     t1 = clock()
     c.decompress_seconds += t1 - t0
     rows = len(idx)
@@ -1127,37 +1030,12 @@ def read_group(
     lengths = np.empty(g.slots_bytes * rows, np.int64)
     offsets = np.empty(g.slots_bytes * (rows + 1), np.int32)
     data_at = np.zeros(m, np.int64)
-    data, need = decode_group(
+    data = decode_group(
         dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
         out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy,
     )
-    data_of: list[Any] = [data] * m
-    if nl:
-        note_dictionary_outcomes(info, status, g.leaves, g.misses, lazy)
-    if need:
-        # dictionaries needed (nearly) whole: cramjam decompresses them, then their members decode
-        redo = np.empty(m, np.int64)
-        nd = dictionary_jobs(status, info, lazy, redo, jobs)
-        t2 = clock()
-        for src, src_len, dst, dst_len, decompress, member in jobs[:nd].tolist():
-            done = run_job(bufv, decv, src, src_len, dst, dst_len, decompress, raw[member], codec_ids[member], max_page_size)
-            if done < 0:
-                redo[member] = _GENERAL
-            else:
-                decompressed += done
-        c.decompress_seconds += clock() - t2
-        data_at2 = np.zeros(m, np.int64)
-        data2, _ = decode_group(
-            dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, redo,
-            out32, out64, valid, nulls, starts, lengths, offsets, data_at2, buf, lazy,
-        )
-        for k, again in enumerate(redo.tolist()):
-            if again != _DONE:
-                status[k] = _OK if again == _OK else _GENERAL
-                data_of[k] = data2
-                data_at[k] = data_at2[k]
     if g.slots_bytes:
-        data_of = [pa.py_buffer(d) for d in data_of] if need else [pa.py_buffer(data)] * m
+        data_buffer = pa.py_buffer(data)
     if nl:
         decompressed += int(_lazy_produced(lazy, nl))
     c.bytes_decompressed += decompressed
@@ -1182,7 +1060,7 @@ def read_group(
             assert boffsets is not None
             offs = boffsets.slice(s * (rows + 1) * 4, (rows + 1) * 4)
             end = int(offsets[s * (rows + 1) + rows])
-            values = data_of[k].slice(int(data_at[k]), end)
+            values = data_buffer.slice(int(data_at[k]), end)
             out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, offs, values], null_count))
         done += 1
         read += read_pages[k]
@@ -1200,6 +1078,24 @@ def _lazy_produced(lazy, n):
     for j in range(n):
         total += lazy[j, S.OUT] - lazy[j, S.OUT_START]
     return total
+
+
+def _jobs_elsewhere(
+    g: Group, jobs: np.ndarray, done: np.ndarray, buf: np.ndarray, dec: np.ndarray, max_page_size: int, status: np.ndarray,
+) -> None:
+    """The jobs :func:`run_jobs` left: those of other codecs run here (``done`` gets their
+    bytes); the members of failed jobs turn ``_GENERAL`` (the general path reports them)."""
+    bufv, decv = buf.data, dec.data
+    for j in np.flatnonzero(done < 0).tolist():
+        src, src_len, dst, dst_len, codec, member = jobs[j].tolist()
+        if status[member] != _OK:
+            done[j] = 0
+            continue
+        got = run_job(bufv, decv, src, src_len, dst, dst_len, codec, g.raw[member], codec, max_page_size) if done[j] == JOB_ELSEWHERE else -1
+        if got < 0:
+            status[member] = _GENERAL
+            got = 0
+        done[j] = got
 
 
 def run_job(

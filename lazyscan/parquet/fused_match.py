@@ -401,16 +401,21 @@ def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_
 def run_jobs(
     jobs: np.ndarray, buf: np.ndarray, dec: np.ndarray, raw: Any, codec: int, max_page_size: int,
 ) -> int | None:
-    """Every job of one chunk (:func:`.fused.run_job`); the bytes decompressed, or None when a
-    page does not decompress to its declared size."""
-    done = 0
-    bufv, decv = buf.data, dec.data
-    for src, src_len, dst, dst_len, decompress in jobs[:, :_JOB_FIELDS].tolist():
-        got = fused.run_job(bufv, decv, src, src_len, dst, dst_len, decompress, raw, codec, max_page_size)
-        if got < 0:
-            return None
-        done += got
-    return done
+    """Every job of one chunk (:func:`.fused.run_jobs`, cramjam for codecs other than snappy);
+    the bytes decompressed, or None when a page does not decompress to its declared size."""
+    n = len(jobs)
+    done = np.empty(n, np.int64)
+    if fused.run_jobs(buf, dec, jobs, n, max_page_size, done):
+        bufv, decv = buf.data, dec.data
+        for j in np.flatnonzero(done < 0).tolist():
+            if done[j] != fused.JOB_ELSEWHERE:
+                return None
+            src, src_len, dst, dst_len, decompress = jobs[j, :_JOB_FIELDS].tolist()
+            got = fused.run_job(bufv, decv, src, src_len, dst, dst_len, decompress, raw, codec, max_page_size)
+            if got < 0:
+                return None
+            done[j] = got
+    return int(done.sum())
 
 
 #: page tables start this large and grow once to the most pages the chunk could hold
