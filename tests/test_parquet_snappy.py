@@ -177,3 +177,13 @@ def test_corrupt_element_forms_never_write_outside_their_range() -> None:
         assert (out[:80] == 0xCD).all() and (out[80 + n :] == 0xCD).all()
         if got == n:
             assert bytes(cramjam.snappy.decompress_raw(comp.tobytes())) == out[80 : 80 + n].tobytes()
+
+
+def test_declared_length() -> None:
+    data = np.arange(3000, dtype=np.uint16).view(np.uint8)
+    comp = _compress(data)
+    assert snappy.declared_length(comp, 0, len(comp)) == len(data)
+    assert snappy.declared_length(comp, 0, 1) == snappy.ERR_CORRUPT  # the varint is cut short
+    endless = np.full(8, 0xFF, np.uint8)
+    assert snappy.declared_length(endless, 0, 8) == snappy.ERR_CORRUPT
+    assert snappy.declared_length(comp, 5, 4) == snappy.ERR_CORRUPT

@@ -16,6 +16,7 @@ import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
 from lazyscan.orc.proto import COMPRESSION_NAMES
+from lazyscan.parquet import snappy
 
 NONE, ZLIB, SNAPPY, LZO, LZ4, ZSTD = range(6)
 
@@ -61,7 +62,13 @@ def _decompress_chunk_into(codec: int, chunk: memoryview, out: np.ndarray) -> in
         out[: len(raw)] = np.frombuffer(raw, np.uint8)
         return len(raw)
     if codec == SNAPPY:
-        return int(cramjam.snappy.decompress_raw_into(chunk, out))  # type: ignore[arg-type]
+        src = np.frombuffer(chunk, np.uint8)
+        n = int(snappy.declared_length(src, 0, len(src)))
+        if n > limit:
+            raise CorruptFileError(f"a snappy chunk decompresses beyond the block size {limit}")
+        if n < 0 or snappy.decompress(src, 0, len(src), out, 0, n) != n:
+            raise CorruptFileError("a snappy chunk is not a valid snappy stream")
+        return n
     if codec == ZSTD:
         return int(cramjam.zstd.decompress_into(chunk, out))  # type: ignore[arg-type]
     if codec == LZ4:

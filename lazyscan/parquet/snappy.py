@@ -74,24 +74,39 @@ def _copy(src, p, dst, o, n):
         k += 1
 
 
+@_inline
+def _header(src, s0, s1):
+    """(declared decompressed length, position after the varint holding it) of the stream
+    ``src[s0:s1]``; (``ERR_CORRUPT``, 0) when the varint is cut short or too long."""
+    p = np.int64(s0)
+    n = np.int64(0)
+    shift = np.int64(0)
+    while True:
+        if p >= s1 or shift > 28:
+            return ERR_CORRUPT, np.int64(0)
+        b = _byte(src, p)
+        p += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            return n, p
+        shift += 7
+
+
+@_jit
+def declared_length(src, s0, s1):
+    """The decompressed length the snappy stream ``src[s0:s1]`` declares, or ``ERR_CORRUPT``."""
+    if s0 < 0 or s1 > src.shape[0] or s0 > s1:
+        return ERR_CORRUPT
+    return _header(src, s0, s1)[0]
+
+
 @_jit
 def start(src, s0, s1, d0, d1, state):
     """Set ``state`` up for decompressing ``src[s0:s1]`` into ``[d0, d1)`` of an output
     buffer; 0, or ``ERR_CORRUPT`` when the stream does not declare ``d1 - d0`` bytes."""
     if s0 < 0 or s1 > src.shape[0] or s0 > s1 or d0 > d1:
         return ERR_CORRUPT
-    p = np.int64(s0)
-    n = np.int64(0)
-    shift = np.int64(0)
-    while True:
-        if p >= s1 or shift > 28:
-            return ERR_CORRUPT
-        b = _byte(src, p)
-        p += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            break
-        shift += 7
+    n, p = _header(src, s0, s1)
     if n != d1 - d0:
         return ERR_CORRUPT
     state[SRC] = p
