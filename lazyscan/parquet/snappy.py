@@ -22,25 +22,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from lazyscan.parquet.kernels import _load_u64
+
 # the helpers are small functions of their own, not inlined into numba's IR: LLVM inlines them
 # all the same, and numba compiles the callers faster (the first read of a column with no
 # compiled cache: 21 s against 26 s)
 _jit = numba.njit(nogil=True, cache=True, boundscheck=False)
 
 
-@_jit
-def _load8(buf, b):
-    u = np.uint64(b)
-    return (
-        np.uint64(buf[u])
-        | (np.uint64(buf[u + np.uint64(1)]) << np.uint64(8))
-        | (np.uint64(buf[u + np.uint64(2)]) << np.uint64(16))
-        | (np.uint64(buf[u + np.uint64(3)]) << np.uint64(24))
-        | (np.uint64(buf[u + np.uint64(4)]) << np.uint64(32))
-        | (np.uint64(buf[u + np.uint64(5)]) << np.uint64(40))
-        | (np.uint64(buf[u + np.uint64(6)]) << np.uint64(48))
-        | (np.uint64(buf[u + np.uint64(7)]) << np.uint64(56))
-    )
+#: the kernels' little-endian word load, as a function of its own here (see above); not cached
+#: on its own (its callers' cached code holds it)
+_load8 = numba.njit(nogil=True, boundscheck=False)(_load_u64.py_func)
 
 #: a stream's state row: next compressed byte, end of the compressed bytes, end of what was
 #: produced, end of the output, start of the output (back-references may not reach before it)
