@@ -32,7 +32,8 @@ _jit = numba.njit(nogil=True, cache=True, boundscheck=False)
 
 #: the kernels' little-endian word load, as a function of its own here (see above); not cached
 #: on its own (its callers' cached code holds it)
-_load8 = numba.njit(nogil=True, boundscheck=False)(_load_u64.py_func)
+# (with NUMBA_DISABLE_JIT the kernels are plain functions: no py_func)
+_load8 = numba.njit(nogil=True, boundscheck=False)(getattr(_load_u64, "py_func", _load_u64))
 
 #: a stream's state row: next compressed byte, end of the compressed bytes, end of what was
 #: produced, end of the output, start of the output (back-references may not reach before it)
