@@ -13,7 +13,6 @@ LZO is unsupported.
 from __future__ import annotations
 
 import zlib
-from typing import Any
 
 import cramjam
 import numpy as np
@@ -73,14 +72,6 @@ def decompress_into(
     _decompress_checked(codec, data, out)
 
 
-def raw_decompressor(codec: int) -> tuple[Any, int] | None:
-    """For codecs whose decompressor fills an output buffer in one call: that function
-    (``fn(data, out) -> bytes written``) and the largest ratio of decompressed to compressed
-    size it can produce (0: no bound). None for the others, which :func:`decompress_into` reads."""
-    fn = _RAW.get(codec)
-    return None if fn is None else (fn, _MAX_RATIO.get(codec, 0))
-
-
 def within_ratio(ratio: int | None, compressed: int, uncompressed: int) -> bool:
     """Whether ``compressed`` bytes can decompress to ``uncompressed`` under the codec's largest
     ratio (None or 0: unbounded), with slack for headers of tiny pages."""
@@ -117,13 +108,12 @@ def _decompress_checked(codec: int, data: memoryview | bytes | np.ndarray, out: 
 # cramjam reads numpy arrays and memoryviews in place (no copy of the compressed page)
 
 
-def _snappy(data: memoryview | bytes | np.ndarray, out: np.ndarray | memoryview) -> int:
+def _snappy(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
     # lazyscan's kernel: faster than cramjam's on the pages of TPC-H's lineitem (snappy.py)
     src = np.frombuffer(data, np.uint8)
-    dst = out if isinstance(out, np.ndarray) else np.frombuffer(out, np.uint8)
-    if snappy.decompress(src, 0, len(src), dst, 0, len(dst)) != len(dst):
-        raise ValueError(f"not a snappy stream of {len(dst)} bytes")
-    return len(dst)
+    if snappy.decompress(src, 0, len(src), out, 0, len(out)) != len(out):
+        raise ValueError(f"not a snappy stream of {len(out)} bytes")
+    return len(out)
 
 
 def _zstd(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
@@ -212,12 +202,6 @@ def _lz4_hadoop_frames(raw: bytes, out: np.ndarray) -> int:
                 raise ValueError("empty hadoop lz4 block")
     return total
 
-
-_RAW: dict[int, Any] = {
-    Codec.SNAPPY: _snappy,
-    Codec.ZSTD: cramjam.zstd.decompress_into,
-    Codec.LZ4_RAW: cramjam.lz4.decompress_block_into,
-}
 
 _DECOMPRESSORS = {
     Codec.SNAPPY: _snappy,

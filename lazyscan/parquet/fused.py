@@ -148,10 +148,10 @@ def plan_chunk(sel_starts, sel_ends, idx, page_starts, page_ends, page_offsets, 
 
 # columns of a decompression job: source range in the fetched buffer, target range in the
 # buffer of bodies, and the codec to decompress with (0: a copy)
-_J_SRC, _J_SRC_LEN, _J_DST, _J_DST_LEN, _J_DECOMPRESS = range(5)
+_J_SRC, _J_SRC_LEN, _J_DST, _J_DST_LEN, _J_CODEC = range(5)
 _JOB_FIELDS = 5
 # slots of the summary the preparation returns: where the dictionary's values go, how many, the
-# jobs, and for a dictionary decompressed lazily its row of snappy streams and compressed bytes
+# jobs, the dictionary's row of snappy streams (-1: decompressed whole) and the number of rows
 _I_DICT_OFF, _I_DICT_END, _I_DICT_COUNT, _I_JOBS, _I_DICT_LAZY, _I_LAZY = range(6)
 _INFO_FIELDS = 6
 
@@ -176,7 +176,7 @@ def _job(jobs, nj, src, src_len, dst, dst_len, codec):
     jobs[nj, _J_SRC_LEN] = src_len
     jobs[nj, _J_DST] = dst
     jobs[nj, _J_DST_LEN] = dst_len
-    jobs[nj, _J_DECOMPRESS] = codec
+    jobs[nj, _J_CODEC] = codec
     return nj + 1
 
 
@@ -196,7 +196,7 @@ def run_jobs(buf, dec, jobs, nj, max_page_size, done):
         src_len = jobs[j, _J_SRC_LEN]
         dst = jobs[j, _J_DST]
         dst_len = jobs[j, _J_DST_LEN]
-        codec = jobs[j, _J_DECOMPRESS]
+        codec = jobs[j, _J_CODEC]
         done[j] = JOB_FAILED
         if src < 0 or src_len < 0 or src + src_len > buf.shape[0] or dst < 0 or dst_len < 0 or dst + dst_len > dec.shape[0]:
             left += 1
@@ -228,7 +228,7 @@ def _lazy_stream(buf, src, src_len, dst, dst_len, codec, max_page_size, lazy, nl
 
 
 @_jit
-def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, idx, lazy, max_page_size):
+def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, lazy, max_page_size):
     """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
     ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
     ``info``; return the size of the buffer of bodies, or -1 when this path does not read it.
@@ -757,9 +757,7 @@ class Group(NamedTuple):
     slots64: int
     slots_bytes: int
     mds: tuple[Any, ...]  # the members' column metadata, for the general path
-    raw: tuple[Any, ...]  # the members' raw decompressors (codecs.raw_decompressor)
     npages: tuple[int, ...]
-    num_rows: int  # of the row group
 
 
 def group(
@@ -789,8 +787,7 @@ def group(
         np.array([d[0] for d in dicts], i64), np.array([d[1] for d in dicts], i64),
         np.array(max_defs, i64), np.array([s.width for s in shapes], i64), np.array([s.mode for s in shapes], i64),
         np.array(codec_ids, i64), np.array(wide, np.uint8), np.array(slot, i64), counts[0], counts[1], counts[2], tuple(mds),
-        tuple(codecs.raw_decompressor(k) for k in codec_ids), tuple(len(lay.page_starts) for lay in layouts),
-        int(layouts[0].page_ends[-1]) if len(layouts[0].page_ends) else 0,
+        tuple(len(lay.page_starts) for lay in layouts),
     )
 
 
@@ -876,7 +873,7 @@ _J_MEMBER = _JOB_FIELDS
 
 
 @_jit_gil
-def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, idx, lazy, max_page_size):
+def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, lazy, max_page_size):
     """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
     jobs, lazily decompressed streams (``lazy``; no rows: none) and bodies end to end (a member whose
     headers this path does not read turns ``_GENERAL``). Returns (size of the buffer of bodies,
@@ -896,7 +893,7 @@ def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, sta
         has_dict = dict_size[c] >= 0
         size = prepare_chunk(
             buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c],
-            idx, lazy[nl:], max_page_size,
+            lazy[nl:], max_page_size,
         )
         if size < 0:
             status[c] = _GENERAL
@@ -1008,7 +1005,7 @@ def read_group(
     lazy = np.empty((n if partial else 0, S.STATE_FIELDS), np.int64)
     total, nj, nl = prepare_group(
         buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
-        idx, lazy, max_page_size,
+        lazy, max_page_size,
     )
     dec = _scratch(total)
     clock = time.perf_counter
@@ -1017,7 +1014,8 @@ def read_group(
     if nj:
         job_done = np.empty(nj, np.int64)
         if run_jobs(buf, dec, jobs, nj, max_page_size, job_done):
-            _jobs_elsewhere(g, jobs, job_done, buf, dec, max_page_size, status)
+            for j in finish_jobs(jobs, job_done, buf, dec, max_page_size):
+                status[jobs[j, _J_MEMBER]] = _GENERAL
         decompressed = int(job_done.sum())
     t1 = clock()
     c.decompress_seconds += t1 - t0
@@ -1080,49 +1078,27 @@ def _lazy_produced(lazy, n):
     return total
 
 
-def _jobs_elsewhere(
-    g: Group, jobs: np.ndarray, done: np.ndarray, buf: np.ndarray, dec: np.ndarray, max_page_size: int, status: np.ndarray,
-) -> None:
-    """The jobs :func:`run_jobs` left: those of other codecs run here (``done`` gets their
-    bytes); the members of failed jobs turn ``_GENERAL`` (the general path reports them)."""
+def finish_jobs(jobs: np.ndarray, done: np.ndarray, buf: np.ndarray, dec: np.ndarray, max_page_size: int) -> list[int]:
+    """The jobs :func:`run_jobs` left: those of other codecs are decompressed here
+    (:func:`.codecs.decompress_into`, which checks what they declare) and ``done`` gets their
+    bytes. Returns the jobs that failed, whose ``done`` becomes 0: the caller hands their chunks
+    to the general path, which reports what is wrong with them."""
+    failed = []
     bufv, decv = buf.data, dec.data
     for j in np.flatnonzero(done < 0).tolist():
-        src, src_len, dst, dst_len, codec, member = jobs[j].tolist()
-        if status[member] != _OK:
-            done[j] = 0
+        elsewhere = done[j] == JOB_ELSEWHERE
+        done[j] = 0
+        if not elsewhere:
+            failed.append(j)
             continue
-        got = run_job(bufv, decv, src, src_len, dst, dst_len, codec, g.raw[member], codec, max_page_size) if done[j] == JOB_ELSEWHERE else -1
-        if got < 0:
-            status[member] = _GENERAL
-            got = 0
-        done[j] = got
-
-
-def run_job(
-    buf: memoryview, dec: memoryview, src: int, src_len: int, dst: int, dst_len: int, decompress: int,
-    raw: tuple[Any, int] | None, codec: int, max_page_size: int,
-) -> int:
-    """One decompression job: ``buf[src:src + src_len]`` decompressed (or copied) into
-    ``dec[dst:dst + dst_len]``, which it must fill (both are byte memoryviews: slicing them costs
-    less than slicing arrays, and a page costs a few such calls). Returns the bytes decompressed
-    (0 for a copy), or -1 on any failure: the caller hands the chunk to the general path, which
-    reports it."""
-    if not decompress:
-        if src_len != dst_len:
-            return -1
-        dec[dst : dst + dst_len] = buf[src : src + src_len]
-        return 0
-    try:
-        if raw is not None and dst_len <= max_page_size and codecs.within_ratio(raw[1], src_len, dst_len):
-            # the checks of codecs.decompress_into, without its calls
-            if raw[0](buf[src : src + src_len], dec[dst : dst + dst_len]) != dst_len:
-                return -1
-        else:
-            out = np.frombuffer(dec[dst : dst + dst_len], np.uint8)
-            codecs.decompress_into(codec, buf[src : src + src_len], out, max_page_size)
-    except Exception:
-        return -1
-    return dst_len
+        src, src_len, dst, dst_len, codec = jobs[j, :_JOB_FIELDS].tolist()
+        try:
+            codecs.decompress_into(codec, bufv[src : src + src_len], np.frombuffer(decv[dst : dst + dst_len], np.uint8), max_page_size)
+        except Exception:
+            failed.append(j)
+            continue
+        done[j] = dst_len
+    return failed
 
 
 _local = threading.local()

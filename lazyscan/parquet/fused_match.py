@@ -21,12 +21,12 @@ error, so both paths fail the same way.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
-from lazyscan.parquet import codecs, fused
+from lazyscan.parquet import fused
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
 from lazyscan.parquet.counters import ReadCounters
@@ -398,23 +398,13 @@ def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_
     return k
 
 
-def run_jobs(
-    jobs: np.ndarray, buf: np.ndarray, dec: np.ndarray, raw: Any, codec: int, max_page_size: int,
-) -> int | None:
-    """Every job of one chunk (:func:`.fused.run_jobs`, cramjam for codecs other than snappy);
-    the bytes decompressed, or None when a page does not decompress to its declared size."""
+def run_jobs(jobs: np.ndarray, buf: np.ndarray, dec: np.ndarray, max_page_size: int) -> int | None:
+    """Every job of one chunk (:func:`.fused.run_jobs`, then :func:`.fused.finish_jobs`); the
+    bytes decompressed, or None when a page does not decompress to its declared size."""
     n = len(jobs)
     done = np.empty(n, np.int64)
-    if fused.run_jobs(buf, dec, jobs, n, max_page_size, done):
-        bufv, decv = buf.data, dec.data
-        for j in np.flatnonzero(done < 0).tolist():
-            if done[j] != fused.JOB_ELSEWHERE:
-                return None
-            src, src_len, dst, dst_len, decompress = jobs[j, :_JOB_FIELDS].tolist()
-            got = fused.run_job(bufv, decv, src, src_len, dst, dst_len, decompress, raw, codec, max_page_size)
-            if got < 0:
-                return None
-            done[j] = got
+    if fused.run_jobs(buf, dec, jobs, n, max_page_size, done) and fused.finish_jobs(jobs, done, buf, dec, max_page_size):
+        return None
     return int(done.sum())
 
 
@@ -496,7 +486,7 @@ def _walk_and_decompress(
     if total < 0:
         return None
     dec = fused._scratch(int(total))
-    done = run_jobs(jobs[: int(info[_I_JOBS])], buf, dec, codecs.raw_decompressor(codec), codec, max_page_size)
+    done = run_jobs(jobs[: int(info[_I_JOBS])], buf, dec, max_page_size)
     if done is None:
         return None
     return pages, page_at, info, dec, done
