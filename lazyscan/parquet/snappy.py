@@ -19,10 +19,12 @@ Format: https://github.com/google/snappy/blob/main/format_description.txt
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
-from lazyscan.parquet.kernels import _load_u64
+from lazyscan.parquet.kernels import _load_u32, _load_u64
 
 # the helpers are small functions of their own, not inlined into numba's IR: LLVM inlines them
 # all the same, and numba compiles the callers faster (the first read of a column with no
@@ -30,10 +32,16 @@ from lazyscan.parquet.kernels import _load_u64
 _jit = numba.njit(nogil=True, cache=True, boundscheck=False)
 
 
-#: the kernels' little-endian word load, as a function of its own here (see above); not cached
-#: on its own (its callers' cached code holds it)
-# (with NUMBA_DISABLE_JIT the kernels are plain functions: no py_func)
-_load8 = numba.njit(nogil=True, boundscheck=False)(getattr(_load_u64, "py_func", _load_u64))
+def _own(kernel: Any) -> Any:
+    """One of the kernels' helpers as a function of its own here (see above), not cached on its
+    own (its callers' cached code holds it); with NUMBA_DISABLE_JIT the kernels are plain
+    functions."""
+    return numba.njit(nogil=True, boundscheck=False)(getattr(kernel, "py_func", kernel))
+
+
+#: the kernels' little-endian loads of 8 and 4 bytes (as uint64)
+_load8 = _own(_load_u64)
+_load4 = _own(_load_u32)
 
 #: a stream's state row: next compressed byte, end of the compressed bytes, end of what was
 #: produced, end of the output, start of the output (back-references may not reach before it)
@@ -125,17 +133,6 @@ def start(src, s0, s1, d0, d1, state):
     return 0
 
 
-@_jit
-def _load4(buf, b):
-    u = np.uint64(b)
-    return (
-        np.int64(buf[u])
-        | (np.int64(buf[u + np.uint64(1)]) << 8)
-        | (np.int64(buf[u + np.uint64(2)]) << 16)
-        | (np.int64(buf[u + np.uint64(3)]) << 24)
-    )
-
-
 # per copy tag byte (kinds 1 and 2): the copy's length, the mask of its offset bytes (loaded as
 # a little-endian word after the tag) and the offset bits the tag itself holds
 _COPY_LEN = np.zeros(256, np.int64)
@@ -184,7 +181,7 @@ def until(src, dst, state, need):
                 # kinds 1 and 2 take 1 and 2 offset bytes: the next tag's position is known
                 # before the tables answer, which keeps the loop's one serial chain short
                 n = _COPY_LEN[tag]
-                offset = _COPY_HIGH[tag] | (_load4(src, p + 1) & _COPY_MASK[tag])
+                offset = _COPY_HIGH[tag] | (np.int64(_load4(src, p + 1)) & _COPY_MASK[tag])
                 step = kind + 1
                 if offset == 0 or offset > o - base:
                     return ERR_CORRUPT
