@@ -215,6 +215,51 @@ def test_rle_bp_decode_codes_checks_bounds_while_unpacking(case):
             np.testing.assert_array_equal(out.view(np.uint32), np.array(values, dtype=np.uint32))
 
 
+@examples
+@given(hybrid_values())
+def test_rle_bp_decode_codes_from_a_first_value(case):
+    """Every window ``first..count`` decodes as the matching slice of a whole decode, and only
+    the window's codes are checked against the dictionary size."""
+    width, values, seed = case
+    rng = random.Random(seed)
+    buf = u8(b"\xaa" * 3 + rle_bp_encode(values, width, rng))
+    n = len(values)
+    expected = np.array(values, dtype=np.uint32)
+    windows = {(0, n), (n, n)}
+    for _ in range(6):
+        a = rng.randint(0, n)
+        windows.add((a, rng.randint(a, n)))
+    for first, count in sorted(windows):
+        out = np.full(count - first + 1, -7, dtype=np.int32)
+        assert K.rle_bp_decode_codes_from(buf, 3, len(buf), width, first, count, out, 1 << 32) == count - first
+        np.testing.assert_array_equal(out[: count - first].view(np.uint32), expected[first:count])
+        assert out[count - first] == -7, "wrote past the window"
+        top = max(values[first:count], default=-1)
+        if top > 0:
+            got = K.rle_bp_decode_codes_from(buf, 3, len(buf), width, first, count, out, top)
+            assert got == K.ERR_BAD_INDEX, "a code in the window is out of range"
+        if top >= 0:
+            got = K.rle_bp_decode_codes_from(buf, 3, len(buf), width, first, count, out, top + 1)
+            assert got == count - first, "codes outside the window are not checked"
+
+
+def test_rle_bp_decode_codes_from_errors():
+    buf = u8(bytes([0x03, 0x88, 0xC6, 0xFA]))  # 0..7, bit width 3
+    out = np.zeros(8, dtype=np.int32)
+    assert K.rle_bp_decode_codes_from(buf, 0, 4, 3, 5, 8, out, 1 << 32) == 3 and out[:3].tolist() == [5, 6, 7]
+    assert K.rle_bp_decode_codes_from(buf, 0, 3, 3, 5, 8, out, 1 << 32) == K.ERR_TRUNCATED
+    assert K.rle_bp_decode_codes_from(buf, 0, 4, 3, 5, 9, out, 1 << 32) == K.ERR_TRUNCATED
+    assert K.rle_bp_decode_codes_from(buf, 0, 4, 3, 6, 5, out, 1 << 32) == K.ERR_BAD_ARGUMENT, "window reversed"
+    assert K.rle_bp_decode_codes_from(buf, 0, 4, 3, -1, 5, out, 1 << 32) == K.ERR_BAD_ARGUMENT, "negative first"
+    assert K.rle_bp_decode_codes_from(buf, 0, 4, 3, 0, 8, out[:7], 1 << 32) == K.ERR_BAD_ARGUMENT, "output too small"
+    assert K.rle_bp_decode_codes_from(buf, 0, 4, 33, 0, 8, out, 1 << 32) == K.ERR_BAD_BIT_WIDTH
+    # a run of 2^31 values skipped by its header, then a bit-packed group
+    big = u8(uleb(2**32) + b"\x05" + uleb(3) + bitpack(list(range(8)), 3))
+    out = np.zeros(4, dtype=np.int32)
+    assert K.rle_bp_decode_codes_from(big, 0, len(big), 3, 2**31 + 2, 2**31 + 6, out, 8) == 4
+    assert out.tolist() == [2, 3, 4, 5]
+
+
 def test_rle_bp_spec_example():
     # Encodings.md: 0..7 with bit width 3, one bit-packed group
     buf = u8(bytes([0x03, 0x88, 0xC6, 0xFA]))

@@ -384,6 +384,42 @@ def test_partial_decompression_reads_the_same_rows(
         assert_same_array(b, expected)
 
 
+@pytest.mark.parametrize("partial", [True, False])
+def test_pages_past_a_dictionarys_limit_mix_codes_and_plain_values(
+    tmp_path: Path, no_general_path: None, dirty_scratch: None, partial: bool
+) -> None:
+    """A chunk whose dictionary filled up: its first pages hold codes, the rest PLAIN values.
+    Selections within one page, across pages of both kinds and sparse over all read the same
+    rows as pyarrow, the lazily decompressed dictionary's codes found once for every page."""
+    rng = np.random.default_rng(11)
+    rows = 30_000
+    mask = rng.random(rows) < 0.1
+    table = pa.table(
+        {
+            "num": pa.array(rng.integers(0, 1 << 40, rows), mask=mask),
+            "txt": pa.array([f"value-{v:012d}" for v in rng.integers(0, 1 << 40, rows)], mask=mask),
+        }
+    )
+    path = tmp_path / "fallback.parquet"
+    pq.write_table(
+        table, path, compression="snappy", data_page_size=8 * 1024, dictionary_pagesize_limit=32 * 1024,
+        row_group_size=rows,
+    )
+    encodings = pq.ParquetFile(path).metadata.row_group(0).column(0).encodings
+    assert "PLAIN" in encodings and "RLE_DICTIONARY" in encodings, encodings
+    selections = [
+        np.array([7]),
+        np.arange(100, 1_400),
+        np.arange(2_500, 9_000),
+        np.sort(rng.choice(rows, 300, replace=False)),
+        np.array([0, rows - 1]),
+    ]
+    for sel in selections:
+        got, _ = _read(path, sel, partial, ["num", "txt"])
+        for name, arr in zip(["num", "txt"], got):
+            assert_same_array(arr, table.column(name).combine_chunks().take(pa.array(sel)))
+
+
 def test_partial_decompression_stops_after_the_last_selected_value(tmp_path: Path) -> None:
     path = _clustered_file(tmp_path)
     early = np.array([100])

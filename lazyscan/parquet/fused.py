@@ -48,8 +48,8 @@ def takes(rows: int, num_rows: int) -> bool:
     """Whether a selection of ``rows`` of a row group of ``num_rows`` is read on this path."""
     return rows <= MAX_DENSITY * num_rows
 
-#: a page's selected values are decoded by unpacking all codes up to the last one when at least
-#: one in this many is selected
+#: a page's selected values are decoded by unpacking every code from the first selected to the
+#: last when at least one in this many of them is selected
 _DENSE = 3
 
 #: how the decode kernel writes a value: copy its bytes, or widen an integer to decimal128
@@ -515,14 +515,16 @@ def _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, l
 def _codes_of(dec, vpos, b1, bw, span, positions, count, dict_count, codes):
     """:func:`_dictionary_codes` of a page readable up to ``b1``; ``positions`` change only on
     success or ``ERR_BAD_INDEX``."""
-    if count * _DENSE >= span:
-        # dense: unpacking every code up to the last is faster than seeking each
-        every = np.empty(span, np.int32)
-        got = K.rle_bp_decode_codes(dec, vpos + 1, b1, bw, span, every, dict_count)
+    first = positions[0]
+    if count * _DENSE >= span - first:
+        # dense between the first and the last: unpacking every code there is faster than
+        # seeking each
+        every = np.empty(span - first, np.int32)
+        got = K.rle_bp_decode_codes_from(dec, vpos + 1, b1, bw, first, span, every, dict_count)
         if got < 0:
             return got
         for j in range(count):
-            positions[j] = every[positions[j]]
+            positions[j] = every[positions[j] - first]
         return 0
     got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, span, positions[:count], codes)
     if got < 0:
@@ -535,22 +537,28 @@ def _codes_of(dec, vpos, b1, bw, span, positions, count, dict_count, codes):
 
 
 @_jit
-def _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy):
+def _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy, page_codes, counts):
     """The largest dictionary code the selected rows of the pages look up (-1: none), or an
-    error code: what a lazily decompressed dictionary must hold, known before any of it is."""
+    error code: what a lazily decompressed dictionary must hold, known before any of it is.
+    The codes of page ``p``'s non-null selected rows go to ``page_codes`` from its first
+    selected row on, ``counts[p]`` says how many (-1: a PLAIN page, not looked at)."""
     top = np.int64(-1)
     for p in range(pages.shape[0]):
+        counts[p] = -1
         if pages[p, _ENC] == 0:
             continue
         count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
         if count < 0:
             return count
+        counts[p] = count
         if count == 0:
             continue
         err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, pages[p, _LAZY])
         if err < 0:
             return err
+        lo = pages[p, _LO]
         for j in range(count):
+            page_codes[lo + j] = positions[j]
             top = max(top, positions[j])
     return top
 
@@ -571,8 +579,11 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
         return most
     positions = np.empty(most, np.int64)
     codes = np.empty(most, np.int32)
+    # with a lazy dictionary the pages' codes are found first, once
+    page_codes = np.empty(n_out if dict_lazy >= 0 else 0, np.int64)
+    counts = np.full(pages.shape[0], -1, np.int64)
     if dict_lazy >= 0:
-        top = _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy)
+        top = _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy, page_codes, counts)
         if top < -1:
             return top
         if top >= 0:
@@ -581,11 +592,20 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
                 return err
     nulls = 0
     for p in range(pages.shape[0]):
-        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
-        if count < 0:
-            return count
         base = np.int64(0)
-        if count > 0:
+        vpos = np.int64(0)
+        b1 = np.int64(0)
+        if counts[p] >= 0:
+            count = counts[p]
+            lo = pages[p, _LO]
+            for j in range(count):
+                positions[j] = page_codes[lo + j]
+            base = dict_off
+        else:
+            count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
+            if count < 0:
+                return count
+        if count > 0 and counts[p] < 0:
             if pages[p, _ENC] == 0:
                 need = vpos + (positions[count - 1] + 1) * width
                 if need > b1:
@@ -595,7 +615,6 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
                     return have if have < 0 else K.ERR_TRUNCATED
                 base = vpos
             else:
-                # a lazy dictionary holds every entry looked up since _largest_code
                 err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, pages[p, _LAZY])
                 if err < 0:
                     return err
@@ -643,8 +662,10 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
     located = 0
     dpos = dict_off
     total = np.int64(0)
+    page_codes = np.empty(idx.shape[0] if dict_lazy >= 0 else 0, np.int64)
+    counts = np.full(pages.shape[0], -1, np.int64)
     if dict_lazy >= 0 and dict_count > 0:
-        top = _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy)
+        top = _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count, buf, lazy, page_codes, counts)
         if top < -1:
             return top
         if top >= 0:
@@ -655,12 +676,19 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                 return err
     dict_have = dict_end if dict_lazy < 0 else lazy[dict_lazy, S.OUT]
     for p in range(pages.shape[0]):
-        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
-        if count < 0:
-            return count
         lo = pages[p, _LO]
         hi = pages[p, _HI]
         li = pages[p, _LAZY]
+        if counts[p] >= 0:
+            count = counts[p]
+            vpos = np.int64(0)
+            b1 = np.int64(0)
+            for j in range(count):
+                positions[j] = page_codes[lo + j]
+        else:
+            count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
+            if count < 0:
+                return count
         j = 0
         if pages[p, _ENC] == 0:
             # walk the length prefixes up to the last needed value
@@ -698,7 +726,7 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                     pos += 4 + length
                     v += 1
             continue
-        if count > 0:
+        if count > 0 and counts[p] < 0:
             err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, li)
             if err < 0:
                 return err

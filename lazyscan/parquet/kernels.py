@@ -394,6 +394,54 @@ def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
     return ERR_BAD_INDEX if bad else count
 
 
+@_jit
+def rle_bp_decode_codes_from(buf, pos, end, bit_width, first, count, out, dict_size):
+    """:func:`rle_bp_decode_codes` of the values ``first..count`` only: ``out[j]`` is value
+    ``first + j``. Runs ending before ``first`` are skipped by their headers, unread; only the
+    values written are checked against ``dict_size``. Returns ``count - first`` or an error code."""
+    if bit_width < 0 or bit_width > 32:
+        return ERR_BAD_BIT_WIDTH
+    if first < 0 or count < first or out.shape[0] < count - first or not _check_range(buf, pos, end):
+        return ERR_BAD_ARGUMENT
+    byte_width = (bit_width + 7) // 8
+    ulimit = np.uint64(dict_size)
+    mask = _mask(bit_width)
+    bad = 0
+    i = np.int64(0)
+    while i < count:
+        if pos >= end:
+            if bit_width == 0:
+                a = max(i, first)
+                out[a - first : count - first] = 0
+                if ulimit == 0:
+                    bad += count - a
+                return ERR_BAD_INDEX if bad else count - first
+            return ERR_TRUNCATED
+        packed, take, body, pos = _next_run(buf, pos, end, bit_width, byte_width, count - i)
+        if pos < 0:
+            return pos
+        stop = i + take
+        if stop > first:
+            a = max(i, first)
+            if packed:
+                # the values before the next group of eight one by one, then whole groups
+                head = min((8 - (a - i) % 8) % 8, stop - a)
+                for v in range(a, a + head):
+                    x = _bits_at(buf, end, body, (v - i) * bit_width, bit_width) & mask
+                    bad += x >= ulimit
+                    out[v - first] = _as_i32(x)
+                g = a + head
+                if g < stop:
+                    bad += _unpack_run(buf, body + (g - i) * bit_width // 8, end, bit_width, stop - g, out, g - first, dict_size)
+            else:
+                x = _rle_value(buf, body, byte_width)
+                if x >= ulimit:
+                    bad += stop - a
+                out[a - first : stop - first] = _as_i32(x)
+        i = stop
+    return ERR_BAD_INDEX if bad else count - first
+
+
 def rle_bp_decode(buf, pos, end, bit_width, count, out):
     """Decode ``count`` values of an RLE/bit-packed hybrid stream into ``out[:count]``.
 
