@@ -1248,7 +1248,7 @@ class ParquetFile:
         c = counters if counters is not None else self.counters
         idx = selection.to_indices()
         try:
-            gplan = fused.plan(group, selection.starts, selection.ends, idx, np.zeros(1, np.int64), self.source.size)
+            gplan = fused.plan(group, selection.starts, selection.ends, idx, None, self.source.size)
         except fused.PlanError:
             return None
         try:

@@ -786,6 +786,9 @@ class Group(NamedTuple):
     slots_bytes: int
     mds: tuple[Any, ...]  # the members' column metadata, for the general path
     npages: tuple[int, ...]
+    # every member's status _OK; writable (a read-only array is another type to the kernels),
+    # never written
+    all_ok: np.ndarray
 
 
 def group(
@@ -815,7 +818,7 @@ def group(
         np.array([d[0] for d in dicts], i64), np.array([d[1] for d in dicts], i64),
         np.array(max_defs, i64), np.array([s.width for s in shapes], i64), np.array([s.mode for s in shapes], i64),
         np.array(codec_ids, i64), np.array(wide, np.uint8), np.array(slot, i64), counts[0], counts[1], counts[2], tuple(mds),
-        tuple(len(lay.page_starts) for lay in layouts),
+        tuple(len(lay.page_starts) for lay in layouts), np.zeros(len(members), i64),
     )
 
 
@@ -877,11 +880,15 @@ class PlanError(ValueError):
         self.reason = reason
 
 
-def plan(g: Group, sel_starts: np.ndarray, sel_ends: np.ndarray, idx: np.ndarray, status: np.ndarray, file_size: int) -> GroupPlan:
-    """The pages of every member whose ``status`` is ``_OK`` a read of the rows ``idx`` needs
-    (:class:`PlanError` if a member's are inconsistent)."""
+def plan(
+    g: Group, sel_starts: np.ndarray, sel_ends: np.ndarray, idx: np.ndarray, status: np.ndarray | None, file_size: int
+) -> GroupPlan:
+    """The pages of every member whose ``status`` is ``_OK`` (None: every member) a read of
+    the rows ``idx`` needs (:class:`PlanError` if a member's are inconsistent)."""
     m = len(g.members)
-    if status.shape != (m,):
+    if status is None:
+        status = g.all_ok
+    elif status.shape != (m,):
         # the kernels index it by member without bounds checks
         raise ValueError(f"status has shape {status.shape}, the group {m} members")
     rows = np.empty((len(g.page_starts) + m, _PLAN_FIELDS), np.int64)
@@ -1050,47 +1057,47 @@ def read_group(
     rows = len(idx)
     valid = np.empty(m * rows, np.uint8)
     nulls = np.zeros(m, np.int64)
-    out32 = np.empty(g.slots32 * rows, np.uint32)
-    out64 = buffers.empty(g.slots64 * rows, np.uint64)
-    starts = np.empty(g.slots_bytes * rows, np.int64)
-    lengths = np.empty(g.slots_bytes * rows, np.int64)
-    offsets = np.empty(g.slots_bytes * (rows + 1), np.int32)
+    # what no member uses stays empty (the kernels write no slot of it)
+    out32 = np.empty(g.slots32 * rows, np.uint32) if g.slots32 else _NO_U32
+    out64 = buffers.empty(g.slots64 * rows, np.uint64) if g.slots64 else _NO_U64
+    if g.slots_bytes:
+        starts = np.empty(g.slots_bytes * rows, np.int64)
+        lengths = np.empty(g.slots_bytes * rows, np.int64)
+        offsets = np.empty(g.slots_bytes * (rows + 1), np.int32)
+    else:
+        starts = lengths = _NO_I64
+        offsets = _NO_I32
     data_at = np.zeros(m, np.int64)
     data = decode_group(
         dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
         out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy,
     )
-    if g.slots_bytes:
-        data_buffer = pa.py_buffer(data)
     if nl:
         decompressed += int(_lazy_produced(lazy, nl))
     c.bytes_decompressed += decompressed
-    b32 = pa.py_buffer(out32) if g.slots32 else None
-    b64 = pa.py_buffer(out64) if g.slots64 else None
-    boffsets = pa.py_buffer(offsets) if g.slots_bytes else None
     out: list[pa.Array | None] = []
-    done = 0
-    read = 0
-    skipped = 0
-    read_pages = (col_pages[:, 1] - col_pages[:, 0]).tolist()
+    done = read = skipped = 0
+    spans = col_pages.tolist()
     for k, (shape, ok, null_count, s) in enumerate(zip(g.shapes, status.tolist(), nulls.tolist(), g.slot.tolist())):
         if ok != _OK:
             out.append(None)
             continue
-        validity = _validity(valid[k * rows : (k + 1) * rows], null_count)
+        validity = None if null_count == 0 else _validity(valid[k * rows : (k + 1) * rows])
         if shape.width:
             word = 8 if g.wide[k] else 4
-            values = (b64 if word == 8 else b32).slice(s * rows * word, rows * shape.out_width)  # type: ignore[union-attr]
+            whole = out64 if word == 8 else out32
+            per_row = shape.out_width // word
+            values = pa.py_buffer(whole[s * rows : (s + per_row) * rows])
             out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, values], null_count))
         else:
-            assert boffsets is not None
-            offs = boffsets.slice(s * (rows + 1) * 4, (rows + 1) * 4)
-            end = int(offsets[s * (rows + 1) + rows])
-            values = data_buffer.slice(int(data_at[k]), end)
-            out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, offs, values], null_count))
+            o = offsets[s * (rows + 1) : (s + 1) * (rows + 1)]
+            start = int(data_at[k])
+            values = pa.py_buffer(data[start : start + int(o[rows])])
+            out.append(pa.Array.from_buffers(shape.arrow_type, rows, [validity, pa.py_buffer(o), values], null_count))
         done += 1
-        read += read_pages[k]
-        skipped += g.npages[k] - read_pages[k]
+        first, last = spans[k]
+        read += last - first
+        skipped += g.npages[k] - (last - first)
     c.pages_fetched += read
     c.pages_skipped += skipped
     c.decode_seconds += clock() - t1
@@ -1141,7 +1148,12 @@ def _scratch(size: int) -> np.ndarray:
     return buf[:size]  # type: ignore[no-any-return]
 
 
-def _validity(valid: np.ndarray, nulls: int) -> Any:
-    if nulls == 0:
-        return None
+def _validity(valid: np.ndarray) -> Any:
     return pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+#: the outputs a group without members of their kind passes the decode kernel
+_NO_U32 = np.empty(0, np.uint32)
+_NO_U64 = np.empty(0, np.uint64)
+_NO_I64 = np.empty(0, np.int64)
+_NO_I32 = np.empty(0, np.int32)

@@ -94,10 +94,19 @@ class RowRanges:
         n = (K.index_runs_small if len(idx) <= K.SMALL_SELECTION else K.index_runs)(idx, starts, ends)
         if n < 0:
             return None
-        out = cls(starts[:n], ends[:n], _trusted=True)
         idx.flags.writeable = False
-        out._indices = idx
-        out._count = len(idx)  # distinct indices: one row each
+        # distinct indices: one row each
+        return cls._built(starts[:n], ends[:n], idx, len(idx))
+
+    @classmethod
+    def _built(cls, starts: np.ndarray, ends: np.ndarray, indices: np.ndarray | None, count: int) -> RowRanges:
+        """A selection from normalized int64 ranges, without :meth:`__init__`'s conversions
+        (the selections of single-row-group reads are built per call)."""
+        out = cls.__new__(cls)
+        out.starts = starts
+        out.ends = ends
+        out._indices = indices
+        out._count = count
         return out
 
     @classmethod
