@@ -107,7 +107,36 @@ def test_fused_read_equals_pyarrow(
             got = pf.read_columns(rg, FUSED_COLUMNS, rows)
             for name, arr in zip(FUSED_COLUMNS, got):
                 expected = whole.column(name).combine_chunks().take(pa.array(rows))
-                assert_same_array(arr, expected.cast(arr.type) if expected.type != arr.type else expected)
+                if expected.type != arr.type:
+                    expected = expected.cast(arr.type)
+                assert_same_array(arr, expected)
+                # one column from indices: planned from them in the kernel
+                assert_same_array(pf.read_column(rg, name, rows), expected)
+
+
+def test_one_column_read_checks_its_row_indices(tmp_path: Path, no_general_path: None) -> None:
+    """A one-column read from row indices checks them in its planning kernel, as the general
+    path does, and takes them in any integer array or sequence without touching the caller's."""
+    table = _table(0.3)
+    path = _write(tmp_path / "i.parquet", table, use_dictionary=["i64", "s"], compression="snappy")
+    pf = ParquetFile(path)
+    n = pf.metadata.row_groups[0].num_rows
+    whole = pq.ParquetFile(path).read_row_group(0)
+    for name in ["i64", "s", "f64"]:
+        for bad in ([5, 3], [3, 3], [-1, 3]):
+            with pytest.raises(ValueError, match="sorted, distinct and non-negative"):
+                pf.read_column(0, name, np.array(bad))
+        with pytest.raises(IndexError, match=f"exceeds the row group's {n} rows"):
+            pf.read_column(0, name, [0, n])
+        with pytest.raises(ValueError, match="1-D"):
+            pf.read_column(0, name, np.zeros((2, 2), np.int64))
+        mine = np.arange(1, 400, 7)
+        frozen = mine.copy()
+        frozen.flags.writeable = False
+        for rows in (mine, [1, 8, 15], mine.astype(np.int32), np.arange(0, 900)[::9], frozen):
+            expected = whole.column(name).combine_chunks().take(pa.array(np.asarray(rows)))
+            assert_same_array(pf.read_column(0, name, rows), expected)
+        assert mine.flags.writeable, "the caller's array was frozen"
 
 
 def test_dense_selections_take_the_general_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -359,8 +388,9 @@ def dirty_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fresh buffers of bodies full of garbage: a kernel reading bytes not decompressed yet
     must not find them left there, correct, by an earlier read of the same page."""
 
-    def scratch(size: int) -> np.ndarray:
-        return np.full(size, 0xA5, np.uint8)
+    def scratch(size: int, whole: bool = False) -> np.ndarray:
+        # a whole buffer of 64 KiB: larger chunks take the path that asks for a larger one
+        return np.full(max(size, 1 << 16) if whole else size, 0xA5, np.uint8)
 
     monkeypatch.setattr(fused, "_scratch", scratch)
 
@@ -470,15 +500,23 @@ def test_corruption_past_the_bytes_a_read_needs_is_not_read(tmp_path: Path) -> N
 
 @pytest.fixture
 def decode_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A list that gets one entry per call of the fused reader's decode kernel."""
+    """A list that gets one entry per pass of the fused reader's decode kernel: a call of its
+    own, or within the call that prepared the pages."""
     calls: list[int] = []
-    original = fused.decode_group
+    decode, prepare_and_decode = fused.decode_group, fused.prepare_and_decode
 
     def counting(*args: Any) -> Any:
         calls.append(1)
-        return original(*args)
+        return decode(*args)
+
+    def counting_within(*args: Any) -> Any:
+        got = prepare_and_decode(*args)
+        if got[3]:
+            calls.append(1)
+        return got
 
     monkeypatch.setattr(fused, "decode_group", counting)
+    monkeypatch.setattr(fused, "prepare_and_decode", counting_within)
     return calls
 
 

@@ -683,6 +683,13 @@ class ParquetFile:
             return self._read_nested(row_group, desc, _as_ranges(rows, num_rows))
         if rows is not None and self._fused_shape(desc) is not None:
             num_rows = self.metadata.row_groups[row_group].num_rows
+            if not isinstance(rows, RowRanges) and (cache is None or not (cache.dictionaries or cache.bodies)):
+                # row indices, the library's own form: checked by the planning kernel
+                idx = _index_array(rows)
+                if 0 < len(idx) < num_rows and fused.takes(len(idx), num_rows):
+                    arr = self._read_fused_indices(row_group, desc, idx, num_rows, counters)
+                    if arr is not None:
+                        return arr
             selection = _as_ranges(rows, num_rows)
             if selection is not None and 0 < selection.row_count < num_rows and fused.takes(selection.row_count, num_rows):
                 if cache is None or not (cache.dictionaries or cache.bodies):
@@ -1259,6 +1266,27 @@ class ParquetFile:
             group, gplan, buf, np.array(at, np.int64), idx, c, self.options.max_page_size, self.options.partial_decompression
         )[0]
 
+    def _read_fused_indices(
+        self, row_group: int, desc: ColumnDescriptor, idx: np.ndarray, num_rows: int, counters: ReadCounters | None
+    ) -> pa.Array | None:
+        """:meth:`_read_fused_one` of the rows ``idx`` (read-only contiguous int64, as
+        :func:`_index_array` makes them), planned from the indices in one kernel call."""
+        group = self._fused_group(row_group, [desc])
+        if group is None:
+            return None
+        c = counters if counters is not None else self.counters
+        try:
+            gplan = fused.plan_indices(group, idx, num_rows, self.source.size)
+        except fused.PlanError:
+            return None
+        try:
+            buf, at = self._fetch_into(gplan.ranges(), c)
+        except FileError as e:
+            raise e.at(file=self.path, row_group=row_group) from None
+        return fused.read_group(
+            group, gplan, buf, np.array(at, np.int64), idx, c, self.options.max_page_size, self.options.partial_decompression
+        )[0]
+
     def _read_planned(
         self, row_group: int, plan: _ChunkPlan, buf: np.ndarray, at: list[int], rows: _SelectedRows, c: ReadCounters,
         cache: PageCache | None,
@@ -1450,6 +1478,18 @@ def _empty(desc: ColumnDescriptor) -> Values:
     from lazyscan.parquet.convert import empty_values
 
     return empty_values(desc)
+
+
+def _index_array(rows: np.ndarray | Sequence[int]) -> np.ndarray:
+    """Row indices as the kernels take them: a contiguous int64 array, read only (a view when
+    the caller's array already is one, so the caller's flags stay as they were)."""
+    idx = np.ascontiguousarray(rows, dtype=np.int64)
+    if idx.ndim != 1:
+        raise ValueError("row indices must be a 1-D array")
+    if idx.flags.writeable:
+        idx = idx.view()
+        idx.flags.writeable = False
+    return idx
 
 
 def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: int) -> RowRanges | None:

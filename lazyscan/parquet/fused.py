@@ -903,6 +903,53 @@ def plan(
     return GroupPlan(rows, col_rows, n, status)
 
 
+#: why :func:`plan_indices` rejects a selection: its indices are not strictly increasing and
+#: non-negative, or one lies past the row group's rows
+_SEL_UNSORTED, _SEL_BEYOND = 1, 2
+
+
+@_jit_gil
+def plan_selected(idx, num_rows, page_starts, page_ends, page_offsets, page_sizes, col_pages, dict_offset, dict_size, status, file_size, out, col_rows):
+    """:func:`plan_group` of the rows ``idx`` of a row group of ``num_rows`` rows, checked and
+    turned into runs here: (rows planned or ``plan_group``'s error, 0 or why the selection is
+    wrong)."""
+    n = idx.shape[0]
+    starts = np.empty(n, np.int64)
+    ends = np.empty(n, np.int64)
+    runs = K.index_runs(idx, starts, ends)
+    if runs < 0:
+        return 0, _SEL_UNSORTED
+    if n and idx[n - 1] >= num_rows:
+        return 0, _SEL_BEYOND
+    got = plan_group(
+        starts[:runs], ends[:runs], idx, page_starts, page_ends, page_offsets, page_sizes, col_pages, dict_offset, dict_size,
+        status, file_size, out, col_rows,
+    )
+    return got, 0
+
+
+def plan_indices(g: Group, idx: np.ndarray, num_rows: int, file_size: int) -> GroupPlan:
+    """:func:`plan` of every member for the rows ``idx`` of a row group of ``num_rows`` rows,
+    given as indices (a contiguous int64 array, read-only as :meth:`.RowRanges.to_indices`
+    makes them) and checked here: ``ValueError`` when they are not strictly increasing and
+    non-negative, ``IndexError`` when one lies past the row group."""
+    m = len(g.members)
+    rows = np.empty((len(g.page_starts) + m, _PLAN_FIELDS), np.int64)
+    col_rows = np.empty((m, 2), np.int64)
+    n, bad = plan_selected(
+        idx, num_rows, g.page_starts, g.page_ends, g.page_offsets, g.page_sizes, g.col_pages, g.dict_offset, g.dict_size,
+        g.all_ok, file_size, rows, col_rows,
+    )
+    if bad == _SEL_UNSORTED:
+        raise ValueError("row indices must be sorted, distinct and non-negative")
+    if bad == _SEL_BEYOND:
+        raise IndexError(f"row selection exceeds the row group's {num_rows} rows")
+    if n < 0:
+        member = -1 - n
+        raise PlanError(member, int(col_rows[member, 1]))
+    return GroupPlan(rows, col_rows, n, g.all_ok)
+
+
 #: the column of a decompression job naming its member
 _J_MEMBER = _JOB_FIELDS
 
@@ -1022,6 +1069,26 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
     return data
 
 
+@_jit
+def prepare_and_decode(
+    buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, lazy, max_page_size,
+    dec, idx, mode, wide, slot, out32, out64, valid, nulls, starts, lengths, offsets, data_at,
+):
+    """:func:`prepare_group`, then, when no page needs a decompression job and the bodies fit
+    ``dec``, :func:`decode_group` in the same call: (size of the bodies, jobs, lazy streams,
+    whether it decoded, the byte-array data, bytes the lazy streams produced)."""
+    total, nj, nl = prepare_group(
+        buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, lazy, max_page_size,
+    )
+    if nj > 0 or total > dec.shape[0]:
+        return total, nj, nl, False, np.empty(0, np.uint8), np.int64(0)
+    data = decode_group(
+        dec, pages, col_pages, idx, max_def, info, width, mode, wide, slot, status, out32, out64, valid, nulls, starts, lengths,
+        offsets, data_at, buf, lazy,
+    )
+    return total, nj, nl, True, data, _lazy_produced(lazy, nl)
+
+
 def read_group(
     g: Group, gplan: GroupPlan, buf: np.ndarray, at: np.ndarray, idx: np.ndarray, c: ReadCounters, max_page_size: int,
     partial: bool = True,
@@ -1038,22 +1105,6 @@ def read_group(
     jobs = np.empty((2 * n, _JOB_FIELDS + 1), np.int64)
     info = np.empty((m, _INFO_FIELDS), np.int64)
     lazy = np.empty((n if partial else 0, S.STATE_FIELDS), np.int64)
-    total, nj, nl = prepare_group(
-        buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
-        lazy, max_page_size,
-    )
-    dec = _scratch(total)
-    clock = time.perf_counter
-    t0 = clock()
-    decompressed = 0
-    if nj:
-        job_done = np.empty(nj, np.int64)
-        if run_jobs(buf, dec, jobs, nj, max_page_size, job_done):
-            for j in finish_jobs(jobs, job_done, buf, dec, max_page_size):
-                status[jobs[j, _J_MEMBER]] = _GENERAL
-        decompressed = int(job_done.sum())
-    t1 = clock()
-    c.decompress_seconds += t1 - t0
     rows = len(idx)
     valid = np.empty(m * rows, np.uint8)
     nulls = np.zeros(m, np.int64)
@@ -1068,13 +1119,32 @@ def read_group(
         starts = lengths = _NO_I64
         offsets = _NO_I32
     data_at = np.zeros(m, np.int64)
-    data = decode_group(
-        dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
-        out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy,
+    clock = time.perf_counter
+    t0 = clock()
+    total, nj, nl, decoded, data, decompressed = prepare_and_decode(
+        buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
+        lazy, max_page_size, _scratch(0, whole=True), idx, g.mode, g.wide, g.slot, out32, out64, valid, nulls, starts, lengths,
+        offsets, data_at,
     )
-    if nl:
-        decompressed += int(_lazy_produced(lazy, nl))
-    c.bytes_decompressed += decompressed
+    t1 = t0
+    if not decoded:
+        # decompression jobs first (whole pages), or a larger buffer of bodies
+        dec = _scratch(total)
+        if nj:
+            job_done = np.empty(nj, np.int64)
+            if run_jobs(buf, dec, jobs, nj, max_page_size, job_done):
+                for j in finish_jobs(jobs, job_done, buf, dec, max_page_size):
+                    status[jobs[j, _J_MEMBER]] = _GENERAL
+            decompressed = int(job_done.sum())
+        t1 = clock()
+        c.decompress_seconds += t1 - t0
+        data = decode_group(
+            dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
+            out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy,
+        )
+        if nl:
+            decompressed += int(_lazy_produced(lazy, nl))
+    c.bytes_decompressed += int(decompressed)
     out: list[pa.Array | None] = []
     done = read = skipped = 0
     spans = col_pages.tolist()
@@ -1139,13 +1209,14 @@ def finish_jobs(jobs: np.ndarray, done: np.ndarray, buf: np.ndarray, dec: np.nda
 _local = threading.local()
 
 
-def _scratch(size: int) -> np.ndarray:
+def _scratch(size: int, whole: bool = False) -> np.ndarray:
     """A per-thread buffer for decompressed pages, reused from chunk to chunk: a fresh one per
-    chunk pays for allocation and page faults, and the arrays built from it are copies."""
+    chunk pays for allocation and page faults, and the arrays built from it are copies. Its
+    first ``size`` bytes, or all of it (``whole``)."""
     buf = getattr(_local, "buf", None)
     if buf is None or len(buf) < size:
         buf = _local.buf = np.empty(max(size, 1 << 20, 0 if buf is None else 2 * len(buf)), np.uint8)
-    return buf[:size]  # type: ignore[no-any-return]
+    return buf if whole else buf[:size]  # type: ignore[no-any-return]
 
 
 def _validity(valid: np.ndarray) -> Any:
