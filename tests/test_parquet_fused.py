@@ -388,9 +388,8 @@ def dirty_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fresh buffers of bodies full of garbage: a kernel reading bytes not decompressed yet
     must not find them left there, correct, by an earlier read of the same page."""
 
-    def scratch(size: int, whole: bool = False) -> np.ndarray:
-        # a whole buffer of 64 KiB: larger chunks take the path that asks for a larger one
-        return np.full(max(size, 1 << 16) if whole else size, 0xA5, np.uint8)
+    def scratch(size: int) -> np.ndarray:
+        return np.full(size, 0xA5, np.uint8)
 
     monkeypatch.setattr(fused, "_scratch", scratch)
 
@@ -500,23 +499,15 @@ def test_corruption_past_the_bytes_a_read_needs_is_not_read(tmp_path: Path) -> N
 
 @pytest.fixture
 def decode_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A list that gets one entry per pass of the fused reader's decode kernel: a call of its
-    own, or within the call that prepared the pages."""
+    """A list that gets one entry per call of the fused reader's decode kernel."""
     calls: list[int] = []
-    decode, prepare_and_decode = fused.decode_group, fused.prepare_and_decode
+    original = fused.decode_group
 
     def counting(*args: Any) -> Any:
         calls.append(1)
-        return decode(*args)
-
-    def counting_within(*args: Any) -> Any:
-        got = prepare_and_decode(*args)
-        if got[3]:
-            calls.append(1)
-        return got
+        return original(*args)
 
     monkeypatch.setattr(fused, "decode_group", counting)
-    monkeypatch.setattr(fused, "prepare_and_decode", counting_within)
     return calls
 
 

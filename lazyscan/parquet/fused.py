@@ -1069,26 +1069,6 @@ def decode_group(dec, pages, col_pages, idx, max_def, info, width, mode, wide, s
     return data
 
 
-@_jit
-def prepare_and_decode(
-    buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, lazy, max_page_size,
-    dec, idx, mode, wide, slot, out32, out64, valid, nulls, starts, lengths, offsets, data_at,
-):
-    """:func:`prepare_group`, then, when no page needs a decompression job and the bodies fit
-    ``dec``, :func:`decode_group` in the same call: (size of the bodies, jobs, lazy streams,
-    whether it decoded, the byte-array data, bytes the lazy streams produced)."""
-    total, nj, nl = prepare_group(
-        buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, lazy, max_page_size,
-    )
-    if nj > 0 or total > dec.shape[0]:
-        return total, nj, nl, False, np.empty(0, np.uint8), np.int64(0)
-    data = decode_group(
-        dec, pages, col_pages, idx, max_def, info, width, mode, wide, slot, status, out32, out64, valid, nulls, starts, lengths,
-        offsets, data_at, buf, lazy,
-    )
-    return total, nj, nl, True, data, _lazy_produced(lazy, nl)
-
-
 def read_group(
     g: Group, gplan: GroupPlan, buf: np.ndarray, at: np.ndarray, idx: np.ndarray, c: ReadCounters, max_page_size: int,
     partial: bool = True,
@@ -1119,31 +1099,28 @@ def read_group(
         starts = lengths = _NO_I64
         offsets = _NO_I32
     data_at = np.zeros(m, np.int64)
+    total, nj, nl = prepare_group(
+        buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
+        lazy, max_page_size,
+    )
+    dec = _scratch(total)
     clock = time.perf_counter
     t0 = clock()
-    total, nj, nl, decoded, data, decompressed = prepare_and_decode(
-        buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
-        lazy, max_page_size, _scratch(0, whole=True), idx, g.mode, g.wide, g.slot, out32, out64, valid, nulls, starts, lengths,
-        offsets, data_at,
+    decompressed = 0
+    if nj:
+        job_done = np.empty(nj, np.int64)
+        if run_jobs(buf, dec, jobs, nj, max_page_size, job_done):
+            for j in finish_jobs(jobs, job_done, buf, dec, max_page_size):
+                status[jobs[j, _J_MEMBER]] = _GENERAL
+        decompressed = int(job_done.sum())
+    t1 = clock()
+    c.decompress_seconds += t1 - t0
+    data = decode_group(
+        dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
+        out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy,
     )
-    t1 = t0
-    if not decoded:
-        # decompression jobs first (whole pages), or a larger buffer of bodies
-        dec = _scratch(total)
-        if nj:
-            job_done = np.empty(nj, np.int64)
-            if run_jobs(buf, dec, jobs, nj, max_page_size, job_done):
-                for j in finish_jobs(jobs, job_done, buf, dec, max_page_size):
-                    status[jobs[j, _J_MEMBER]] = _GENERAL
-            decompressed = int(job_done.sum())
-        t1 = clock()
-        c.decompress_seconds += t1 - t0
-        data = decode_group(
-            dec, pages, col_pages, idx, g.max_def, info, g.width, g.mode, g.wide, g.slot, status,
-            out32, out64, valid, nulls, starts, lengths, offsets, data_at, buf, lazy,
-        )
-        if nl:
-            decompressed += int(_lazy_produced(lazy, nl))
+    if nl:
+        decompressed += int(_lazy_produced(lazy, nl))
     c.bytes_decompressed += int(decompressed)
     out: list[pa.Array | None] = []
     done = read = skipped = 0
@@ -1209,14 +1186,13 @@ def finish_jobs(jobs: np.ndarray, done: np.ndarray, buf: np.ndarray, dec: np.nda
 _local = threading.local()
 
 
-def _scratch(size: int, whole: bool = False) -> np.ndarray:
+def _scratch(size: int) -> np.ndarray:
     """A per-thread buffer for decompressed pages, reused from chunk to chunk: a fresh one per
-    chunk pays for allocation and page faults, and the arrays built from it are copies. Its
-    first ``size`` bytes, or all of it (``whole``)."""
+    chunk pays for allocation and page faults, and the arrays built from it are copies."""
     buf = getattr(_local, "buf", None)
     if buf is None or len(buf) < size:
         buf = _local.buf = np.empty(max(size, 1 << 20, 0 if buf is None else 2 * len(buf)), np.uint8)
-    return buf if whole else buf[:size]  # type: ignore[no-any-return]
+    return buf[:size]  # type: ignore[no-any-return]
 
 
 def _validity(valid: np.ndarray) -> Any:
