@@ -125,6 +125,45 @@ def decompress_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name
 def decompress_floor(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str) -> Callable[[], Any] | None:
     """What :func:`decompress_floor_seconds` times (None: nothing to decompress)."""
     from lazyscan.parquet import codecs
+
+    bodies = _needed_bodies(pf, wanted, name)
+    if not bodies:
+        return None
+    return lambda: [codecs.decompress(c, b, n) for c, b, n in bodies]
+
+
+def parallel_decompress_floor_seconds(
+    pf: Any, wanted: list[tuple[int, np.ndarray]], names: list[str], threads: int, reps: int
+) -> float:
+    """:func:`decompress_floor_seconds` of several columns at once, the pages shared among
+    ``threads`` threads as evenly as their sizes allow: what that floor takes on this machine
+    with that many threads, rather than the one-thread time divided by them (two threads of
+    nogil decompression gain 1.6x here, not 2x)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lazyscan.parquet import codecs
+
+    bodies = sorted((b for name in names for b in _needed_bodies(pf, wanted, name)), key=lambda b: -len(b[1]))
+    if not bodies:
+        return 0.0
+    shares: list[list[tuple[int, np.ndarray, int]]] = [[] for _ in range(threads)]
+    loads = [0] * threads
+    for body in bodies:  # largest first, each to the least loaded thread
+        k = loads.index(min(loads))
+        shares[k].append(body)
+        loads[k] += body[2]
+
+    def work(share: list[tuple[int, np.ndarray, int]]) -> None:
+        for c, b, n in share:
+            codecs.decompress(c, b, n)
+
+    with ThreadPoolExecutor(threads) as pool:
+        return _median_time(lambda: list(pool.map(work, shares)), reps)
+
+
+def _needed_bodies(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str) -> list[tuple[int, np.ndarray, int]]:
+    """(codec, compressed body, decompressed size) of every page :func:`decompress_floor`
+    decompresses."""
     from lazyscan.parquet.page_header import parse_page_header
 
     bodies = []
@@ -141,9 +180,7 @@ def decompress_floor(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str) -
                 levels = v2.definition_levels_byte_length + v2.repetition_levels_byte_length
                 start, usize = start + levels, usize - levels
             bodies.append((codec, raw[start : h.header_size + h.compressed_page_size], usize))
-    if not bodies:
-        return None
-    return lambda: [codecs.decompress(c, b, n) for c, b, n in bodies]
+    return bodies
 
 
 def read_floor_seconds(pf: Any, wanted: list[tuple[int, np.ndarray]], name: str, reps: int) -> float:

@@ -223,6 +223,7 @@ def penalty_floor(path: Path, value: Any, qb_seconds: float | None, reps: int) -
     from benchmarks.reader_bench import (
         comment_matches,
         decompress_floor_seconds,
+        parallel_decompress_floor_seconds,
         read_floor_seconds,
     )
     from lazyscan.parquet import ParquetFile
@@ -233,6 +234,7 @@ def penalty_floor(path: Path, value: Any, qb_seconds: float | None, reps: int) -
         extra = [c.name for c in pf.schema.columns if c.name not in ("l_comment", "l_orderkey")]
         seconds = sum(decompress_floor_seconds(pf, hit, name, reps) for name in extra)
         read = sum(read_floor_seconds(pf, hit, name, reps) for name in extra)
+        parallel = parallel_decompress_floor_seconds(pf, hit, extra, THREADS, reps)
     finally:
         pf.close()
     return {
@@ -243,6 +245,11 @@ def penalty_floor(path: Path, value: Any, qb_seconds: float | None, reps: int) -
         # reading those pages out of the page cache as well (a copy the decompression floor leaves out)
         "read_s": read,
         "floor_with_reads": (qb_seconds + (seconds + read) / THREADS) / qb_seconds,
+        # the same pages decompressed by THREADS threads, timed: what two threads gain on this
+        # machine instead of an assumed THREADS-fold
+        "decompress_parallel_s": parallel,
+        "thread_gain": seconds / parallel if parallel else None,
+        "floor_measured_threads": (qb_seconds + parallel) / qb_seconds,
     }
 
 

@@ -284,6 +284,9 @@ def test_quick_run_writes_json_markdown_and_charts(data_dir: Path, tmp_path: Pat
     floor = doc["scenarios"]["seed"]["derived"]["penalty_floor"]
     assert floor["floor"] >= 1 and floor["row_groups_with_matches"] >= 1 and floor["columns"] == 14
     assert floor["read_s"] > 0 and floor["floor_with_reads"] > floor["floor"]
+    # the same pages decompressed by the engines' threads, timed
+    assert floor["decompress_parallel_s"] > 0 and floor["floor_measured_threads"] > 1
+    assert "threads at once, those pages take" in md
     assert "Floor for lazyscan's penalty on this file" in md
     assert "Floor for lazyscan's penalty on this file" in headline_table(doc)
     assert latest_document(reports, sf=None) is None, "quick runs never feed the README"
