@@ -158,6 +158,8 @@ _GROUP_CACHE = _Cache(4096)
 _NO_GROUP = object()
 #: per-page statistics decoded from ColumnIndexes, keyed like layouts
 _PAGE_STATS_CACHE = _Cache(16384)
+#: data pages per column chunk, keyed like layouts
+_PAGE_COUNT_CACHE = _Cache(65536)
 _NO_PAGE_STATS = object()
 _NO_BYTES = np.empty(0, np.uint8)
 #: a file's page indexes (all ColumnIndexes and OffsetIndexes, which writers put side by side)
@@ -561,6 +563,22 @@ class ParquetFile:
             # PARQUET-816: old parquet-mr left the dictionary page out of the chunk size
             total = min(total + _PARQUET_816_PADDING, self.source.size - start)
         return start, total
+
+    def data_page_count(self, row_group: int, column: int | str) -> int:
+        """How many data pages a column chunk holds: from its encoding statistics when the
+        writer kept them, else from its page layout (counted once per footer)."""
+        desc = self.column(column)
+        key = (self._footer_key, row_group, desc.index)
+        found = _PAGE_COUNT_CACHE.get(key)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        _, _, md = self.column_chunk(row_group, desc.index)
+        if md.encoding_stats is not None:
+            n = sum(s.count for s in md.encoding_stats if s.page_type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2))
+        else:
+            n = len(self.page_layout(row_group, desc.index).pages)
+        _PAGE_COUNT_CACHE.put(key, n)
+        return n
 
     def page_layout(self, row_group: int, column: int | str) -> ChunkLayout:
         """Where the pages of a column chunk are: OffsetIndex, else a walk over page headers."""

@@ -954,7 +954,7 @@ def plan_indices(g: Group, idx: np.ndarray, num_rows: int, file_size: int) -> Gr
 _J_MEMBER = _JOB_FIELDS
 
 
-@_jit_gil
+@_jit
 def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, lazy, max_page_size):
     """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
     jobs, lazily decompressed streams (``lazy``; no rows: none) and bodies end to end (a member whose

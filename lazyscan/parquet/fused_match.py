@@ -63,7 +63,7 @@ _I_PAGES = 4
 NOT_HERE, TOO_MANY_PAGES = -1, -2
 
 
-@_jit_gil
+@_jit
 def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, known_dict=-1):
     """Parse and check the page headers of a fetched column chunk ``buf[:end]`` (dictionary page
     first, if any; ``known_dict`` >= 0: the data pages only, of a dictionary of that many

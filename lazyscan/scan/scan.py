@@ -379,9 +379,8 @@ class _RowGroupScan:
         return arr if arr.type == want else arr.cast(want)
 
     def _batch(self, names: Iterable[str], arrays: dict[str, pa.Array], n: int) -> pa.RecordBatch:
-        cols = list(names)
-        fields = self.scan.field_of
-        schema = pa.schema([fields[c] for c in cols])
+        cols = tuple(names)
+        schema = self.scan.schema_of(cols)
         if not cols:
             return pa.RecordBatch.from_pydict({}, schema=schema)
         return pa.RecordBatch.from_arrays([arrays[c] for c in cols], schema=schema)
@@ -889,8 +888,17 @@ class Scan:
             if isinstance(c.bound, BoundKeyIn) and c.bound.adaptive and not c.bound.negated
         }
         self.schema = pa.schema([schema.field(c) for c in self.output_columns])
+        self._schemas: dict[tuple[str, ...], pa.Schema] = {tuple(self.output_columns): self.schema}
         self.profile.time("planning", time.perf_counter() - t0)
         self._consumed = False
+
+    def schema_of(self, names: tuple[str, ...]) -> pa.Schema:
+        """The schema of the dataset's columns ``names`` (built once per scan: row groups ask
+        for the same few)."""
+        found = self._schemas.get(names)
+        if found is None:
+            found = self._schemas[names] = pa.schema([self.field_of[c] for c in names])
+        return found
 
     #: an adaptive key filter is judged after it has seen this many rows
     KEY_SWITCH_MIN_ROWS = 100_000

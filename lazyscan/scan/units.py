@@ -23,7 +23,7 @@ from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions
 from lazyscan.parquet.bloom import encode_plain, hash_bytes
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher
-from lazyscan.parquet.metadata import PageType, PhysicalType
+from lazyscan.parquet.metadata import PhysicalType
 from lazyscan.parquet.statistics import ColumnStats
 from lazyscan.scan.dataset import FileSplit
 
@@ -209,14 +209,8 @@ class ParquetUnits(UnitFile):
 
     def _count_pages(self, unit: int, name: str) -> int:
         try:
-            _, _, md = self.pf.column_chunk(unit, name)
+            return self.pf.data_page_count(unit, name)
         except (LazyScanError, KeyError, IndexError):
-            return 0
-        if md.encoding_stats is not None:
-            return sum(s.count for s in md.encoding_stats if s.page_type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2))
-        try:
-            return len(self.pf.page_layout(unit, name).pages)
-        except LazyScanError:
             return 0
 
     def statistics(self, unit: int, name: str) -> ColumnStats | None:
