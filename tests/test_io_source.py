@@ -74,3 +74,27 @@ def test_read_ranges_into_overlapping_and_past_the_end(blob) -> None:
             src.read_ranges_into([(10, 10), (len(data) - 5, 10)])
     finally:
         src.close()
+
+
+def test_read_ranges_into_without_gaps_reads_adjacent_ranges_in_one_request(blob) -> None:
+    """Local files read no byte between ranges (coalesce_gap 0): ranges adjacent in the file and
+    in the list take one request, everything else its own, overlaps and empty ranges included."""
+    path, data = blob
+    src = LocalSource(str(path))
+    opts = ReadOptions(coalesce_gap=0, coalesce_max=10_000)
+    cases = [
+        ([(100, 50), (150, 70), (220, 5)], 1),  # adjacent: one request
+        ([(220, 5), (100, 50), (150, 70)], 2),  # adjacent in the file, not in the list
+        ([(100, 5000), (2000, 100), (5100, 0), (50_000, 10)], 3),  # overlap, empty range: none
+        ([(0, 6000), (6000, 6000)], 2),  # adjacent, but one request would pass coalesce_max
+    ]
+    try:
+        for ranges, requests in cases:
+            buf, starts, nbytes, got = src.read_ranges_into(ranges, opts)
+            for (off, length), at in zip(ranges, starts):
+                assert bytes(buf[at : at + length]) == data[off : off + length]
+            assert got == requests and nbytes == sum(length for _, length in ranges)
+        with pytest.raises(ShortReadError, match="ends inside"):
+            src.read_ranges_into([(10, 10), (len(data) - 5, 10)], opts)
+    finally:
+        src.close()

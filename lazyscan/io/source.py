@@ -366,9 +366,10 @@ class LocalSource(Source):
             while i < n and ranges[i][0] == end and end + ranges[i][1] - start <= most:
                 end += ranges[i][1]
                 i += 1
-            if end > start and os.preadv(fd, [view[pos : pos + end - start]], start) != end - start:
-                raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
-            requests += 1
+            if end > start:
+                if os.preadv(fd, [view[pos : pos + end - start]], start) != end - start:
+                    raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
+                requests += 1
         self.stats.add(total, time.perf_counter() - t0, requests)
         return out, at, total, requests
 
