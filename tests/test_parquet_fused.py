@@ -497,6 +497,40 @@ def test_corruption_past_the_bytes_a_read_needs_is_not_read(tmp_path: Path) -> N
         _read(bad, np.array([39_999]), True, ["key"])
 
 
+def test_string_dictionary_entries_are_walked_only_as_far_as_the_codes_read(tmp_path: Path) -> None:
+    """A string dictionary's entries are found by walking their length prefixes in code order,
+    once, up to the largest code looked up: a corrupt entry past it goes unseen, one before it
+    is reported; the values equal pyarrow's whatever the order of the codes and repeats."""
+    values = [f"entry-{i:05d}" for i in range(2_000)]
+    rng = np.random.default_rng(3)
+    column = [values[i] for i in rng.integers(0, len(values), 20_000)]
+    path = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"s": column}), path, compression="none", use_dictionary=True, row_group_size=20_000)
+    pf = ParquetFile(path)
+    codes = {v: i for i, v in enumerate(dict.fromkeys(column))}  # dictionary order: first appearance
+    rows = np.array([5, 6, 700, 701, 5_000, 19_999])
+    got = pf.read_column(0, "s", rows)
+    assert got.to_pylist() == [column[r] for r in rows]
+
+    # a length prefix past the end of the dictionary at entry `bad`
+    off, size = pf.page_layout(0, "s").dictionary  # type: ignore[misc]
+    header = pf._read_page_header(off, off + size, {}, 0)
+    data = bytearray(path.read_bytes())
+    at = off + header.header_size
+    bad = 1_000
+    for _ in range(bad):
+        at += 4 + int.from_bytes(data[at : at + 4], "little")
+    data[at : at + 4] = (1 << 30).to_bytes(4, "little")
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(bytes(data))
+    bpf = ParquetFile(broken)
+    early = np.array([r for r in range(20_000) if codes[column[r]] < bad][:50])
+    assert bpf.read_column(0, "s", early).to_pylist() == [column[r] for r in early]
+    late = np.array([next(r for r in range(20_000) if codes[column[r]] > bad)])
+    with pytest.raises(CorruptFileError):
+        bpf.read_column(0, "s", late)
+
+
 @pytest.fixture
 def decode_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """A list that gets one entry per call of the fused reader's decode kernel."""

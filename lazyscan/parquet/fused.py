@@ -656,12 +656,11 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
         return most
     positions = np.empty(most, np.int64)
     codes = np.empty(most, np.int32)
-    # dictionary entries are located lazily, up to the largest code asked for
-    d_starts = np.empty(max(dict_count, 0), np.int64)
-    d_lengths = np.empty(max(dict_count, 0), np.int64)
-    located = 0
-    dpos = dict_off
     total = np.int64(0)
+    # the selected non-null rows of dictionary-encoded pages: their codes wait in ``starts``
+    # until the entries are located after the pages, in one walk of the dictionary
+    coded_rows = np.empty(idx.shape[0], np.int64)
+    dict_rows = 0
     page_codes = np.empty(idx.shape[0] if dict_lazy >= 0 else 0, np.int64)
     counts = np.full(pages.shape[0], -1, np.int64)
     if dict_lazy >= 0 and dict_count > 0:
@@ -674,7 +673,6 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
             err = _dictionary_ready(buf, dec, lazy, dict_lazy, guess)
             if err < 0:
                 return err
-    dict_have = dict_end if dict_lazy < 0 else lazy[dict_lazy, S.OUT]
     for p in range(pages.shape[0]):
         lo = pages[p, _LO]
         hi = pages[p, _HI]
@@ -735,29 +733,48 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                 starts[k] = 0
                 lengths[k] = 0
                 continue
-            c = positions[j]
+            coded_rows[dict_rows] = k
+            dict_rows += 1
+            starts[k] = positions[j]  # the code, until its entry is located below
             j += 1
-            while located <= c:
-                if dict_end - dpos < 4:
-                    return K.ERR_TRUNCATED
-                if dpos + 4 > dict_have:
-                    dict_have = _avail(buf, dec, lazy, dict_lazy, dpos + 4 + _GRAIN, dict_end)
-                    if dict_have < 0:
-                        return dict_have
-                length = np.int64(K._load_u32(dec, dpos))
-                if length > dict_end - dpos - 4:
-                    return K.ERR_TRUNCATED
-                if dpos + 4 + length > dict_have:
-                    dict_have = _avail(buf, dec, lazy, dict_lazy, dpos + 4 + length + _GRAIN, dict_end)
-                    if dict_have < 0:
-                        return dict_have
-                d_starts[located] = dpos + 4
-                d_lengths[located] = length
-                dpos += 4 + length
-                located += 1
-            starts[k] = d_starts[c]
-            lengths[k] = d_lengths[c]
-            total += d_lengths[c]
+    if dict_rows == 0:
+        return total
+    # the entries of the codes looked up, in one walk in the order of the codes: no table of
+    # every entry's place (a dictionary of 100k strings would need 1.6 MB of it per read)
+    rows_d = coded_rows[:dict_rows]
+    looked_up = np.empty(dict_rows, np.int64)
+    for t in range(dict_rows):
+        looked_up[t] = starts[rows_d[t]]
+    order = np.argsort(looked_up, kind="mergesort")
+    dict_have = dict_end if dict_lazy < 0 else lazy[dict_lazy, S.OUT]
+    located = 0
+    dpos = dict_off
+    entry_start = np.int64(0)
+    entry_length = np.int64(0)
+    for t in range(dict_rows):
+        c = looked_up[order[t]]
+        while located <= c:
+            if dict_end - dpos < 4:
+                return K.ERR_TRUNCATED
+            if dpos + 4 > dict_have:
+                dict_have = _avail(buf, dec, lazy, dict_lazy, dpos + 4 + _GRAIN, dict_end)
+                if dict_have < 0:
+                    return dict_have
+            length = np.int64(K._load_u32(dec, dpos))
+            if length > dict_end - dpos - 4:
+                return K.ERR_TRUNCATED
+            if dpos + 4 + length > dict_have:
+                dict_have = _avail(buf, dec, lazy, dict_lazy, dpos + 4 + length + _GRAIN, dict_end)
+                if dict_have < 0:
+                    return dict_have
+            entry_start = dpos + 4
+            entry_length = length
+            dpos += 4 + length
+            located += 1
+        k = rows_d[order[t]]
+        starts[k] = entry_start
+        lengths[k] = entry_length
+        total += entry_length
     return total
 
 
