@@ -1270,19 +1270,12 @@ class ParquetFile:
         group = self._fused_group(row_group, [desc])
         if group is None:
             return None
-        c = counters if counters is not None else self.counters
         idx = selection.to_indices()
         try:
             gplan = fused.plan(group, selection.starts, selection.ends, idx, None, self.source.size)
         except fused.PlanError:
             return None
-        try:
-            buf, at = self._fetch_into(gplan.ranges(), c)
-        except FileError as e:
-            raise e.at(file=self.path, row_group=row_group) from None
-        return fused.read_group(
-            group, gplan, buf, np.array(at, np.int64), idx, c, self.options.max_page_size, self.options.partial_decompression
-        )[0]
+        return self._read_fused_planned(row_group, group, gplan, idx, counters)
 
     def _read_fused_indices(
         self, row_group: int, desc: ColumnDescriptor, idx: np.ndarray, num_rows: int, counters: ReadCounters | None
@@ -1292,11 +1285,17 @@ class ParquetFile:
         group = self._fused_group(row_group, [desc])
         if group is None:
             return None
-        c = counters if counters is not None else self.counters
         try:
             gplan = fused.plan_indices(group, idx, num_rows, self.source.size)
         except fused.PlanError:
             return None
+        return self._read_fused_planned(row_group, group, gplan, idx, counters)
+
+    def _read_fused_planned(
+        self, row_group: int, group: fused.Group, gplan: fused.GroupPlan, idx: np.ndarray, counters: ReadCounters | None
+    ) -> pa.Array | None:
+        """Fetch the pages ``gplan`` needs and decode the one member of ``group`` from them."""
+        c = counters if counters is not None else self.counters
         try:
             buf, at = self._fetch_into(gplan.ranges(), c)
         except FileError as e:

@@ -753,6 +753,8 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
     entry_length = np.int64(0)
     for t in range(dict_rows):
         c = looked_up[order[t]]
+        # the same steps as the walk of a PLAIN page above, written out: as a function called
+        # per entry they cost 10 µs per chunk more in the reader benchmark's one-row reads
         while located <= c:
             if dict_end - dpos < 4:
                 return K.ERR_TRUNCATED
