@@ -346,11 +346,7 @@ class LocalSource(Source):
         """:meth:`read_ranges_into` reading no byte between ranges (what local files want: a
         gap costs its copy out of the page cache, a call less than that). Ranges adjacent in the
         file are back to back in the output too: one ``preadv`` reads each run of them."""
-        at = []
-        total = 0
-        for _, length in ranges:
-            at.append(total)
-            total += length
+        at, total = _layout(ranges)
         out = _empty_bytes(total)
         view = memoryview(out)  # type: ignore[arg-type]
         fd = self._fd

@@ -72,7 +72,7 @@ def decompress_into(
     _decompress_checked(codec, data, out)
 
 
-def within_ratio(ratio: int | None, compressed: int, uncompressed: int) -> bool:
+def _within_ratio(ratio: int | None, compressed: int, uncompressed: int) -> bool:
     """Whether ``compressed`` bytes can decompress to ``uncompressed`` under the codec's largest
     ratio (None or 0: unbounded), with slack for headers of tiny pages."""
     return not ratio or uncompressed <= ratio * compressed + 1024
@@ -85,7 +85,7 @@ def _check_size(codec: int, compressed: int, uncompressed: int, max_page_size: i
         raise CorruptFileError(
             f"page declares {uncompressed} uncompressed bytes, more than the limit {max_page_size}"
         )
-    if not within_ratio(_MAX_RATIO.get(codec), compressed, uncompressed):
+    if not _within_ratio(_MAX_RATIO.get(codec), compressed, uncompressed):
         raise CorruptFileError(
             f"page declares {uncompressed} bytes from {compressed} {codec_name(codec)} bytes, "
             "an impossible ratio"

@@ -701,7 +701,8 @@ class ParquetFile:
             return self._read_nested(row_group, desc, _as_ranges(rows, num_rows))
         if rows is not None and self._fused_shape(desc) is not None:
             num_rows = self.metadata.row_groups[row_group].num_rows
-            if not isinstance(rows, RowRanges) and (cache is None or not (cache.dictionaries or cache.bodies)):
+            uncached = cache is None or not (cache.dictionaries or cache.bodies)
+            if not isinstance(rows, RowRanges) and uncached:
                 # row indices, the library's own form: checked by the planning kernel
                 idx = _index_array(rows)
                 if 0 < len(idx) < num_rows and fused.takes(len(idx), num_rows):
@@ -710,7 +711,7 @@ class ParquetFile:
                         return arr
             selection = _as_ranges(rows, num_rows)
             if selection is not None and 0 < selection.row_count < num_rows and fused.takes(selection.row_count, num_rows):
-                if cache is None or not (cache.dictionaries or cache.bodies):
+                if uncached:
                     arr = self._read_fused_one(row_group, desc, selection, counters)
                     if arr is not None:
                         return arr
@@ -1515,10 +1516,7 @@ def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: in
     if isinstance(rows, RowRanges):
         sel = rows
     else:
-        idx = np.asarray(rows, dtype=np.int64)
-        if idx.ndim != 1:
-            raise ValueError("row indices must be a 1-D array")
-        checked = RowRanges.from_sorted_indices(idx)
+        checked = RowRanges.from_sorted_indices(_index_array(rows))
         if checked is None:
             raise ValueError("row indices must be sorted, distinct and non-negative")
         sel = checked

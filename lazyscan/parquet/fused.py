@@ -541,10 +541,10 @@ def _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count,
     """The largest dictionary code the selected rows of the pages look up (-1: none), or an
     error code: what a lazily decompressed dictionary must hold, known before any of it is.
     The codes of page ``p``'s non-null selected rows go to ``page_codes`` from its first
-    selected row on, ``counts[p]`` says how many (-1: a PLAIN page, not looked at)."""
+    selected row on, ``counts[p]`` says how many (a PLAIN page's stays as the caller set it,
+    -1)."""
     top = np.int64(-1)
     for p in range(pages.shape[0]):
-        counts[p] = -1
         if pages[p, _ENC] == 0:
             continue
         count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
@@ -561,6 +561,19 @@ def _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count,
             page_codes[lo + j] = positions[j]
             top = max(top, positions[j])
     return top
+
+
+@_jit
+def _known_codes_or_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts):
+    """Page ``p``'s codes into ``positions`` when :func:`_largest_code` found them (count, 0,
+    0), else :func:`_page_positions` of it."""
+    if counts[p] < 0:
+        return _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
+    count = counts[p]
+    lo = pages[p, _LO]
+    for j in range(count):
+        positions[j] = page_codes[lo + j]
+    return count, np.int64(0), np.int64(0)
 
 
 @_jit
@@ -592,19 +605,11 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
                 return err
     nulls = 0
     for p in range(pages.shape[0]):
-        base = np.int64(0)
-        vpos = np.int64(0)
-        b1 = np.int64(0)
-        if counts[p] >= 0:
-            count = counts[p]
-            lo = pages[p, _LO]
-            for j in range(count):
-                positions[j] = page_codes[lo + j]
-            base = dict_off
-        else:
-            count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
-            if count < 0:
-                return count
+        count, vpos, b1 = _known_codes_or_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts)
+        if count < 0:
+            return count
+        # a dictionary page whose codes were found first looks them up in the ready dictionary
+        base = dict_off if counts[p] >= 0 else np.int64(0)
         if count > 0 and counts[p] < 0:
             if pages[p, _ENC] == 0:
                 need = vpos + (positions[count - 1] + 1) * width
@@ -677,16 +682,9 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
         lo = pages[p, _LO]
         hi = pages[p, _HI]
         li = pages[p, _LAZY]
-        if counts[p] >= 0:
-            count = counts[p]
-            vpos = np.int64(0)
-            b1 = np.int64(0)
-            for j in range(count):
-                positions[j] = page_codes[lo + j]
-        else:
-            count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
-            if count < 0:
-                return count
+        count, vpos, b1 = _known_codes_or_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts)
+        if count < 0:
+            return count
         j = 0
         if pages[p, _ENC] == 0:
             # walk the length prefixes up to the last needed value
@@ -910,12 +908,23 @@ def plan(
     elif status.shape != (m,):
         # the kernels index it by member without bounds checks
         raise ValueError(f"status has shape {status.shape}, the group {m} members")
-    rows = np.empty((len(g.page_starts) + m, _PLAN_FIELDS), np.int64)
-    col_rows = np.empty((m, 2), np.int64)
+    rows, col_rows = _plan_tables(g)
     n = plan_group(
         sel_starts, sel_ends, idx, g.page_starts, g.page_ends, g.page_offsets, g.page_sizes, g.col_pages,
         g.dict_offset, g.dict_size, status, file_size, rows, col_rows,
     )
+    return _planned(rows, col_rows, n, status)
+
+
+def _plan_tables(g: Group) -> tuple[np.ndarray, np.ndarray]:
+    """The tables the planning kernels fill for ``g``: ranges to fetch, members' rows of them."""
+    m = len(g.members)
+    return np.empty((len(g.page_starts) + m, _PLAN_FIELDS), np.int64), np.empty((m, 2), np.int64)
+
+
+def _planned(rows: np.ndarray, col_rows: np.ndarray, n: int, status: np.ndarray) -> GroupPlan:
+    """The plan of ``n`` ranges, or :class:`PlanError` for the member the kernel's ``-1 - member``
+    names."""
     if n < 0:
         member = -1 - n
         raise PlanError(member, int(col_rows[member, 1]))
@@ -952,9 +961,7 @@ def plan_indices(g: Group, idx: np.ndarray, num_rows: int, file_size: int) -> Gr
     given as indices (a contiguous int64 array, read-only as :meth:`.RowRanges.to_indices`
     makes them) and checked here: ``ValueError`` when they are not strictly increasing and
     non-negative, ``IndexError`` when one lies past the row group."""
-    m = len(g.members)
-    rows = np.empty((len(g.page_starts) + m, _PLAN_FIELDS), np.int64)
-    col_rows = np.empty((m, 2), np.int64)
+    rows, col_rows = _plan_tables(g)
     n, bad = plan_selected(
         idx, num_rows, g.page_starts, g.page_ends, g.page_offsets, g.page_sizes, g.col_pages, g.dict_offset, g.dict_size,
         g.all_ok, file_size, rows, col_rows,
@@ -963,10 +970,7 @@ def plan_indices(g: Group, idx: np.ndarray, num_rows: int, file_size: int) -> Gr
         raise ValueError("row indices must be sorted, distinct and non-negative")
     if bad == _SEL_BEYOND:
         raise IndexError(f"row selection exceeds the row group's {num_rows} rows")
-    if n < 0:
-        member = -1 - n
-        raise PlanError(member, int(col_rows[member, 1]))
-    return GroupPlan(rows, col_rows, n, g.all_ok)
+    return _planned(rows, col_rows, n, g.all_ok)
 
 
 #: the column of a decompression job naming its member

@@ -46,17 +46,13 @@ class RowRanges:
     @classmethod
     def empty(cls) -> RowRanges:
         z = np.empty(0, dtype=np.int64)
-        out = cls(z, z, _trusted=True)
-        out._count = 0
-        return out
+        return cls._built(z, z, None, 0)
 
     @classmethod
     def all(cls, num_rows: int) -> RowRanges:
         if num_rows <= 0:
             return cls.empty()
-        out = cls(np.array([0], np.int64), np.array([num_rows], np.int64), _trusted=True)
-        out._count = num_rows
-        return out
+        return cls._built(np.array([0], np.int64), np.array([num_rows], np.int64), None, num_rows)
 
     @classmethod
     def from_ranges(cls, ranges: Iterable[tuple[int, int]]) -> RowRanges:
@@ -100,8 +96,9 @@ class RowRanges:
 
     @classmethod
     def _built(cls, starts: np.ndarray, ends: np.ndarray, indices: np.ndarray | None, count: int) -> RowRanges:
-        """A selection from normalized int64 ranges, without :meth:`__init__`'s conversions
-        (the selections of single-row-group reads are built per call)."""
+        """A selection from normalized int64 ranges with its indices (None: built when asked)
+        and row count, without :meth:`__init__`'s conversions (the selections of single-row-group
+        reads are built per call)."""
         out = cls.__new__(cls)
         out.starts = starts
         out.ends = ends

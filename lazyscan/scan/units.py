@@ -171,9 +171,6 @@ class ParquetUnits(UnitFile):
         for c in self.pf.schema.columns:
             leaves.setdefault(self.arrow_schema.field(c.top_level_field).name, c)
         self.leaf_of = leaves  # top-level name -> its first leaf descriptor
-        #: (row group, column) -> data pages, counted once per scan (a row group's profile asks for
-        #: them again when it is pruned or keeps no row)
-        self._finer_units: dict[tuple[int, str], int] = {}
 
     def num_units(self) -> int:
         return self.pf.num_row_groups
@@ -201,13 +198,7 @@ class ParquetUnits(UnitFile):
         return d is not None and d.physical_type == PhysicalType.BYTE_ARRAY
 
     def finer_units(self, unit: int, name: str) -> int:
-        key = (unit, name)
-        n = self._finer_units.get(key)
-        if n is None:
-            n = self._finer_units[key] = self._count_pages(unit, name)
-        return n
-
-    def _count_pages(self, unit: int, name: str) -> int:
+        # ParquetFile.data_page_count counts them once per footer
         try:
             return self.pf.data_page_count(unit, name)
         except (LazyScanError, KeyError, IndexError):
