@@ -7,7 +7,8 @@ Parts:
   and materializes the result (an Arrow table, a Polars frame, or Spark rows).
 - `make_engines(names)`: engines by name (`ENGINES`); Spark shares one `local[2]` session.
 - `measure(engine, query, reps)`: a warm-up run, then the median of `reps` runs;
-  `measure_interleaved(engines, query, reps)` the same for several engines, run by run.
+  `measure_interleaved(engines, query, reps)` the same for several engines, run by run;
+  `measure_turns(engines, queries, reps)` for every (query, engine) pair, run by run.
 - `run_queries(engines, queries, reps)`: every query on every engine, with progress and a
   row-count agreement check per query (mismatches are marked in the results).
 
@@ -801,12 +802,26 @@ def measure_interleaved(
     machine spreads over all engines instead of landing on one. The order changes from run to
     run (:func:`run_order`), so no engine always runs right after the same one (after Spark's
     JVM, say)."""
-    ms = [Measurement(engine=e.name, label=e.label, status="ok") for e in engines]
-    rows: list[int | None] = [None] * len(engines)
-    runs = [0] * len(engines)
-    for i, (e, m) in enumerate(zip(engines, ms)):
+    return measure_turns(engines, [query], reps, budget_s)[0]
+
+
+def measure_turns(
+    engines: Sequence[Engine],
+    queries: Sequence[Query],
+    reps: int = 3,
+    budget_s: float | None = MEASURE_BUDGET_S,
+) -> list[list[Measurement]]:
+    """:func:`measure_interleaved` over every (query, engine) pair at once: each repetition runs
+    every query on every engine, in an order that moves from run to run. Used where a ratio of
+    two queries is reported (the seed's penalty Q-A / Q-B): its two sides then see the same
+    phases of a shared machine, as the engines of one query do. Returns ``[query][engine]``."""
+    pairs = [(q, e) for q in queries for e in engines]
+    ms = [Measurement(engine=e.name, label=e.label, status="ok") for _, e in pairs]
+    rows: list[int | None] = [None] * len(pairs)
+    runs = [0] * len(pairs)
+    for i, ((q, e), m) in enumerate(zip(pairs, ms)):
         try:
-            rows[i], m.warmup = e.run(query)
+            rows[i], m.warmup = e.run(q)
             runs[i] = max(1, reps)
             if budget_s is not None and m.warmup > 0 and m.warmup * runs[i] > budget_s:
                 runs[i] = max(1, min(runs[i], int(budget_s // m.warmup)))
@@ -815,28 +830,31 @@ def measure_interleaved(
             _failed(m, err)
         e.settle()
     for rep in range(max(runs, default=0)):
-        for i in run_order(len(engines), rep):
-            e, m = engines[i], ms[i]
+        for i in run_order(len(pairs), rep):
+            (q, e), m = pairs[i], ms[i]
             if rep >= runs[i] or not m.ok:
                 continue
             try:
-                r, seconds = e.run(query)
+                r, seconds = e.run(q)
             except Exception as err:
                 _failed(m, err)
                 continue
             m.times.append(seconds)
+            # the engine's profile and notes are those of its last run, which may be another query's
+            m.profile = e.last_profile
+            m.notes.extend(n for n in e.last_notes if n not in m.notes)
             if r != rows[i]:
                 m.notes.append(f"row count changed between runs: {rows[i]} then {r}")
                 rows[i] = r
             e.settle()
-    for i, (e, m) in enumerate(zip(engines, ms)):
+    for i, ((_, e), m) in enumerate(zip(pairs, ms)):
         if not m.ok:
             continue
         m.rows = rows[i]
         m.seconds = statistics.median(m.times)
-        m.profile = e.last_profile
-        m.notes.extend(e.notes + [n for n in e.last_notes if n not in e.notes])
-    return ms
+        m.notes[:0] = [n for n in e.notes if n not in m.notes]
+    n = len(engines)
+    return [ms[k * n : (k + 1) * n] for k in range(len(queries))]
 
 
 def check_agreement(result: QueryResult) -> None:
@@ -880,20 +898,27 @@ def run_queries(
     progress: Any = None,
     title: str = "queries",
     budget_s: float | None = MEASURE_BUDGET_S,
+    in_turns: bool = False,
 ) -> list[QueryResult]:
-    """Every query on every engine (query by query, engines interleaved run by run), with
-    progress and agreement checks."""
+    """Every query on every engine, with progress and agreement checks: query by query, engines
+    interleaved run by run; with ``in_turns`` the queries take turns as well
+    (:func:`measure_turns`), for a scenario that reports a ratio of two queries."""
     results: list[QueryResult] = []
     with progress_or(progress) as prog:
         total = len(queries) * len(engines)
         task = prog.add_task(title, total=total)
-        done = 0
-        for q in queries:
-            done += len(engines)
-            prog.update(task, description=f"{title} [{done}/{total}]: {q.name} · engines interleaved run by run")
-            ms = measure_interleaved(engines, q, reps, budget_s)
-            prog.advance(task, len(engines))
-            res = QueryResult(q, ms)
+        if in_turns:
+            prog.update(task, description=f"{title}: {len(queries)} queries × {len(engines)} engines in turns, run by run")
+            measured = measure_turns(engines, queries, reps, budget_s)
+            prog.advance(task, total)
+        else:
+            measured = []
+        for k, q in enumerate(queries):
+            if not in_turns:
+                prog.update(task, description=f"{title} [{(k + 1) * len(engines)}/{total}]: {q.name} · engines interleaved run by run")
+                measured.append(measure_interleaved(engines, q, reps, budget_s))
+                prog.advance(task, len(engines))
+            res = QueryResult(q, measured[k])
             check_agreement(res)
             console.print(f"  {title}: {summary_line(res)}", highlight=False)
             if not res.agree:

@@ -394,6 +394,43 @@ def test_engine_order_moves_each_engines_place_and_predecessor() -> None:
                 assert len(before) >= 2, (n, e, orders)
 
 
+class _PerQuery(Engine):
+    """Logs (engine, query) per run; its time and rows depend on the query."""
+
+    def __init__(self, name: str, log: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.name = self.label = name
+        self.log = log
+
+    def _run(self, query: Query) -> tuple[int, float]:
+        self.log.append((self.name, query.name))
+        return len(query.name), {"qa": 0.3, "qb": 0.1}[query.name]
+
+
+def test_queries_in_turns_share_every_repetition() -> None:
+    """The seed's Q-A and Q-B take turns run by run (their ratio is the penalty): each repetition
+    runs every (query, engine) pair once, the order moving, and each query keeps its own times."""
+    from benchmarks.engines import measure_turns, run_queries
+
+    log: list[tuple[str, str]] = []
+    engines = [_PerQuery(n, log) for n in "ab"]
+    qa, qb = Query("qa", ("x.parquet",)), Query("qb", ("x.parquet",))
+    (ma, mb), (na, nb) = measure_turns(engines, [qa, qb], reps=3, budget_s=None)
+    pairs = {("a", "qa"), ("b", "qa"), ("a", "qb"), ("b", "qb")}
+    assert log[:4] == [("a", "qa"), ("b", "qa"), ("a", "qb"), ("b", "qb")]  # warm-ups
+    runs = [log[4 + 4 * r : 8 + 4 * r] for r in range(3)]
+    assert all(set(run) == pairs for run in runs)
+    assert len({tuple(run) for run in runs}) == 3  # the order moves
+    assert {run[0] for run in runs} != {runs[0][0]}
+    assert (ma.engine, mb.engine, na.engine, nb.engine) == ("a", "b", "a", "b")
+    assert ma.seconds == mb.seconds == 0.3 and na.seconds == nb.seconds == 0.1
+    assert ma.rows == 2 and len(ma.times) == 3
+    results = run_queries(engines, [qa, qb], reps=2, budget_s=None, in_turns=True)
+    assert [r.query.name for r in results] == ["qa", "qb"]
+    assert [m.seconds for r in results for m in r.measurements] == [0.3, 0.3, 0.1, 0.1]
+    assert all(r.agree for r in results)
+
+
 def test_reader_benchmark_times_its_contenders_run_by_run() -> None:
     """The reader benchmark's selective read, pyarrow's read and the floors take turns, in an
     order that moves, so that none is always timed right after pyarrow's full read."""
