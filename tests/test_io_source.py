@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +100,92 @@ def test_read_ranges_into_without_gaps_reads_adjacent_ranges_in_one_request(blob
             src.read_ranges_into([(10, 10), (len(data) - 5, 10)], opts)
     finally:
         src.close()
+
+
+class _Kernel:
+    """``os.preadv`` and ``os.posix_fadvise`` as the page cache would answer them: the byte
+    ranges in ``cold`` are not cached, so a read with ``RWF_NOWAIT`` stops before them."""
+
+    def __init__(self, cold: list[tuple[int, int]], nowait_error: int | None = None) -> None:
+        self.cold = cold
+        self.nowait_error = nowait_error
+        self.nowait_calls = 0
+        self.advised: list[tuple[int, int]] = []
+        self._preadv = os.preadv
+
+    def preadv(self, fd: int, buffers: list, offset: int, flags: int = 0) -> int:
+        if flags & getattr(os, "RWF_NOWAIT", 0):
+            self.nowait_calls += 1
+            if self.nowait_error is not None:
+                raise OSError(self.nowait_error, os.strerror(self.nowait_error))
+            length = sum(len(b) for b in buffers)
+            first_cold = min((s for s, n in self.cold if s < offset + length and offset < s + n), default=None)
+            if first_cold is not None:
+                if first_cold <= offset:
+                    raise BlockingIOError(errno.EAGAIN, "would block")
+                return self._preadv(fd, [memoryview(buffers[0])[: first_cold - offset]], offset)
+        return self._preadv(fd, buffers, offset)
+
+    def posix_fadvise(self, fd: int, offset: int, length: int, advice: int) -> None:
+        assert advice == os.POSIX_FADV_WILLNEED
+        self.advised.append((offset, length))
+
+
+needs_nowait = pytest.mark.skipif(not getattr(os, "RWF_NOWAIT", 0), reason="RWF_NOWAIT is Linux's")
+
+
+@needs_nowait
+def test_reads_missing_the_page_cache_ask_for_the_rest_at_once(blob, monkeypatch) -> None:
+    """When a run of ranges is not all in the page cache, the kernel is asked to start reading
+    the rest of that run and every later range before the read waits (their disk requests then
+    overlap); the later ranges are read plainly, and every byte is still right."""
+    path, data = blob
+    ranges = [(0, 100), (100, 50), (10_000, 4000), (50_000, 300), (70_000, 20), (90_000, 0)]
+    kernel = _Kernel(cold=[(12_000, 100)])
+    monkeypatch.setattr(os, "preadv", kernel.preadv)
+    monkeypatch.setattr(os, "posix_fadvise", kernel.posix_fadvise)
+    src = LocalSource(str(path))
+    try:
+        buf, starts, nbytes, requests = src.read_ranges_into(ranges, ReadOptions(coalesce_gap=0))
+    finally:
+        src.close()
+    for (off, length), at in zip(ranges, starts):
+        assert bytes(buf[at : at + length]) == data[off : off + length]
+    assert requests == 4 and nbytes == sum(n for _, n in ranges)
+    # runs 1 (cached) and 2 (missed from byte 12,000 on) tried without waiting, the rest not
+    assert kernel.nowait_calls == 2
+    assert kernel.advised == [(12_000, 2000), (50_000, 300), (70_000, 20)]
+
+
+@needs_nowait
+def test_reads_in_the_page_cache_or_on_file_systems_without_nowait_advise_nothing(blob, monkeypatch) -> None:
+    path, data = blob
+    ranges = [(5, 100), (20_000, 3000), (40_000, 10)]
+    for kernel, tries in ((_Kernel(cold=[]), 2), (_Kernel(cold=[], nowait_error=errno.EOPNOTSUPP), 1)):
+        monkeypatch.setattr(os, "preadv", kernel.preadv)
+        monkeypatch.setattr(os, "posix_fadvise", kernel.posix_fadvise)
+        src = LocalSource(str(path))
+        try:
+            buf, starts, _, _ = src.read_ranges_into(ranges, ReadOptions(coalesce_gap=0))
+        finally:
+            src.close()
+        for (off, length), at in zip(ranges, starts):
+            assert bytes(buf[at : at + length]) == data[off : off + length]
+        # the last range is read plainly (nothing after it to ask for); a file system that
+        # refuses the flag is not asked again
+        assert kernel.nowait_calls == tries and kernel.advised == []
+
+
+@needs_nowait
+def test_a_range_past_the_end_is_reported_after_a_missed_read(blob, monkeypatch) -> None:
+    path, data = blob
+    kernel = _Kernel(cold=[(len(data) - 100, 100)])
+    monkeypatch.setattr(os, "preadv", kernel.preadv)
+    monkeypatch.setattr(os, "posix_fadvise", kernel.posix_fadvise)
+    src = LocalSource(str(path))
+    try:
+        with pytest.raises(ShortReadError, match="ends inside"):
+            src.read_ranges_into([(len(data) - 200, 250), (10, 10)], ReadOptions(coalesce_gap=0))
+    finally:
+        src.close()
+    assert kernel.advised[0] == (len(data) - 100, 150)

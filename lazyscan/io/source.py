@@ -280,6 +280,10 @@ _IOV_BATCH = 512
 _gaps = threading.local()
 
 
+#: ``preadv`` flag: fail rather than wait for the disk (Linux only)
+_NOWAIT = getattr(os, "RWF_NOWAIT", 0) if hasattr(os, "posix_fadvise") else 0
+
+
 def _gap_buffer(n: int) -> memoryview:
     """A per-thread buffer of at least ``n`` bytes for the unwanted bytes of a coalesced
     request (a fresh one per gap costs its zeroing)."""
@@ -352,6 +356,7 @@ class LocalSource(Source):
         fd = self._fd
         n = len(ranges)
         requests = 0
+        watch = bool(_NOWAIT)
         t0 = time.perf_counter()
         i = 0
         while i < n:
@@ -363,11 +368,41 @@ class LocalSource(Source):
                 end += ranges[i][1]
                 i += 1
             if end > start:
+                if watch and i < n:
+                    if self._first_missed(view[pos : pos + end - start], start, ranges, i):
+                        watch = False
+                    requests += 1
+                    continue
                 if os.preadv(fd, [view[pos : pos + end - start]], start) != end - start:
                     raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{end - start}")
                 requests += 1
         self.stats.add(total, time.perf_counter() - t0, requests)
         return out, at, total, requests
+
+    def _first_missed(self, buf: memoryview, start: int, ranges: list[tuple[int, int]], rest: int) -> bool:
+        """Read ``buf`` from ``start``; when the page cache does not hold all of it, first ask the
+        kernel to start reading it and ``ranges[rest:]`` at once (their requests then overlap
+        instead of waiting one after the other), and return True."""
+        fd = self._fd
+        try:
+            got = os.preadv(fd, [buf], start, _NOWAIT)
+        except BlockingIOError:
+            got = 0
+        except OSError:  # the file system does not take the flag
+            got = 0
+            if os.preadv(fd, [buf], start) != len(buf):
+                raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{len(buf)}") from None
+            return True
+        if got == len(buf):
+            return False
+        advise = os.posix_fadvise
+        advise(fd, start + got, len(buf) - got, os.POSIX_FADV_WILLNEED)
+        for off, length in ranges[rest:]:
+            if length > 0:
+                advise(fd, off, length, os.POSIX_FADV_WILLNEED)
+        if got + os.preadv(fd, [buf[got:]], start + got) != len(buf):
+            raise ShortReadError(f"{self.path!r} ends inside the byte range {start}+{len(buf)}")
+        return True
 
     def _preadv(self, iov: list[memoryview], start: int, end: int) -> int:
         """Read the file's bytes ``[start, end)`` into the buffers ``iov``, in as many
