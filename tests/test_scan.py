@@ -496,3 +496,34 @@ def _count_in_child(path: str) -> int:
 
     assert prefetch._pool is None
     return lazyscan.scan(path, where="v = 7", threads=2).to_table().num_rows
+
+
+@pytest.mark.parametrize("stats_in_footer", [True, False])
+def test_profile_counts_every_page_of_every_column_read(tmp_path: Path, stats_in_footer: bool) -> None:
+    """``pages_total`` counts the data pages of every column read in every row group, and
+    ``pages_skipped_lazily`` the payload pages no surviving row needed; from the footer's
+    encoding statistics, or from the pages themselves where a writer left those out."""
+    from lazyscan.parquet import ParquetFile
+
+    n, groups = 40_000, 4
+    rng = np.random.default_rng(3)
+    key = rng.integers(-(10**9), 10**9, n) * 2 + 1  # odd: statistics prune no row group
+    key[15_123] = -6  # the one match, in row group 1
+    payload = {f"p{i}": rng.normal(size=n) for i in range(3)}
+    path = tmp_path / f"pages-{stats_in_footer}.parquet"
+    pq.write_table(pa.table({"key": key, **payload}), path, row_group_size=n // groups, data_page_size=4096, use_dictionary=False)
+    pf = ParquetFile(str(path))
+    if not stats_in_footer:  # the footer is shared with the scan's reader (cached per file)
+        for rg in pf.metadata.row_groups:
+            for chunk in rg.columns:
+                object.__setattr__(chunk.meta_data, "encoding_stats", None)
+    pages = [[len(pf.page_layout(r, c).pages) for c in range(4)] for r in range(groups)]
+    assert all(p > 5 for row in pages for p in row)
+    s = lazyscan.scan(str(path), where="key = -6")
+    assert s.to_table()["p0"].to_pylist() == [payload["p0"][15_123]]
+    assert s.profile["row_groups_without_survivors"] == groups - 1
+    assert s.profile["pages_total"] == sum(map(sum, pages))
+    # every payload page but the one holding the match in each payload column
+    assert s.profile["pages_skipped_lazily"] == sum(sum(row[1:]) for row in pages) - 3
+    if stats_in_footer:
+        assert [pf.data_page_count(r, c) for r in range(groups) for c in range(4)] == [p for row in pages for p in row]

@@ -158,8 +158,8 @@ _GROUP_CACHE = _Cache(4096)
 _NO_GROUP = object()
 #: per-page statistics decoded from ColumnIndexes, keyed like layouts
 _PAGE_STATS_CACHE = _Cache(16384)
-#: data pages per column chunk, keyed like layouts
-_PAGE_COUNT_CACHE = _Cache(65536)
+#: data pages per column chunk of a file (an array per footer), keyed like footers
+_PAGE_COUNT_CACHE = _Cache(256)
 _NO_PAGE_STATS = object()
 _NO_BYTES = np.empty(0, np.uint8)
 #: a file's page indexes (all ColumnIndexes and OffsetIndexes, which writers put side by side)
@@ -568,17 +568,41 @@ class ParquetFile:
         """How many data pages a column chunk holds: from its encoding statistics when the
         writer kept them, else from its page layout (counted once per footer)."""
         desc = self.column(column)
-        key = (self._footer_key, row_group, desc.index)
-        found = _PAGE_COUNT_CACHE.get(key)
+        counts = self._data_page_counts()
+        if not 0 <= row_group < self.num_row_groups:
+            raise IndexError(f"row group {row_group} out of range (file has {self.num_row_groups})")
+        n = int(counts[row_group, desc.index])
+        if n < 0:
+            n = len(self.page_layout(row_group, desc.index).pages)
+            counts[row_group, desc.index] = n
+        return n
+
+    def data_pages_per_row_group(self, columns: np.ndarray) -> np.ndarray:
+        """The data pages of the leaf columns ``columns`` in each row group, summed; -1 for a
+        row group where a chunk's count is not in the footer (:meth:`data_page_count` counts it)."""
+        counts = self._data_page_counts()[:, columns]
+        out = counts.sum(axis=1)
+        out[(counts < 0).any(axis=1)] = -1
+        return out  # type: ignore[no-any-return]
+
+    def _data_page_counts(self) -> np.ndarray:
+        """Data pages per column chunk, ``[row group, leaf column]``, from the chunks' encoding
+        statistics in one pass over the footer (kept per footer); -1 where a writer left them out
+        or the chunk cannot be read, for :meth:`data_page_count` to count or report."""
+        found = _PAGE_COUNT_CACHE.get(self._footer_key)
         if found is not None:
             return found  # type: ignore[no-any-return]
-        _, _, md = self.column_chunk(row_group, desc.index)
-        if md.encoding_stats is not None:
-            n = sum(s.count for s in md.encoding_stats if s.page_type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2))
-        else:
-            n = len(self.page_layout(row_group, desc.index).pages)
-        _PAGE_COUNT_CACHE.put(key, n)
-        return n
+        data_pages = (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)
+        types = [d.physical_type for d in self.schema.columns]
+        counts = np.full((self.num_row_groups, len(types)), -1, np.int64)
+        for r, rg in enumerate(self.metadata.row_groups):
+            for c, chunk in enumerate(rg.columns[: len(types)]):
+                md = chunk.meta_data
+                if md is None or md.encoding_stats is None or md.type != types[c] or chunk.encrypted or chunk.file_path:
+                    continue
+                counts[r, c] = sum(s.count for s in md.encoding_stats if s.page_type in data_pages)
+        _PAGE_COUNT_CACHE.put(self._footer_key, counts)
+        return counts
 
     def page_layout(self, row_group: int, column: int | str) -> ChunkLayout:
         """Where the pages of a column chunk are: OffsetIndex, else a walk over page headers."""

@@ -232,6 +232,11 @@ class _FileContext:
         if self.prefetching:
             self.file.source.enable_prefetch()
         self._position = {rg: i for i, rg in enumerate(self.row_groups)}
+        # the columns whose pages the profile counts (flat columns stored in the file)
+        stored = [n for n in scan.needed_columns if self.flat(n) and n not in self.partition_values]
+        self.counted_needed = tuple(stored)
+        self.counted_predicate = tuple(n for n in scan.predicate_columns if self.flat(n))
+        self.counted_payload = tuple(n for n in scan.payload_columns if self.flat(n))
         self._ahead_lock = threading.Lock()
         self._ahead_until = -1  # position of the last row group fetched ahead
 
@@ -391,13 +396,10 @@ class _RowGroupScan:
         t_start = time.perf_counter()
         if self.ctx.prefetching:
             self.ctx.read_ahead(self.rg)
-        scan = self.scan
         p = self.profile
         p.add("row_groups_total")
         p.add("rows_total", self.n)
-        for name in scan.needed_columns:
-            if self.ctx.flat(name) and name not in self.ctx.partition_values:
-                p.add("pages_total", self.file.finer_units(self.rg, name))
+        p.add("pages_total", self.file.finer_units_of(self.rg, self.ctx.counted_needed))
         try:
             result = self._run()
         finally:
@@ -517,7 +519,7 @@ class _RowGroupScan:
                     selection = selection.intersect(RowRanges(np.array(keep_s, np.int64), np.array(keep_e, np.int64)))
             if selection.is_empty:
                 p.add("row_groups_pruned_page_index")
-                p.add("pages_pruned_index", sum(self.file.finer_units(self.rg, n) for n in scan.predicate_columns if self.ctx.flat(n)))
+                p.add("pages_pruned_index", self.file.finer_units_of(self.rg, self.ctx.counted_predicate))
                 return None
         p.add("row_groups_read")
         p.add("rows_after_pruning", selection.row_count)
@@ -534,10 +536,7 @@ class _RowGroupScan:
         # payload: only for surviving rows
         if selection.is_empty:
             p.add("row_groups_without_survivors")
-            p.add(
-                "pages_skipped_lazily",
-                sum(self.file.finer_units(self.rg, n) for n in scan.payload_columns if self.ctx.flat(n)),
-            )
+            p.add("pages_skipped_lazily", self.file.finer_units_of(self.rg, self.ctx.counted_payload))
             return None
         return self._materialize(selection)
 

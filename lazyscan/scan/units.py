@@ -72,6 +72,10 @@ class UnitFile:
         """Pages (Parquet) or row groups (ORC) of the column in the unit; 0 if unknown."""
         return 0
 
+    def finer_units_of(self, unit: int, names: tuple[str, ...]) -> int:
+        """:meth:`finer_units` summed over several columns."""
+        return sum(self.finer_units(unit, n) for n in names)
+
     # ---- what may be in a unit ----------------------------------------------------------
 
     def statistics(self, unit: int, name: str) -> ColumnStats | None:
@@ -171,6 +175,7 @@ class ParquetUnits(UnitFile):
         for c in self.pf.schema.columns:
             leaves.setdefault(self.arrow_schema.field(c.top_level_field).name, c)
         self.leaf_of = leaves  # top-level name -> its first leaf descriptor
+        self._pages_of: dict[tuple[str, ...], np.ndarray] = {}
 
     def num_units(self) -> int:
         return self.pf.num_row_groups
@@ -203,6 +208,16 @@ class ParquetUnits(UnitFile):
             return self.pf.data_page_count(unit, name)
         except (LazyScanError, KeyError, IndexError):
             return 0
+
+    def finer_units_of(self, unit: int, names: tuple[str, ...]) -> int:
+        # one look-up in a table made once per column list, not one call per column: a scan
+        # counts the pages of every column of every row group, skipped ones included
+        per_unit = self._pages_of.get(names)
+        if per_unit is None:
+            leaves = np.array([self.leaf_of[n].index for n in names], np.int64)
+            per_unit = self._pages_of[names] = self.pf.data_pages_per_row_group(leaves)
+        n = int(per_unit[unit])
+        return n if n >= 0 else super().finer_units_of(unit, names)
 
     def statistics(self, unit: int, name: str) -> ColumnStats | None:
         return self.pf.statistics(unit, self.leaf_of[name].index)
