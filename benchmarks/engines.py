@@ -207,6 +207,7 @@ class Engine:
 
     def settle(self) -> None:
         """Let background work of the last measurement finish before the next engine runs."""
+        release_arrow_memory()
 
     def ensure_ready(self) -> None:
         if self._unavailable is not None:
@@ -522,9 +523,18 @@ def stop_spark() -> None:
 SETTLE_S = 0.5
 
 
+def release_arrow_memory() -> None:
+    """Return the memory pyarrow's pool keeps after a run to the system, untimed. After a full
+    read (gigabytes of Arrow arrays freed), mimalloc otherwise hands it back during the next
+    engine's run: lazyscan's SF10 Q-A took 0.870 s after pyarrow's Q-A, 0.799 s with the
+    memory released first (median of 8 each, in turns)."""
+    pa.default_memory_pool().release_unused()
+
+
 def settle_spark(spark: Any) -> None:
     """Collect the JVM's garbage, untimed: otherwise the JVM collects the last query's garbage
     on the machine's two cores while the next engine is timed."""
+    release_arrow_memory()
     if spark is None:
         return
     try:

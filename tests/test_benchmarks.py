@@ -431,6 +431,24 @@ def test_queries_in_turns_share_every_repetition() -> None:
     assert all(r.agree for r in results)
 
 
+def test_engines_settle_by_releasing_arrows_pool(monkeypatch) -> None:
+    """Every engine returns pyarrow's unused memory after a run, untimed (Spark as well)."""
+    import pyarrow as pa
+
+    from benchmarks import engines
+
+    released: list[int] = []
+
+    class Pool:
+        def release_unused(self) -> None:
+            released.append(1)
+
+    monkeypatch.setattr(pa, "default_memory_pool", lambda: Pool())
+    _Slow().settle()
+    engines.settle_spark(None)
+    assert len(released) == 2
+
+
 def test_reader_benchmark_times_its_contenders_run_by_run() -> None:
     """The reader benchmark's selective read, pyarrow's read and the floors take turns, in an
     order that moves, so that none is always timed right after pyarrow's full read."""
