@@ -1081,8 +1081,12 @@ def test_selection_kernels_refuse_undersized_outputs():
     out = np.empty(15, np.int64)
     assert K.expand_runs(starts, ends, out) == 15
     assert out.tolist() == [*range(5), *range(10, 20)]
-    idx = np.array([1, 2, 3], np.int64)
-    assert K.index_runs(idx, np.empty(2, np.int64), np.empty(3, np.int64)) == -1
+    idx = np.array([1, 2, 3, 7], np.int64)  # two runs
+    assert K.index_runs(idx, np.empty(1, np.int64), np.empty(3, np.int64)) == -1
+    assert K.index_runs(idx, np.empty(2, np.int64), np.empty(1, np.int64)) == -1
+    s2, e2 = np.empty(2, np.int64), np.empty(2, np.int64)
+    assert K.index_runs(idx, s2, e2) == 2 and s2.tolist() == [1, 7] and e2.tolist() == [4, 8]
+    assert K.index_runs(idx, np.empty(0, np.int64), np.empty(0, np.int64)) == -1
     pages = np.array([0, 8], np.int64)
     short = np.empty(1, np.int64)
     assert K.plan_pages(starts, ends, out, pages, pages + 8, short, short, short) == K.ERR_BAD_ARGUMENT

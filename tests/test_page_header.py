@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lazyscan.parquet import ParquetFile, RowRanges
+from lazyscan.parquet import kernels as K
 from lazyscan.parquet import thrift as T
 from lazyscan.parquet.page_header import _generic, parse_page_header
 from lazyscan.parquet.thrift import CompactWriter, ThriftError
@@ -202,6 +203,39 @@ def test_row_ranges_from_indices(values: list[int]) -> None:
     assert sel.row_count == len(expected)
     if len(expected) > 1:
         assert np.all(sel.starts[1:] > sel.ends[:-1])  # disjoint and not adjacent
+
+
+@pytest.mark.parametrize("shape", ["one run", "few runs", "scattered", "unsorted", "repeated", "negative"])
+def test_long_sorted_index_lists_count_their_runs_first(shape: str) -> None:
+    """Past the short-selection size, runs are counted before they are stored; the ranges
+    equal numpy's, and indices that are not sorted, distinct and non-negative are refused
+    wherever the fault lies."""
+    rng = np.random.default_rng(len(shape))
+    n = 3 * K.SMALL_SELECTION
+    if shape == "one run":
+        idx = np.arange(500, 500 + n, dtype=np.int64)
+    elif shape == "few runs":
+        idx = np.concatenate([np.arange(s, s + n // 4) for s in (0, 50_000, 90_000, 200_000)]).astype(np.int64)
+    else:
+        idx = np.sort(rng.choice(10 * n, n, replace=False)).astype(np.int64)
+    bad = shape in ("unsorted", "repeated", "negative")
+    at = int(rng.integers(1, n - 1))
+    if shape == "unsorted":
+        idx[at], idx[at + 1] = idx[at + 1], idx[at]
+    elif shape == "repeated":
+        idx[at] = idx[at - 1]
+    elif shape == "negative":
+        idx[0] = -1
+    sel = RowRanges.from_sorted_indices(idx)
+    if bad:
+        assert sel is None
+        return
+    assert sel is not None
+    breaks = np.flatnonzero(np.diff(idx) != 1)
+    assert sel.starts.tolist() == [int(idx[0]), *idx[breaks + 1].tolist()]
+    assert sel.ends.tolist() == [*(idx[breaks] + 1).tolist(), int(idx[-1]) + 1]
+    assert np.array_equal(sel.to_indices(), idx) and sel.row_count == n
+    assert len(sel.starts) == {"one run": 1, "few runs": 4}.get(shape, len(breaks) + 1)
 
 
 def test_sorted_indices_are_checked_and_kept() -> None:

@@ -1540,7 +1540,8 @@ def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: in
     if isinstance(rows, RowRanges):
         sel = rows
     else:
-        checked = RowRanges.from_sorted_indices(_index_array(rows))
+        # the selection lives for one read: it may keep (a read-only view of) the caller's indices
+        checked = RowRanges.from_sorted_indices(_index_array(rows), copy=False)
         if checked is None:
             raise ValueError("row indices must be sorted, distinct and non-negative")
         sel = checked

@@ -85,9 +85,24 @@ class RowRanges:
         :meth:`to_indices` does not rebuild them.
         """
         idx = np.array(rows, dtype=np.int64, copy=True) if copy else np.asarray(rows, dtype=np.int64)
-        starts = np.empty(len(idx), np.int64)
-        ends = np.empty(len(idx), np.int64)
-        n = (K.index_runs_small if len(idx) <= K.SMALL_SELECTION else K.index_runs)(idx, starts, ends)
+        if len(idx) <= K.SMALL_SELECTION:
+            starts = np.empty(len(idx), np.int64)
+            ends = np.empty(len(idx), np.int64)
+            n = K.index_runs_small(idx, starts, ends)
+        else:
+            # runs counted first: a dense selection (few long runs) allocates two short arrays,
+            # not two the size of the indices (their page faults cost more than the count)
+            runs = K.count_index_runs(idx)
+            if runs < 0:
+                return None
+            if runs == 1:  # consecutive rows: the ends are the run
+                starts = idx[:1].copy()
+                ends = idx[-1:] + 1
+                n = 1
+            else:
+                starts = np.empty(runs, np.int64)
+                ends = np.empty(runs, np.int64)
+                n = K.index_runs(idx, starts, ends)
         if n < 0:
             return None
         idx.flags.writeable = False
