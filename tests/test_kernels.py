@@ -243,6 +243,44 @@ def test_rle_bp_decode_codes_from_a_first_value(case):
             assert got == count - first, "codes outside the window are not checked"
 
 
+@examples
+@given(hybrid_values())
+def test_rle_bp_decode_dict_values_looks_codes_up_as_it_unpacks(case):
+    """The values equal a decode of the codes followed by a look-up, for dictionaries of each
+    number type; a code outside the dictionary is reported, nothing is written past count."""
+    width, values, seed = case
+    rng = random.Random(seed)
+    buf = u8(b"\xaa" * 3 + rle_bp_encode(values, width, rng))
+    n = len(values)
+    top = max(values, default=0)
+    for dtype in (np.int32, np.int64, np.float32, np.float64):
+        dictionary = (np.arange(top + 1, dtype=np.float64) * 3 - 5).astype(dtype)
+        out = np.full(n + 1, 77, dtype=dtype)
+        assert K.rle_bp_decode_dict_values(buf, 3, len(buf), width, n, dictionary, out) == n
+        np.testing.assert_array_equal(out[:n], dictionary[np.array(values, dtype=np.int64)])
+        assert out[n] == 77, "wrote past count"
+        if n and top > 0:
+            got = K.rle_bp_decode_dict_values(buf, 3, len(buf), width, n, dictionary[:top], out)
+            assert got == K.ERR_BAD_INDEX
+
+
+def test_rle_bp_decode_dict_values_errors():
+    buf = u8(bytes([0x03, 0x88, 0xC6, 0xFA]))  # 0..7, bit width 3
+    d = np.arange(10, 18, dtype=np.int64)
+    out = np.zeros(8, dtype=np.int64)
+    assert K.rle_bp_decode_dict_values(buf, 0, 4, 3, 8, d, out) == 8 and out.tolist() == list(range(10, 18))
+    assert K.rle_bp_decode_dict_values(buf, 0, 3, 3, 8, d, out) == K.ERR_TRUNCATED
+    assert K.rle_bp_decode_dict_values(buf, 0, 4, 3, 9, d, np.zeros(9, np.int64)) == K.ERR_TRUNCATED
+    assert K.rle_bp_decode_dict_values(buf, 0, 4, 3, 8, d, out[:7]) == K.ERR_BAD_ARGUMENT
+    assert K.rle_bp_decode_dict_values(buf, 0, 4, 33, 8, d, out) == K.ERR_BAD_BIT_WIDTH
+    assert K.rle_bp_decode_dict_values(buf, 0, 4, 3, 8, d[:7], out) == K.ERR_BAD_INDEX
+    # an RLE run of code 2, and bit width 0 (every code 0) with and without a dictionary
+    assert K.rle_bp_decode_dict_values(u8(uleb(5 << 1) + b"\x02"), 0, 2, 2, 5, d, out) == 5 and out[:5].tolist() == [12] * 5
+    assert K.rle_bp_decode_dict_values(u8(b""), 0, 0, 0, 4, d, out) == 4 and out[:4].tolist() == [10] * 4
+    assert K.rle_bp_decode_dict_values(u8(b""), 0, 0, 0, 4, d[:0], out) == K.ERR_BAD_INDEX
+    assert K.all_equal(np.array([1, 1, 1], np.int32), 1) and not K.all_equal(np.array([1, 0, 1], np.int32), 1)
+
+
 def test_rle_bp_decode_codes_from_errors():
     buf = u8(bytes([0x03, 0x88, 0xC6, 0xFA]))  # 0..7, bit width 3
     out = np.zeros(8, dtype=np.int32)

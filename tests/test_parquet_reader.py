@@ -448,3 +448,50 @@ def test_page_statistics_are_cached_per_file_version(tmp_path: Path) -> None:
     pq.write_table(pa.table({"x": pa.array(range(100, 5100), pa.int64())}), path, data_page_size=1024, write_page_index=True)
     changed = ParquetFile(str(path)).page_statistics(0, "x")
     assert changed is not None and changed[0][0].min == 100
+
+
+@pytest.mark.parametrize("case", ["dict_v1_snappy", "dict_fallback", "dict_v2_gzip_tiny_pages", "dict_v1_brotli_index"])
+@pytest.mark.parametrize("required", [True, False])
+def test_full_reads_look_codes_up_as_they_unpack(tmp_path: Path, monkeypatch, case: str, required: bool) -> None:
+    """Full reads of dictionary-encoded number columns without nulls decode the values straight
+    from the codes (required columns, and optional ones whose pages hold no null); the values
+    equal pyarrow's for every type, with pages past the dictionary's size limit (PLAIN) in the
+    chunk and with v2 pages (read the general way)."""
+    taken: list[bool] = []
+    original = ParquetFile._page_looked_up
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        got = original(self, *args, **kwargs)
+        taken.append(got)
+        return got
+
+    monkeypatch.setattr(ParquetFile, "_page_looked_up", counted)
+    table = make_table(N, 0.0, seed=11)
+    if required:
+        table = table.cast(pa.schema([f.with_nullable(False) for f in table.schema]))
+    path = tmp_path / f"{case}-{required}.parquet"
+    pq.write_table(table, path, row_group_size=N // 2 + 7, **WRITER_CASES[case])
+    check_file(path)
+    if "v2" not in case:
+        assert any(taken), "no page was looked up as it was unpacked"
+
+
+@pytest.mark.parametrize("first_null_page", [0, 3])
+def test_full_reads_with_nulls_after_looked_up_pages(tmp_path: Path, first_null_page: int) -> None:
+    """An optional column whose first pages hold no null and a later page does: the read starts
+    looking codes up and is read again the general way, values and nulls equal pyarrow's."""
+    n = 4000
+    rng = np.random.default_rng(5)
+    vals = rng.integers(0, 20, n).astype(np.int64)
+    mask = np.zeros(n, bool)
+    page_rows = 250
+    mask[first_null_page * page_rows + 17] = True
+    mask[-3:] = True
+    path = tmp_path / "later-nulls.parquet"
+    pq.write_table(
+        pa.table({"k": pa.array(vals, mask=mask), "f": pa.array(vals * 0.5, mask=mask)}),
+        path, data_page_size=page_rows * 1, use_dictionary=True, compression="snappy", write_batch_size=page_rows,
+    )
+    pf = ParquetFile(str(path))
+    assert len(pf.page_layout(0, 0).pages) > first_null_page + 1
+    check_file(path)

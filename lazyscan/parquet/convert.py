@@ -337,6 +337,15 @@ def _numeric_storage(values: Values, np_dtype: np.dtype) -> np.ndarray:
     return v.astype(np_dtype, copy=False)
 
 
+def stored_as_is(desc: ColumnDescriptor, dtype: np.dtype) -> bool:
+    """Whether physical values of ``dtype`` are the Arrow type's data buffer as they are (no
+    widening, narrowing or conversion on the way to Arrow)."""
+    simple = _simple_dtype(desc.arrow_type, desc.physical_type)
+    if simple is None or simple.itemsize != dtype.itemsize:
+        return False
+    return simple.kind == dtype.kind or (simple.kind in "iu" and dtype.kind in "iu")
+
+
 _SIMPLE_BY_TYPE_ID: dict[int, np.dtype | None] = {}
 
 

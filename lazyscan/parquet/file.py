@@ -30,10 +30,10 @@ import pyarrow as pa
 from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
 from lazyscan.io import ReadOptions, Source, open_source
 from lazyscan.io.source import ShortReadError
-from lazyscan.parquet import codecs, fused, fused_match
+from lazyscan.parquet import buffers, codecs, fused, fused_match
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import BloomFilter
-from lazyscan.parquet.convert import Assembled, assemble, to_arrow
+from lazyscan.parquet.convert import Assembled, assemble, stored_as_is, to_arrow
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.decode import (
     PageValues,
@@ -48,6 +48,7 @@ from lazyscan.parquet.metadata import (
     ColumnChunk,
     ColumnIndex,
     ColumnMetaData,
+    Encoding,
     FileMetaData,
     OffsetIndex,
     PageHeader,
@@ -741,7 +742,7 @@ class ParquetFile:
                         return arr
                 return self._read_selection(row_group, [desc], selection, num_rows, counters, cache)[0]
             rows = selection
-        chunk = self.read_assembled(row_group, column, rows, counters, cache=cache)
+        chunk = self.read_assembled(row_group, column, rows, counters, cache=cache, values=True)
         return self.to_arrow(row_group, desc, chunk, counters)
 
     def to_arrow(
@@ -769,12 +770,15 @@ class ParquetFile:
         counters: ReadCounters | None = None,
         matcher: BytesMatcher | None = None,
         cache: PageCache | None = None,
+        values: bool = False,
     ) -> Assembled:
         """Decode a flat column's selected rows without building the Arrow array: when every
         page is dictionary encoded the result holds the codes and the dictionary, so predicates
         can be evaluated once per dictionary entry. With a ``matcher`` (byte-array columns) the
         values are a uint8 mask of matches instead, computed on the encoded pages; with a
-        ``cache`` too, the pages holding a match are kept there for a later read."""
+        ``cache`` too, the pages holding a match are kept there for a later read. ``values``:
+        the caller wants the values, not codes (a read of every row of a column without nulls
+        then looks its codes up as it unpacks them)."""
         desc, _chunk, md = self.column_chunk(row_group, column)
         if not desc.flat:
             raise UnsupportedFeatureError("nested columns are read with read_column", file=self.path, column=desc.name)
@@ -790,7 +794,7 @@ class ParquetFile:
             if matcher is not None and desc.physical_type != 6:
                 raise UnsupportedFeatureError("byte matching needs a BYTE_ARRAY column")
             if selection is None or selection.row_count == num_rows:
-                return self._read_full(row_group, desc, md, num_rows, c, where, matcher, cache)
+                return self._read_full(row_group, desc, md, num_rows, c, where, matcher, cache, values)
             return self._read_selected(row_group, desc, md, selection, c, where, matcher, cache)
         except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
             raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
@@ -1016,6 +1020,7 @@ class ParquetFile:
         where: dict[str, Any],
         matcher: BytesMatcher | None = None,
         cache: PageCache | None = None,
+        values: bool = False,
     ) -> Assembled:
         start, total = self._chunk_range(md)
         if start + total > self.source.size:
@@ -1043,6 +1048,11 @@ class ParquetFile:
         dict_mask = _match_dictionary(matcher, dictionary)
         pages: list[PageValues] = []
         rows = 0
+        # the values straight from the codes, for a caller that wants values of a column
+        # without nulls: no array of codes, no separate look-up (``out`` once a dictionary of
+        # fixed-width values is known)
+        direct = values and matcher is None and (cache is None or not cache.bodies)
+        out: np.ndarray | None = None
         while pos < end and rows < num_rows:
             try:
                 header = _parse_header(buf, pos, end)
@@ -1053,11 +1063,29 @@ class ParquetFile:
                     dictionary = self._decode_dictionary(buf, pos, end, desc, md, c, where, cache, start + pos)
                     dict_mask = _match_dictionary(matcher, dictionary)
                 elif header.type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
-                    page = self._decode_page(
-                        header, buf, body_start, desc, md, None, dictionary, c, matcher, dict_mask, cache, start + pos
-                    )
-                    rows += page.num_rows
-                    pages.append(page)
+                    if direct and out is None and not pages and _looked_up(dictionary, desc):
+                        assert isinstance(dictionary, np.ndarray)
+                        out = buffers.empty(num_rows, dictionary.dtype)
+                    if out is not None and self._page_looked_up(header, buf, body_start, desc, md, dictionary, out, rows, c):
+                        rows += header.data_page_header.num_values  # type: ignore[union-attr]
+                    else:
+                        page = self._decode_page(
+                            header, buf, body_start, desc, md, None, dictionary, c, matcher, dict_mask, cache, start + pos
+                        )
+                        if out is not None and page.valid is not None:
+                            # a page with nulls: the values are spread by the general assembly
+                            if rows:
+                                return self._read_full(row_group, desc, md, num_rows, c, where, matcher, cache)
+                            out = None
+                            direct = False
+                        if out is not None:  # a page the look-up does not take (PLAIN after a dictionary)
+                            if rows + page.num_rows > num_rows:
+                                raise CorruptFileError(f"pages hold more than the row group's {num_rows} rows")
+                            part = page.values if not page.is_codes else dictionary[page.values]  # type: ignore[index]
+                            out[rows : rows + page.num_rows] = part
+                        else:
+                            pages.append(page)
+                        rows += page.num_rows
                     c.pages_fetched += 1
             except FileError as e:
                 raise e.at(page=index) from None
@@ -1065,9 +1093,47 @@ class ParquetFile:
             index += 1
         if rows != num_rows:
             raise CorruptFileError(f"pages hold {rows} rows, the row group has {num_rows}")
+        if out is not None:
+            return Assembled(num_rows, None, values=out)
         if not pages:
             return Assembled(0, None, values=_empty(desc))
         return assemble(desc, pages, dictionary)
+
+    def _page_looked_up(
+        self, header: PageHeader, buf: np.ndarray, body_start: int, desc: ColumnDescriptor, md: ColumnMetaData,
+        dictionary: np.ndarray, out: np.ndarray, at: int, c: ReadCounters,
+    ) -> bool:
+        """Decode a v1 dictionary-encoded page without nulls straight into ``out[at:]`` by
+        looking its codes up as they are unpacked; False (nothing written that counts) for any
+        other page or any fault, which the general decoder then reads or reports."""
+        dph = header.data_page_header
+        if header.type != PageType.DATA_PAGE or dph is None:
+            return False
+        if dph.encoding not in (Encoding.RLE_DICTIONARY, Encoding.PLAIN_DICTIONARY):
+            return False
+        n = dph.num_values
+        body_end = body_start + header.compressed_page_size
+        if n <= 0 or at + n > len(out) or body_end > len(buf):
+            return False
+        body = self._decompress(md.codec, buf[body_start:body_end], header.uncompressed_page_size, c)
+        t0 = time.perf_counter()
+        pos = 0
+        max_def = desc.max_definition_level
+        if max_def > 0:
+            try:
+                defs, pos = decode_levels_v1(body, 0, len(body), dph.definition_level_encoding, max_def, n)
+            except (LazyScanError, ValueError):
+                return False
+            if not K.all_equal(defs, max_def):
+                return False  # nulls
+        if len(body) - pos < 2:
+            return False
+        got = K.rle_bp_decode_dict_values(body, pos + 1, len(body), int(body[pos]), n, dictionary, out[at : at + n])
+        c.decode_seconds += time.perf_counter() - t0
+        if got != n:
+            return False
+        c.values_decoded += n
+        return True
 
     def _first_data_page(
         self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, start: int, total: int
@@ -1532,6 +1598,18 @@ def _index_array(rows: np.ndarray | Sequence[int]) -> np.ndarray:
         idx = idx.view()
         idx.flags.writeable = False
     return idx
+
+
+def _looked_up(dictionary: Any, desc: ColumnDescriptor) -> bool:
+    """Whether pages coded against ``dictionary`` are better decoded by looking their codes up
+    as they are unpacked: one number per entry, which Arrow stores as it is (a decimal or a
+    narrower integer is converted once per dictionary entry on the codes' way instead)."""
+    return (
+        isinstance(dictionary, np.ndarray)
+        and dictionary.ndim == 1
+        and dictionary.dtype.kind in "iuf"
+        and stored_as_is(desc, dictionary.dtype)
+    )
 
 
 def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: int) -> RowRanges | None:

@@ -395,6 +395,66 @@ def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
 
 
 @_jit
+def all_equal(values, v):
+    """Whether every entry of ``values`` equals ``v`` (a page's definition levels: no nulls)."""
+    for i in range(values.shape[0]):  # noqa: SIM110 - numba compiles the loop, not all(<generator>)
+        if values[i] != v:
+            return False
+    return True
+
+
+@_jit
+def rle_bp_decode_dict_values(buf, pos, end, bit_width, count, dictionary, out):
+    """:func:`rle_bp_decode_codes` and the dictionary look-up in one pass: ``out[i] =
+    dictionary[code i]`` for a page without nulls, no array of codes in between. Returns
+    ``count``, or an error code (``ERR_BAD_INDEX`` at the first code outside the dictionary)."""
+    if bit_width < 0 or bit_width > 32:
+        return ERR_BAD_BIT_WIDTH
+    if count < 0 or out.shape[0] < count or not _check_range(buf, pos, end):
+        return ERR_BAD_ARGUMENT
+    m = dictionary.shape[0]
+    byte_width = (bit_width + 7) // 8
+    mask = _mask(bit_width)
+    um = np.uint64(m)
+    i = np.int64(0)
+    while i < count:
+        if pos >= end:
+            if bit_width == 0 and m > 0:
+                out[i:count] = dictionary[0]
+                return count
+            return ERR_TRUNCATED if bit_width else ERR_BAD_INDEX
+        packed, take, body, pos = _next_run(buf, pos, end, bit_width, byte_width, count - i)
+        if pos < 0:
+            return pos
+        if not packed:
+            v = _rle_value(buf, body, byte_width)
+            if v >= um:
+                return ERR_BAD_INDEX
+            out[i : i + take] = dictionary[np.int64(v)]
+        elif bit_width == 0:
+            if m == 0:
+                return ERR_BAD_INDEX
+            out[i : i + take] = dictionary[0]
+        else:
+            offs, shifts, groups = _packed_groups(body, end, bit_width, take)
+            for g in range(groups):
+                b = body + g * bit_width
+                d = i + g * 8
+                for t in range(8):
+                    v = (_load_u64(buf, b + offs[t]) >> shifts[t]) & mask
+                    if v >= um:
+                        return ERR_BAD_INDEX
+                    out[d + t] = dictionary[np.int64(v)]
+            for j in range(groups * 8, take):
+                v = _bits_at(buf, end, body, j * bit_width, bit_width) & mask
+                if v >= um:
+                    return ERR_BAD_INDEX
+                out[i + j] = dictionary[np.int64(v)]
+        i += take
+    return count
+
+
+@_jit
 def rle_bp_decode_codes_from(buf, pos, end, bit_width, first, count, out, dict_size):
     """:func:`rle_bp_decode_codes` of the values ``first..count`` only: ``out[j]`` is value
     ``first + j``. Runs ending before ``first`` are skipped by their headers, unread; only the
