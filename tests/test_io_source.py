@@ -131,6 +131,17 @@ class _Kernel:
         self.advised.append((offset, length))
 
 
+def _read_with(kernel: _Kernel, path: Path, ranges: list[tuple[int, int]], monkeypatch) -> tuple:
+    """``read_ranges_into`` without gaps, the kernel's calls answered by ``kernel``."""
+    monkeypatch.setattr(os, "preadv", kernel.preadv)
+    monkeypatch.setattr(os, "posix_fadvise", kernel.posix_fadvise)
+    src = LocalSource(str(path))
+    try:
+        return src.read_ranges_into(ranges, ReadOptions(coalesce_gap=0))
+    finally:
+        src.close()
+
+
 needs_nowait = pytest.mark.skipif(not getattr(os, "RWF_NOWAIT", 0), reason="RWF_NOWAIT is Linux's")
 
 
@@ -142,13 +153,7 @@ def test_reads_missing_the_page_cache_ask_for_the_rest_at_once(blob, monkeypatch
     path, data = blob
     ranges = [(0, 100), (100, 50), (10_000, 4000), (50_000, 300), (70_000, 20), (90_000, 0)]
     kernel = _Kernel(cold=[(12_000, 100)])
-    monkeypatch.setattr(os, "preadv", kernel.preadv)
-    monkeypatch.setattr(os, "posix_fadvise", kernel.posix_fadvise)
-    src = LocalSource(str(path))
-    try:
-        buf, starts, nbytes, requests = src.read_ranges_into(ranges, ReadOptions(coalesce_gap=0))
-    finally:
-        src.close()
+    buf, starts, nbytes, requests = _read_with(kernel, path, ranges, monkeypatch)
     for (off, length), at in zip(ranges, starts):
         assert bytes(buf[at : at + length]) == data[off : off + length]
     assert requests == 4 and nbytes == sum(n for _, n in ranges)
@@ -162,13 +167,7 @@ def test_reads_in_the_page_cache_or_on_file_systems_without_nowait_advise_nothin
     path, data = blob
     ranges = [(5, 100), (20_000, 3000), (40_000, 10)]
     for kernel, tries in ((_Kernel(cold=[]), 2), (_Kernel(cold=[], nowait_error=errno.EOPNOTSUPP), 1)):
-        monkeypatch.setattr(os, "preadv", kernel.preadv)
-        monkeypatch.setattr(os, "posix_fadvise", kernel.posix_fadvise)
-        src = LocalSource(str(path))
-        try:
-            buf, starts, _, _ = src.read_ranges_into(ranges, ReadOptions(coalesce_gap=0))
-        finally:
-            src.close()
+        buf, starts, _, _ = _read_with(kernel, path, ranges, monkeypatch)
         for (off, length), at in zip(ranges, starts):
             assert bytes(buf[at : at + length]) == data[off : off + length]
         # the last range is read plainly (nothing after it to ask for); a file system that
@@ -180,12 +179,6 @@ def test_reads_in_the_page_cache_or_on_file_systems_without_nowait_advise_nothin
 def test_a_range_past_the_end_is_reported_after_a_missed_read(blob, monkeypatch) -> None:
     path, data = blob
     kernel = _Kernel(cold=[(len(data) - 100, 100)])
-    monkeypatch.setattr(os, "preadv", kernel.preadv)
-    monkeypatch.setattr(os, "posix_fadvise", kernel.posix_fadvise)
-    src = LocalSource(str(path))
-    try:
-        with pytest.raises(ShortReadError, match="ends inside"):
-            src.read_ranges_into([(len(data) - 200, 250), (10, 10)], ReadOptions(coalesce_gap=0))
-    finally:
-        src.close()
+    with pytest.raises(ShortReadError, match="ends inside"):
+        _read_with(kernel, path, [(len(data) - 200, 250), (10, 10)], monkeypatch)
     assert kernel.advised[0] == (len(data) - 100, 150)

@@ -614,53 +614,50 @@ def dictionary_hits(codes, entry_passes, valid, has_valid, null_passes, rows, ou
 
 
 @_jit
-def index_runs(idx, starts, ends):
-    """Runs of consecutive values of ``idx`` as ``[start, end)`` pairs; number of runs, or -1
-    when ``idx`` is not strictly increasing and non-negative or its runs do not fit in
-    ``starts``/``ends`` (len(idx) entries always fit; :func:`count_index_runs` says how many)."""
+def _index_runs(idx, starts, ends, store):
+    """:func:`index_runs`, storing the runs only when ``store`` (else counting them)."""
     n = idx.shape[0]
     if n == 0:
         return 0
     cap = min(starts.shape[0], ends.shape[0])
-    if idx[0] < 0 or cap < 1:
+    if idx[0] < 0 or (store and cap < 1):
         return -1
     k = 0
-    starts[0] = idx[0]
+    if store:
+        starts[0] = idx[0]
     prev = idx[0]
     for i in range(1, n):
         v = idx[i]
         if v <= prev:
             return -1
         if v != prev + 1:
-            ends[k] = prev + 1
+            if store:
+                ends[k] = prev + 1
             k += 1
-            if k >= cap:
-                return -1
-            starts[k] = v
+            if store:
+                if k >= cap:
+                    return -1
+                starts[k] = v
         prev = v
-    ends[k] = prev + 1
+    if store:
+        ends[k] = prev + 1
     return k + 1
+
+
+@_jit
+def index_runs(idx, starts, ends):
+    """Runs of consecutive values of ``idx`` as ``[start, end)`` pairs; number of runs, or -1
+    when ``idx`` is not strictly increasing and non-negative or its runs do not fit in
+    ``starts``/``ends`` (len(idx) entries always fit; :func:`count_index_runs` says how many)."""
+    return _index_runs(idx, starts, ends, True)
 
 
 @_jit
 def count_index_runs(idx):
     """How many runs :func:`index_runs` finds in ``idx``; -1 when ``idx`` is not strictly
     increasing and non-negative."""
-    n = idx.shape[0]
-    if n == 0:
-        return 0
-    if idx[0] < 0:
-        return -1
-    k = 1
-    prev = idx[0]
-    for i in range(1, n):
-        v = idx[i]
-        if v <= prev:
-            return -1
-        if v != prev + 1:
-            k += 1
-        prev = v
-    return k
+    none = np.empty(0, np.int64)
+    return _index_runs(idx, none, none, False)
 
 
 #: :func:`index_runs` holding the GIL, for selections short enough to take a microsecond or two
