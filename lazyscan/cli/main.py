@@ -5,7 +5,9 @@
 - ``lazyscan explain PATH --where SQL``: the plan, which predicate runs at which tier, the
   decision log and the full profile;
 - ``lazyscan inspect PATH``: row groups, columns, encodings, indexes and Bloom filters of a
-  Parquet file; stripes, row groups, encodings, streams and Bloom filters of an ORC file.
+  Parquet file; stripes, row groups, encodings, streams and Bloom filters of an ORC file;
+- ``lazyscan warmup``: compile the kernels into numba's cache ahead of the first query (see
+  :mod:`lazyscan.scan.warmup`); exit code 1 when a step failed.
 
 Errors are one line on stderr with a non-zero exit code. A progress bar is shown on long scans
 when stderr is a terminal.
@@ -46,7 +48,33 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--no-run", action="store_true", help="plan only, do not run the scan")
     i = sub.add_parser("inspect", help="describe a Parquet or ORC file's layout")
     i.add_argument("path")
+    sub.add_parser(
+        "warmup",
+        help="compile the kernels into numba's cache (NUMBA_CACHE_DIR) before the first query",
+        description="Scan small sample files of every column type, encoding and codec so that numba "
+        "compiles lazyscan's kernels (about a minute on a 2-core machine) and caches them: later "
+        "processes on this machine load them instead. Set NUMBA_CACHE_DIR to choose the cache folder.",
+    )
     return p
+
+
+def _warm_up() -> int:
+    from lazyscan.scan.warmup import warm_up
+
+    if not sys.stderr.isatty():
+        report = warm_up()
+    else:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as progress:
+            task = progress.add_task("compiling kernels", total=None)
+
+            def advance(done: int, total: int, step: str) -> None:
+                progress.update(task, completed=done, total=total, description=f"compiling kernels: {step}")
+
+            report = warm_up(advance)
+    print(f"lazyscan warmup: {report.summary()}", file=sys.stderr)
+    return 1 if report.failures else 0
 
 
 def _options(pairs: Sequence[str]) -> dict[str, str]:
@@ -205,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "inspect":
             print(_inspect(args.path))
             return 0
+        if args.command == "warmup":
+            return _warm_up()
         scan = _make_scan(args)
         if args.command == "explain":
             print(scan.explain(analyze=not args.no_run))  # type: ignore[attr-defined]

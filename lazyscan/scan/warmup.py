@@ -1,0 +1,239 @@
+"""Compile lazyscan's kernels ahead of the first query: :func:`warm_up`, ``lazyscan warmup``.
+
+numba compiles each kernel the first time a process calls it with new argument types and keeps
+the machine code in its cache (``NUMBA_CACHE_DIR`` when set, else ``__pycache__`` beside the
+installed modules). With an empty cache the first query on a machine waits for that: about 30 s
+on a 2-core machine for a first selective read. :func:`warm_up` pays it up front, e.g. while
+a container image is built or a cluster node boots, by scanning small files it writes
+itself: every column type lazyscan reads, dictionary and plain encodings, data pages v1 and v2,
+nulls, the usual codecs, and the read paths a scan takes (full columns, sparse and dense row
+selections, byte-array matching, key filters), in Parquet and in ORC.
+"""
+
+from __future__ import annotations
+
+import decimal
+import functools
+import inspect
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lazyscan.predicate import Expr
+
+#: rows of each sample file, in row groups of ROW_GROUP rows (a few pages each); a dense
+#: selection of a row group holds more indices than the kernels' small-selection path takes
+ROWS = 30_000
+ROW_GROUP = 10_000
+PAGE_ROWS = 2_000
+
+
+@dataclass
+class WarmUpReport:
+    """What :func:`warm_up` did: its steps, the kernels numba compiled and loaded, seconds."""
+
+    steps: int = 0
+    compiled: int = 0
+    loaded: int = 0
+    seconds: float = 0.0
+    cache_dir: str = ""
+    failures: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = (
+            f"{self.steps} steps in {self.seconds:.1f} s: {self.compiled} kernel signatures compiled, "
+            f"{self.loaded} loaded from the cache ({self.cache_dir})"
+        )
+        if self.failures:
+            text += f"; {len(self.failures)} steps failed: " + "; ".join(self.failures)
+        return text
+
+
+def sample_table(rows: int = ROWS, seed: int = 7) -> pa.Table:
+    """A table with every column type the scan reads, nulls in some columns, NaN in floats,
+    repeated values (dictionaries) and a few distinct needles."""
+    rng = np.random.default_rng(seed)
+    nulls = rng.random(rows) < 0.1
+    words = np.array(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"])
+    text = [f"{words[i % 8]} {int(v)}" for i, v in enumerate(rng.integers(0, 400, rows))]
+    floats = rng.random(rows)
+    floats[::97] = np.nan
+    day0 = date(2020, 1, 1).toordinal()
+    moment = int(datetime(2020, 1, 1, tzinfo=timezone.utc).timestamp())
+    cents = rng.integers(-10_000_000, 10_000_000, rows)
+    return pa.table(
+        {
+            "k": pa.array(np.arange(rows, dtype=np.int64)),
+            "i8": pa.array(rng.integers(-100, 100, rows).astype(np.int8)),
+            "i16": pa.array(rng.integers(-1000, 1000, rows).astype(np.int16)),
+            "i32": pa.array(rng.integers(0, 50, rows).astype(np.int32), mask=nulls),
+            "i64": pa.array(rng.integers(0, 1 << 40, rows)),
+            "u32": pa.array(rng.integers(0, 1 << 31, rows).astype(np.uint32)),
+            "f32": pa.array(floats.astype(np.float32)),
+            "f64": pa.array(floats, mask=nulls),
+            "d9": pa.array([decimal.Decimal(int(c) % 100_000) / 100 for c in cents], pa.decimal128(9, 2)),
+            "d15": pa.array([decimal.Decimal(int(c)) / 100 for c in cents], pa.decimal128(15, 2)),
+            "d38": pa.array([decimal.Decimal(int(c)) / 10_000 for c in cents], pa.decimal128(38, 4)),
+            "flag": pa.array(rng.random(rows) < 0.3, mask=nulls),
+            "day": pa.array([date.fromordinal(day0 + int(v)) for v in rng.integers(0, 2000, rows)], pa.date32()),
+            "ts": pa.array((moment + rng.integers(0, 10**8, rows)) * 1_000_000, pa.timestamp("us")),
+            "ts_utc": pa.array((moment + rng.integers(0, 10**8, rows)) * 1_000_000, pa.timestamp("us", tz="UTC")),
+            "mode": pa.array(words[rng.integers(0, 8, rows)]),
+            "text": pa.array(text, mask=nulls),
+            "view": pa.array(text).cast(pa.string_view()),
+            "blob": pa.array([t.encode() for t in text], pa.binary()),
+        }
+    )
+
+
+#: (file name, pyarrow.parquet.write_table keywords): the layouts writers produce (decimals
+#: stored as integers, as Spark and tpchgen-cli write them, in the first)
+PARQUET_LAYOUTS: tuple[tuple[str, dict[str, object]], ...] = (
+    (
+        "dictionary-snappy-v1.parquet",
+        {"compression": "snappy", "data_page_version": "1.0", "write_page_index": True, "store_decimal_as_integer": True},
+    ),
+    ("plain-zstd-v2.parquet", {"compression": "zstd", "use_dictionary": False, "data_page_version": "2.0"}),
+    ("dictionary-none-v2.parquet", {"compression": "none", "data_page_version": "2.0", "write_statistics": False}),
+    ("dictionary-gzip-v1.parquet", {"compression": "gzip", "data_page_version": "1.0"}),
+)
+
+#: ORC compressions written (pyarrow.orc)
+ORC_COMPRESSIONS = ("snappy", "zlib", "zstd", "uncompressed")
+
+#: the scans run on every sample file: (output columns or None for all, filter)
+QUERIES: tuple[tuple[list[str] | None, str | None], ...] = (
+    (None, None),
+    (None, "text = 'alpha 7'"),
+    (["k"], "text = 'alpha 7'"),
+    (None, "mode = 'golf' AND i32 < 3"),
+    (["k", "d15", "view"], "k BETWEEN 1000 AND 1400"),
+    (["k", "text"], "i32 < 25"),
+    (None, "i64 < 1000000000"),
+    (["k"], "f64 > 0.99 OR flag"),
+    (None, "text LIKE 'bravo 1%' OR blob = 'echo 3'"),
+    (["k", "ts"], "day >= DATE '2024-01-01' AND i8 IN (1, 2, 3)"),
+    (None, "d15 > 90000.00 AND d38 IS NOT NULL AND ts_utc < TIMESTAMP '2021-01-01 00:00:00'"),
+    (["text"], "view IS NULL OR u32 = 5 OR i16 = -7 OR d9 < 1.00 OR f32 < 0.001"),
+)
+
+
+def write_samples(folder: str | os.PathLike[str]) -> list[Path]:
+    """Write the sample files into ``folder``; returns their paths."""
+    import pyarrow.orc as orc
+
+    folder = Path(folder)
+    table = sample_table()
+    paths = []
+    accepted = inspect.signature(pq.write_table).parameters
+    for name, kwargs in PARQUET_LAYOUTS:
+        path = folder / name
+        kwargs = {k: v for k, v in kwargs.items() if k in accepted}  # older pyarrow: fewer knobs
+        pq.write_table(table, path, row_group_size=ROW_GROUP, data_page_size=PAGE_ROWS * 8, **kwargs)  # type: ignore[arg-type]
+        paths.append(path)
+    # ORC has no string_view or unsigned types
+    orc_table = table.drop_columns(["view"])
+    orc_table = orc_table.set_column(orc_table.schema.get_field_index("u32"), "u32", table.column("u32").cast(pa.int64()))
+    for compression in ORC_COMPRESSIONS:
+        path = folder / f"{compression}.orc"
+        orc.write_table(orc_table, path, compression=compression, stripe_size=64 * 1024, row_index_stride=1000)
+        paths.append(path)
+    return paths
+
+
+def _scan(path: Path, columns: list[str] | None, where: str | Expr | None) -> None:
+    from lazyscan.scan.scan import scan
+
+    scan(str(path), columns=columns, where=where).to_table()
+
+
+def _column_reads(path: Path, names: list[str]) -> None:
+    """The physical reader: every column whole, for a few rows, for half the rows, and all of
+    them at once for a few rows."""
+    from lazyscan.parquet import ParquetFile
+
+    sparse = np.array([3, 400, ROW_GROUP - 1], np.int64)
+    dense = np.arange(0, ROW_GROUP, 2, dtype=np.int64)
+    with ParquetFile(str(path)) as pf:
+        for name in names:
+            pf.read_column(0, name)
+            pf.read_column(1, name, sparse)
+            pf.read_column(1, name, dense)
+        pf.read_columns(2, names, sparse)
+
+
+def _steps(paths: list[Path]) -> Iterator[tuple[str, Callable[[], object]]]:
+    """(description, action) for every step after the samples are written."""
+    import lazyscan
+
+    keys = lazyscan.key_filter(np.arange(100, 6000, 7, dtype=np.int64))  # a bitmap
+    bloom = lazyscan.key_filter(np.arange(0, 6_000_000, 37, dtype=np.int64))  # a Bloom filter
+    texts = lazyscan.key_filter(pa.array([f"alpha {i}" for i in range(0, 400, 3)]))  # a hash set
+    for path in paths:
+        orc_file = path.suffix == ".orc"
+        names = [n for n in sample_table(8).column_names if not (orc_file and n == "view")]
+        for columns, where in QUERIES:
+            if orc_file and columns is not None:
+                columns = [c for c in columns if c != "view"]
+            if orc_file and where is not None:
+                where = where.replace("view IS NULL", "text IS NULL")
+            yield f"{path.name}: {where or 'full scan'}", functools.partial(_scan, path, columns, where)
+        if not orc_file:
+            yield f"{path.name}: column reads", functools.partial(_column_reads, path, names)
+        for filt, column in ((keys, "k"), (bloom, "i64"), (texts, "text")):
+            where_keys = lazyscan.col(column).isin_keys(filt)
+            yield f"{path.name}: key filter on {column}", functools.partial(_scan, path, None, where_keys)
+
+
+def _kernel_counts() -> tuple[int, int]:
+    """(signatures compiled, signatures loaded from the cache) by lazyscan's kernels so far."""
+    import sys
+
+    from numba.core.dispatcher import Dispatcher
+
+    compiled = loaded = 0
+    seen: set[int] = set()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("lazyscan") or module is None:
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, Dispatcher) and id(value) not in seen:
+                seen.add(id(value))
+                stats = value.stats
+                loaded += sum(stats.cache_hits.values())
+                compiled += sum(stats.cache_misses.values())
+    return compiled, loaded
+
+
+def warm_up(progress: Callable[[int, int, str], None] | None = None) -> WarmUpReport:
+    """Compile (or load from numba's cache) the kernels lazyscan's reads and scans use, by
+    scanning sample files written to a temporary folder. ``progress(done, total, step)`` is
+    called before each step. A step that fails is reported, not raised: a warm-up never stops a
+    deployment."""
+    from numba.core import config
+
+    report = WarmUpReport(cache_dir=getattr(config, "CACHE_DIR", "") or "beside lazyscan's modules")
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="lazyscan-warmup-") as folder:
+        steps = list(_steps(write_samples(folder)))
+        for i, (what, action) in enumerate(steps):
+            if progress is not None:
+                progress(i, len(steps), what)
+            try:
+                action()
+            except Exception as e:  # reported in the summary
+                report.failures.append(f"{what}: {type(e).__name__}: {e}")
+            report.steps += 1
+        if progress is not None:
+            progress(len(steps), len(steps), "done")
+    report.compiled, report.loaded = _kernel_counts()
+    report.seconds = time.perf_counter() - start
+    return report
