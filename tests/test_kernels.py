@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import xxhash
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lazyscan.parquet import kernels as K
@@ -243,12 +243,20 @@ def test_rle_bp_decode_codes_from_a_first_value(case):
             assert got == count - first, "codes outside the window are not checked"
 
 
+#: dictionary entries the look-up test builds at most
+DICT_CODES = 1 << 16
+
+
 @examples
 @given(hybrid_values())
+@example((32, [(1 << 32) - 1, 5, 1 << 31], 0))  # codes that would need a 32 GiB dictionary
 def test_rle_bp_decode_dict_values_looks_codes_up_as_it_unpacks(case):
     """The values equal a decode of the codes followed by a look-up, for dictionaries of each
     number type; a code outside the dictionary is reported, nothing is written past count."""
     width, values, seed = case
+    # codes of any bit width, but a dictionary of at most 2^16 entries (a code of 2^32 - 1 would
+    # ask for 32 GiB of dictionary)
+    values = [v % DICT_CODES for v in values]
     rng = random.Random(seed)
     buf = u8(b"\xaa" * 3 + rle_bp_encode(values, width, rng))
     n = len(values)
