@@ -18,16 +18,9 @@ from lazyscan.scan import warmup
 
 # every signature each of lazyscan's kernels holds in this process, as JSON on the last line
 SIGNATURES = """
-import json, sys
-from numba.core.dispatcher import Dispatcher
-out = {}
-for name, module in list(sys.modules.items()):
-    if name.startswith("lazyscan") and module is not None:
-        for value in list(vars(module).values()):
-            if isinstance(value, Dispatcher):
-                key = value.py_func.__module__ + "." + value.py_func.__qualname__
-                out.setdefault(key, set()).update(str(s) for s in value.signatures)
-print(json.dumps({"rc": rc, "signatures": {k: sorted(v) for k, v in out.items()}}))
+import json
+from lazyscan.scan.warmup import kernel_signatures
+print(json.dumps({"rc": rc, "signatures": kernel_signatures()}))
 """
 
 WARM_UP = "from lazyscan.cli.main import main\nrc = main(['warmup'])\n" + SIGNATURES

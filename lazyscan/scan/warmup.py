@@ -16,12 +16,14 @@ import decimal
 import functools
 import inspect
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -193,23 +195,35 @@ def _steps(paths: list[Path]) -> Iterator[tuple[str, Callable[[], object]]]:
             yield f"{path.name}: key filter on {column}", functools.partial(_scan, path, None, where_keys)
 
 
-def _kernel_counts() -> tuple[int, int]:
-    """(signatures compiled, signatures loaded from the cache) by lazyscan's kernels so far."""
-    import sys
-
+def _kernels() -> list[Any]:
+    """lazyscan's numba kernels (its modules' dispatchers) imported so far, each once."""
     from numba.core.dispatcher import Dispatcher
 
-    compiled = loaded = 0
-    seen: set[int] = set()
+    found: dict[int, Any] = {}
     for name, module in list(sys.modules.items()):
-        if not name.startswith("lazyscan") or module is None:
-            continue
-        for value in list(vars(module).values()):
-            if isinstance(value, Dispatcher) and id(value) not in seen:
-                seen.add(id(value))
-                stats = value.stats
-                loaded += sum(stats.cache_hits.values())
-                compiled += sum(stats.cache_misses.values())
+        if name.startswith("lazyscan") and module is not None:
+            for value in list(vars(module).values()):
+                if isinstance(value, Dispatcher):
+                    found.setdefault(id(value), value)
+    return list(found.values())
+
+
+def kernel_signatures() -> dict[str, list[str]]:
+    """Per kernel (``module.function``), the argument types this process compiled it for or
+    loaded from the cache: what a later process on the machine finds there."""
+    out: dict[str, set[str]] = {}
+    for kernel in _kernels():
+        key = f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
+        out.setdefault(key, set()).update(str(sig) for sig in kernel.signatures)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _kernel_counts() -> tuple[int, int]:
+    """(signatures compiled, signatures loaded from the cache) by lazyscan's kernels so far."""
+    compiled = loaded = 0
+    for kernel in _kernels():
+        loaded += sum(kernel.stats.cache_hits.values())
+        compiled += sum(kernel.stats.cache_misses.values())
     return compiled, loaded
 
 
