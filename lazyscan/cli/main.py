@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
         "warmup",
         help="compile the kernels into numba's cache (NUMBA_CACHE_DIR) before the first query",
         description="Scan small sample files of every column type, encoding and codec so that numba "
-        "compiles lazyscan's kernels (about a minute on a 2-core machine) and caches them: later "
+        "compiles lazyscan's kernels (about 80 s on a 2-core machine) and caches them: later "
         "processes on this machine load them instead. Set NUMBA_CACHE_DIR to choose the cache folder.",
     )
     return p
