@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +11,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from benchmarks.data import tpchgen_binary
 from lazyscan.cli import main as cli
 from lazyscan.scan import warmup
 
@@ -45,18 +44,16 @@ rc = 0
 
 
 def _run(code: str) -> dict[str, object]:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=900, check=False, env=dict(os.environ))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     result: dict[str, object] = json.loads(done.stdout.decode().strip().splitlines()[-1])
     return result
 
 
 def _lineitem(tmp_path: Path) -> Path:
-    exe = Path(sys.executable).with_name("tpchgen-cli")
-    found = str(exe) if exe.exists() else shutil.which("tpchgen-cli")
-    assert found, "tpchgen-cli is part of the test environment (the bench extra)"
+    # tpchgen-cli is part of the test environment (the bench extra): missing, this raises
     subprocess.run(
-        [found, "parquet", "--scale-factor", "0.01", "--tables", "lineitem", "--output-dir", str(tmp_path), "--quiet"],
+        [tpchgen_binary(), "parquet", "--scale-factor", "0.01", "--tables", "lineitem", "--output-dir", str(tmp_path), "--quiet"],
         check=True,
         capture_output=True,
     )

@@ -179,9 +179,10 @@ def _steps(paths: list[Path]) -> Iterator[tuple[str, Callable[[], object]]]:
     keys = lazyscan.key_filter(np.arange(100, 6000, 7, dtype=np.int64))  # a bitmap
     bloom = lazyscan.key_filter(np.arange(0, 6_000_000, 37, dtype=np.int64))  # a Bloom filter
     texts = lazyscan.key_filter(pa.array([f"alpha {i}" for i in range(0, 400, 3)]))  # a hash set
+    columns_of_all = sample_table(8).column_names
     for path in paths:
         orc_file = path.suffix == ".orc"
-        names = [n for n in sample_table(8).column_names if not (orc_file and n == "view")]
+        names = [n for n in columns_of_all if not (orc_file and n == "view")]
         for columns, where in QUERIES:
             if orc_file and columns is not None:
                 columns = [c for c in columns if c != "view"]
