@@ -13,6 +13,7 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1] / "data"
 PARQUET_TESTING = DATA / "parquet-testing"
 ORC_TESTING = DATA / "orc-testing"
+FOREIGN = DATA / "foreign-files"
 
 
 def parquet_testing_file(name: str) -> Path:
@@ -39,4 +40,22 @@ def orc_testing_files() -> list[Path]:
     files = sorted(ORC_TESTING.glob("*.orc"))
     if len(files) < 40:
         raise FileNotFoundError(f"{ORC_TESTING} holds {len(files)} .orc files, expected 43: the checkout is incomplete")
+    return files
+
+
+def foreign_file(name: str) -> Path:
+    """One file of ``tests/data/foreign-files/`` (other projects' writers: Impala, Hive, cuDF,
+    DuckDB's collection, parquet-go, old parquet-cpp); raises if the checkout lacks it."""
+    path = FOREIGN / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: tests/data/foreign-files/ is part of the checkout")
+    return path
+
+
+def data_files() -> list[Path]:
+    """Every Parquet and ORC file under ``tests/data/`` (the corrupt ORC examples included),
+    sorted; never empty."""
+    files = sorted(p for p in DATA.rglob("*") if p.suffix in (".parquet", ".orc") and p.is_file())
+    if len(files) < 110:
+        raise FileNotFoundError(f"{DATA} holds {len(files)} Parquet and ORC files: the checkout is incomplete")
     return files
