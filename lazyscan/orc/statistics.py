@@ -4,7 +4,7 @@ predicate layer compares bound literals with (the Arrow storage domain of the co
 ORC counts the non-null values of a column in a stripe or row group, so with the unit's row
 count the number of NULLs is exact. String bounds that a writer shortened (``lowerBound`` /
 ``upperBound``) are bounds but not attained values. Timestamp bounds are milliseconds in UTC,
-widened to the nanosecond unit; they are used only where the read values are UTC instants.
+widened to the column's unit; they are used only where the read values are UTC instants.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import pyarrow as pa
 
 from lazyscan.orc import proto as P
 from lazyscan.parquet.statistics import ColumnStats
+
+_UNITS_PER_MILLISECOND = {"ms": 1, "us": 1_000, "ns": 1_000_000}
 
 
 def _unscaled(text: str | None, scale: int) -> tuple[int, bool] | None:
@@ -67,12 +69,14 @@ def column_stats(stats: P.ColumnStatistics | None, t: pa.DataType, rows: int, ut
     elif kind == "timestamp" and pa.types.is_timestamp(t) and utc_timestamps:
         if stats.minimum is not None and stats.maximum is not None:
             # milliseconds, truncated toward zero by writers: widen by one millisecond each way
-            lo = stats.minimum * 1_000_000 - 999_999
-            hi = stats.maximum * 1_000_000 + 999_999
+            # (in the column's unit, whose values are floored)
+            per_ms = _UNITS_PER_MILLISECOND[t.unit]
+            lo = (stats.minimum - 1) * per_ms
+            hi = (stats.maximum + 1) * per_ms - 1
             if stats.minimum < 0 and stats.maximum > -1000:
                 # a value less than a second before 1970 (-0.5 s) is stored with second 0 and
                 # reads one second later (0.5 s) than the statistics the writer took from it
-                hi = max(hi, 999_999_999)
+                hi = max(hi, 1000 * per_ms - 1)
             lo_exact = hi_exact = False
     elif kind == "boolean" and pa.types.is_boolean(t) and stats.true_count is not None and values is not None:
         lo = stats.true_count >= values
