@@ -247,10 +247,12 @@ def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None])
             )
         )
 
+    top_nullable: dict[int, bool] = {}
     for top in range(root.num_children):
         if pos >= len(elements):
             raise SchemaError("schema declares more fields than it has elements")
         first_leaf = len(columns)
+        start = pos
         el = elements[pos]
         walk((), 0, 0, top)
         leaves = tuple(range(first_leaf, len(columns)))
@@ -258,8 +260,13 @@ def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None])
         if len(leaves) == 1 and columns[leaves[0]].flat:
             c = columns[leaves[0]]
             top_fields.append(pa.field(el.name, c.arrow_type, nullable=c.nullable))
+        elif not leaves:
+            # a group without leaves (``nested: struct<inner: struct<>>``): nothing is stored
+            # for it, so every value is NULL; its type is the shape of the tree, as pyarrow's
+            top_fields.append(_leafless_field(elements, start))
         else:
             nested_top_fields[top] = len(top_fields)
+            top_nullable[top] = el.repetition == Repetition.OPTIONAL
             top_fields.append(None)
     if pos != len(elements):
         raise SchemaError("schema has elements outside the tree")
@@ -267,10 +274,25 @@ def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None])
         nested_types = _nested_arrow_types(elements, kv, stored)
         for top, slot in nested_top_fields.items():
             name = elements_top_name(elements, top)
-            atype = nested_types.get(name, pa.null())
-            top_fields[slot] = pa.field(name, atype, nullable=True)
+            atype = nested_types.get(name)
+            # pyarrow's nullability: a REQUIRED group or a legacy REPEATED field is not null;
+            # a type still unknown (null) is nullable until the file layer asks pyarrow
+            nullable = atype is None or top_nullable[top]
+            top_fields[slot] = pa.field(name, pa.null() if atype is None else atype, nullable=nullable)
     fields = [f for f in top_fields if f is not None]
     return FileSchema(tuple(columns), pa.schema(fields), tuple(field_leaves))
+
+
+def _leafless_field(elements: tuple[SchemaElement, ...], pos: int) -> pa.Field:
+    """The Arrow field of a group whose subtree holds no leaf: a struct of such structs."""
+    children: list[pa.Field] = []
+    el = elements[pos]
+    child = pos + 1
+    for _ in range(el.num_children):
+        children.append(_leafless_field(elements, child))
+        child = _skip_subtree(elements, child)
+    nullable = el.repetition != Repetition.REQUIRED
+    return pa.field(el.name, pa.struct(children), nullable=nullable)
 
 
 def elements_top_name(elements: tuple[SchemaElement, ...], top: int) -> str:

@@ -739,6 +739,12 @@ class _RowGroupScan:
         return table.select(scan.output_columns) if table.num_rows else None
 
 
+def empty_table(schema: pa.Schema) -> pa.Table:
+    """A table of no rows with exactly ``schema``, for every Arrow type: ``Schema.empty_table``
+    refuses extension types (JSON, UUID, ... and lists, structs, maps and dictionaries of them)."""
+    return pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
+
+
 def _group_by_column(parts: list[BoundExpr]) -> list[BoundExpr]:
     """Join the conjuncts that read the same single column (``x >= a`` and ``x < b``) into one,
     so the column is decoded, and its dictionary evaluated, once per row group. ``=`` / ``IN``
@@ -1024,7 +1030,7 @@ class Scan:
         """All matching rows as one table (a chunk per row group with survivors, not copied)."""
         tables = list(self._tables())
         if not tables:
-            return self.schema.empty_table()
+            return empty_table(self.schema)
         return pa.concat_tables(tables)
 
     def count(self) -> int:
