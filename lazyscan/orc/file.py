@@ -25,7 +25,7 @@ from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
 from lazyscan.orc.positions import PositionColumns, Resume, position_columns, stream_layout
-from lazyscan.orc.statistics import column_stats
+from lazyscan.orc.statistics import column_stats, file_trust
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.selection import RowRanges
 from lazyscan.parquet.statistics import ColumnStats
@@ -245,7 +245,10 @@ class OrcFile:
         """The column's statistics over a stripe, in the form predicates compare with."""
         c = self.column(column)
         rows = self.stripe(stripe).number_of_rows
-        return column_stats(self.stripe_statistics(stripe, c.name), c.arrow_type, rows, self._utc_values(stripe, c))
+        return column_stats(
+            self.stripe_statistics(stripe, c.name), c.arrow_type, rows, self._utc_values(stripe, c),
+            file_trust(self.postscript, self.footer),
+        )
 
     def row_group_statistics(self, stripe: int, column: int | str) -> list[ColumnStats | None] | None:
         """Per row group (``row_index_stride`` rows) of a stripe, the column's statistics."""
@@ -256,8 +259,9 @@ class OrcFile:
         rows = self.stripe(stripe).number_of_rows
         stride = self.row_index_stride
         utc = self._utc_values(stripe, c)
+        trust = file_trust(self.postscript, self.footer)
         return [
-            column_stats(e.statistics, c.arrow_type, min(stride, rows - g * stride), utc) for g, e in enumerate(index)
+            column_stats(e.statistics, c.arrow_type, min(stride, rows - g * stride), utc, trust) for g, e in enumerate(index)
         ]
 
     def stripe_footer(self, stripe: int) -> P.StripeFooter:

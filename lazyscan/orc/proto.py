@@ -245,6 +245,8 @@ class ColumnStatistics:
     #: strings: ``lowerBound``/``upperBound`` replace a min/max longer than the writer keeps
     lower_bound: bytes | None = None
     upper_bound: bytes | None = None
+    #: doubles: the sum, NaN when a NaN was counted (then min/max may leave values out, ORC-629)
+    sum: float | None = None
 
 
 def _bounds(message: memoryview, name: str, read: Any) -> tuple[Any, Any]:
@@ -284,7 +286,11 @@ def parse_column_statistics(buf: Buf) -> ColumnStatistics:
             s.minimum, s.maximum = _bounds(_message(w, v, "intStatistics"), "intStatistics", _sint)
         elif n == 3:
             s.kind = "double"
-            s.minimum, s.maximum = _bounds(_message(w, v, "doubleStatistics"), "doubleStatistics", _fixed_double)
+            message = _message(w, v, "doubleStatistics")
+            s.minimum, s.maximum = _bounds(message, "doubleStatistics", _fixed_double)
+            for m, mw, mv in fields(message):
+                if m == 3:
+                    s.sum = _fixed_double(mw, mv, "doubleStatistics.sum")
         elif n == 4:
             s.kind = "string"
             for m, mw, mv in fields(_message(w, v, "stringStatistics")):
@@ -340,6 +346,8 @@ class Footer:
     row_index_stride: int = 0
     writer: int = 0
     encrypted: bool = False
+    #: the writing library's version (``softwareVersion``, written since ORC 1.7)
+    software_version: str | None = None
 
 
 def parse_footer(buf: Buf) -> Footer:
@@ -371,6 +379,8 @@ def parse_footer(buf: Buf) -> Footer:
             f.writer = _varint_field(w, v, "writer")
         elif n == 10:
             f.encrypted = True
+        elif n == 12:
+            f.software_version = bytes(_message(w, v, "softwareVersion")).decode("utf-8", "replace")
     return f
 
 

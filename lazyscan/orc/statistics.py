@@ -12,8 +12,17 @@ from __future__ import annotations
 import decimal
 import math
 
+import numpy as np
 import pyarrow as pa
 
+from lazyscan.format.writers import (
+    MIN_MAX,
+    NULL_COUNT,
+    ColumnFacts,
+    StatisticsTrust,
+    orc_trust,
+    ordered_bounds,
+)
 from lazyscan.orc import proto as P
 from lazyscan.parquet.statistics import ColumnStats
 
@@ -35,17 +44,73 @@ def _unscaled(text: str | None, scale: int) -> tuple[int, bool] | None:
     return int(floor), floor == d
 
 
-def column_stats(stats: P.ColumnStatistics | None, t: pa.DataType, rows: int, utc_timestamps: bool = True) -> ColumnStats | None:
-    """The statistics of a column of Arrow type ``t`` over a unit of ``rows`` rows."""
+def file_trust(postscript: P.PostScript, footer: P.Footer) -> StatisticsTrust:
+    """The writer rules of an ORC file (:mod:`lazyscan.format.writers`), decided once per
+    writer id, writer version and software version."""
+    return orc_trust(footer.writer, postscript.writer_version, footer.software_version)
+
+
+def _facts(t: pa.DataType) -> ColumnFacts:
+    if pa.types.is_timestamp(t):
+        return ColumnFacts("timestamp", "timestamp")
+    if pa.types.is_decimal(t):
+        return ColumnFacts("decimal", "decimal", precision=t.precision)
+    if pa.types.is_floating(t):
+        return ColumnFacts("float", str(t))
+    if pa.types.is_integer(t):
+        return ColumnFacts("int", str(t))
+    if pa.types.is_string(t):
+        return ColumnFacts("string", "string")
+    if pa.types.is_binary(t):
+        return ColumnFacts("binary", "binary")
+    if pa.types.is_date32(t):
+        return ColumnFacts("date", "date")
+    if pa.types.is_boolean(t):
+        return ColumnFacts("boolean", "boolean")
+    return ColumnFacts("other", str(t))
+
+
+def _counts_contradict(stats: P.ColumnStatistics, rows: int) -> bool:
+    """Whether the value count and the NULL flag contradict the unit's row count: more values
+    than rows, ``hasNull`` false beside fewer values than rows (Hive 3.1 streaming ingest
+    writes ``numberOfValues`` 0 with ``hasNull`` false for stripes holding values), or
+    ``hasNull`` true beside a value for every row."""
+    values = stats.number_of_values
+    if values is None:
+        return False
+    return values < 0 or values > rows or (stats.has_null is False and values < rows) or (
+        stats.has_null is True and values == rows and rows > 0
+    )
+
+
+def column_stats(
+    stats: P.ColumnStatistics | None,
+    t: pa.DataType,
+    rows: int,
+    utc_timestamps: bool = True,
+    trust: StatisticsTrust | None = None,
+) -> ColumnStats | None:
+    """The statistics of a column of Arrow type ``t`` over a unit of ``rows`` rows.
+
+    ``trust``: the file writer's rules (:func:`file_trust`); statistics they name are left
+    out. Statistics whose counts contradict ``rows`` are not used at all; bounds out of order,
+    outside the column type's range, or of doubles whose sum is NaN (a NaN first in a row
+    group freezes ORC's min/max, ORC-629) are left out.
+    """
     if stats is None:
         return None
+    if _counts_contradict(stats, rows):
+        return ColumnStats(None, None, None, rows)
+    distrusted = trust.distrusted(_facts(t)) if trust else frozenset()
     values = stats.number_of_values
-    nulls = rows - values if values is not None and values <= rows else None
+    nulls = rows - values if values is not None else None
     if stats.has_null is False and nulls is None:
         nulls = 0
+    if NULL_COUNT in distrusted:
+        nulls = None
     lo = hi = None
     lo_exact = hi_exact = True
-    if values == 0:
+    if values == 0 or MIN_MAX in distrusted:
         return ColumnStats(None, None, nulls, rows)
     kind = stats.kind
     if (kind == "int" and pa.types.is_integer(t)) or (kind == "date" and pa.types.is_date32(t)):
@@ -78,9 +143,18 @@ def column_stats(stats: P.ColumnStatistics | None, t: pa.DataType, rows: int, ut
                 # reads one second later (0.5 s) than the statistics the writer took from it
                 hi = max(hi, 1000 * per_ms - 1)
             lo_exact = hi_exact = False
-    elif kind == "boolean" and pa.types.is_boolean(t) and stats.true_count is not None and values is not None:
+    elif (
+        kind == "boolean" and pa.types.is_boolean(t) and stats.true_count is not None and values is not None
+        and 0 <= stats.true_count <= values
+    ):
         lo = stats.true_count >= values
         hi = stats.true_count > 0
-    if lo is None or hi is None:
+    if kind == "double" and stats.sum is not None and math.isnan(stats.sum):
+        lo = hi = None
+    if pa.types.is_integer(t) and lo is not None and hi is not None:
+        info = np.iinfo(t.to_pandas_dtype())
+        if lo < int(info.min) or hi > int(info.max):
+            lo = hi = None  # bounds the column's type cannot hold
+    if not ordered_bounds(lo, hi):
         lo = hi = None
     return ColumnStats(lo, hi, nulls, rows, lo_exact, hi_exact)

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
+from lazyscan.format.writers import chunk_size_leaves_out_dictionary_header
 from lazyscan.io import ReadOptions, Source, open_source
 from lazyscan.io.source import ShortReadError
 from lazyscan.parquet import buffers, codecs, fused, fused_match
@@ -408,7 +409,9 @@ class ParquetFile:
         found = stats.get((row_group, desc.index))
         if found is None:
             num_rows = self.metadata.row_groups[row_group].num_rows
-            found = decode_statistics(desc, md.statistics, num_rows, self._type_defined_order(desc))
+            found = decode_statistics(
+                desc, md.statistics, num_rows, self._type_defined_order(desc), chunk=md, footer=self.metadata
+            )
             stats[(row_group, desc.index)] = found
         return found
 
@@ -518,7 +521,11 @@ class ParquetFile:
                 row_group=row_group,
                 column=desc.name,
             )
-        stats = decode_column_index(desc, ci, [p.num_rows for p in layout.pages], self._type_defined_order(desc))
+        _, _, md = self.column_chunk(row_group, column)
+        stats = decode_column_index(
+            desc, ci, [p.num_rows for p in layout.pages], self._type_defined_order(desc), chunk=md,
+            footer=self.metadata, chunk_null_count=self.statistics(row_group, column).null_count,
+        )
         result = (stats, layout)
         _PAGE_STATS_CACHE.put(key, result)
         return result
@@ -1546,16 +1553,7 @@ _NESTED_BYTES_LIMIT = 2**31 - 1
 
 def _old_parquet_mr(created_by: str | None) -> bool:
     """parquet-mr before 1.2.9 (or without a version) wrote too small column chunk sizes."""
-    if not created_by or not created_by.startswith("parquet-mr"):
-        return False
-    parts = created_by.split()
-    if len(parts) < 3 or parts[1] != "version":
-        return True
-    try:
-        version = tuple(int(x) for x in parts[2].split("-")[0].split(".")[:3])
-    except ValueError:
-        return True
-    return version < (1, 2, 9)
+    return chunk_size_leaves_out_dictionary_header(created_by)
 
 
 def _match_dictionary(matcher: BytesMatcher | None, dictionary: Values | None) -> np.ndarray | None:

@@ -46,14 +46,36 @@ class ColumnStats:
 # ------------------------------------------------------------------------------------------
 # decoding raw Parquet statistics
 
+import base64  # noqa: E402
+import functools  # noqa: E402
 import math  # noqa: E402
 import struct  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from lazyscan.parquet.metadata import ColumnIndex, PhysicalType, Statistics  # noqa: E402
+from lazyscan.format.writers import (  # noqa: E402
+    CHUNK,
+    MIN_MAX,
+    NULL_COUNT,
+    PAGE,
+    ColumnFacts,
+    StatisticsTrust,
+    ordered_bounds,
+    parquet_trust,
+    plausible_count,
+)
+from lazyscan.parquet.metadata import (  # noqa: E402
+    ColumnIndex,
+    ColumnMetaData,
+    FileMetaData,
+    PhysicalType,
+    Statistics,
+)
 from lazyscan.parquet.schema import ColumnDescriptor  # noqa: E402
+
+_DICTIONARY_ENCODINGS = (2, 8)  # PLAIN_DICTIONARY, RLE_DICTIONARY
+_NOTHING: frozenset[str] = frozenset()
 
 
 def _is_bytes_like(desc: ColumnDescriptor) -> bool:
@@ -62,7 +84,8 @@ def _is_bytes_like(desc: ColumnDescriptor) -> bool:
 
 
 def stats_usable(desc: ColumnDescriptor, deprecated: bool, type_defined_order: bool | None) -> bool:
-    """Whether min/max of this column can be trusted for comparisons."""
+    """Whether min/max of this column can be trusted for comparisons (by its type and the
+    statistics fields used; the writer's own bugs are :func:`distrusted_statistics`)."""
     t = desc.arrow_type
     if desc.physical_type == PhysicalType.INT96:
         return False  # sort order undefined
@@ -80,6 +103,83 @@ def stats_usable(desc: ColumnDescriptor, deprecated: bool, type_defined_order: b
         if pa.types.is_float16(t):
             return False
     return True
+
+
+def _kind(desc: ColumnDescriptor) -> str:
+    t = desc.arrow_type
+    if desc.physical_type == PhysicalType.INT96:
+        return "int96"
+    for test, kind in (
+        (pa.types.is_boolean, "boolean"), (pa.types.is_unsigned_integer, "uint"), (pa.types.is_integer, "int"),
+        (pa.types.is_float16, "float16"), (pa.types.is_floating, "float"), (pa.types.is_decimal, "decimal"),
+        (pa.types.is_string, "string"), (pa.types.is_large_string, "string"), (pa.types.is_date, "date"),
+        (pa.types.is_time, "time"), (pa.types.is_timestamp, "timestamp"), (pa.types.is_binary, "binary"),
+        (pa.types.is_large_binary, "binary"), (pa.types.is_fixed_size_binary, "binary"),
+    ):
+        if test(t):
+            return kind
+    return "other"
+
+
+@functools.lru_cache(maxsize=64)
+def _arrow_dictionary_fields(arrow_schema: str) -> tuple[bool | None, ...] | None:
+    """Per top-level field of a stored Arrow schema (``ARROW:schema``, base64 IPC): True when
+    it is a dictionary, None when a dictionary is nested inside it; None when unreadable."""
+    try:
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(arrow_schema)))
+    except (ValueError, TypeError, pa.ArrowException):
+        return None
+
+    def holds_dictionary(t: pa.DataType) -> bool:
+        if pa.types.is_dictionary(t):
+            return True
+        return any(holds_dictionary(t.field(i).type) for i in range(t.num_fields))
+
+    out: list[bool | None] = []
+    for f in schema:
+        if pa.types.is_dictionary(f.type):
+            out.append(True)
+        else:
+            out.append(None if holds_dictionary(f.type) else False)
+    return tuple(out)
+
+
+def column_facts(desc: ColumnDescriptor, chunk: ColumnMetaData | None, footer: FileMetaData | None) -> ColumnFacts:
+    """The facts the writer rules look at for one column chunk."""
+    dictionary = chunk is not None and (
+        chunk.dictionary_page_offset is not None or any(e in _DICTIONARY_ENCODINGS for e in chunk.encodings)
+    )
+    arrow_dictionary: bool | None = None
+    stored = footer.key_value_metadata.get("ARROW:schema") if footer is not None else None
+    if stored:
+        fields = _arrow_dictionary_fields(stored)
+        if fields is not None and 0 <= desc.top_level_field < len(fields):
+            arrow_dictionary = fields[desc.top_level_field]
+    return ColumnFacts(
+        kind=_kind(desc),
+        physical=desc.physical_type.name,
+        precision=desc.precision,
+        repeated=desc.max_repetition_level > 0,
+        dictionary_encoded=dictionary,
+        arrow_dictionary=arrow_dictionary,
+    )
+
+
+def writer_trust(footer: FileMetaData) -> StatisticsTrust:
+    """The writer rules of a file (decided once per distinct ``created_by``)."""
+    return parquet_trust(footer.created_by)
+
+
+def distrusted_statistics(
+    desc: ColumnDescriptor, chunk: ColumnMetaData | None, footer: FileMetaData | None, level: str = CHUNK
+) -> frozenset[str]:
+    """The statistics of a column chunk its writer is known to get wrong (:mod:`lazyscan.format.writers`)."""
+    if footer is None:
+        return _NOTHING
+    trust = writer_trust(footer)
+    if not trust:
+        return _NOTHING
+    return trust.distrusted(column_facts(desc, chunk, footer), level)
 
 
 def decode_value(desc: ColumnDescriptor, raw: bytes) -> object | None:
@@ -128,47 +228,88 @@ def decode_statistics(
     stats: Statistics | None,
     num_values: int,
     type_defined_order: bool | None,
+    *,
+    chunk: ColumnMetaData | None = None,
+    footer: FileMetaData | None = None,
 ) -> ColumnStats:
-    """Row-group statistics of a column chunk in the storage domain."""
+    """Row-group statistics of a column chunk (of ``num_values`` rows) in the storage domain.
+
+    With the chunk's metadata and the footer, statistics its writer is known to get wrong are
+    left out (:func:`distrusted_statistics`); statistics that contradict the row count or each
+    other are always left out: a null count above the rows (or, for a flat column, a chunk
+    whose value count is not its row count), bounds out of order, bounds beside a null count
+    saying every value is NULL.
+    """
     if stats is None:
         return ColumnStats(None, None, None, num_values)
+    distrusted = distrusted_statistics(desc, chunk, footer, CHUNK)
     lo = hi = None
-    if stats_usable(desc, stats.deprecated, type_defined_order):
+    if MIN_MAX not in distrusted and stats_usable(desc, stats.deprecated, type_defined_order):
         if stats.min_value is not None:
             lo = decode_value(desc, stats.min_value)
         if stats.max_value is not None:
             hi = decode_value(desc, stats.max_value)
-        if lo is None or hi is None:
+        if not ordered_bounds(lo, hi):
             lo = hi = None
+    nulls = None if NULL_COUNT in distrusted or desc.max_repetition_level > 0 else stats.null_count
+    if chunk is not None and chunk.num_values != num_values:
+        nulls = None  # a flat column holds one value (or NULL) per row
+    nulls = plausible_count(nulls, num_values)
+    if nulls is not None and nulls == num_values and lo is not None:
+        nulls = None  # "every value is NULL" beside bounds of some value: one of them is wrong
     bytes_like = _is_bytes_like(desc)
     min_exact = bool(stats.min_exact) if bytes_like else stats.min_exact is not False
     max_exact = bool(stats.max_exact) if bytes_like else stats.max_exact is not False
-    return ColumnStats(lo, hi, stats.null_count, num_values, min_exact, max_exact, None)
+    return ColumnStats(lo, hi, nulls, num_values, min_exact, max_exact, None)
 
 
 def decode_column_index(
-    desc: ColumnDescriptor, index: ColumnIndex, page_rows: list[int], type_defined_order: bool | None
+    desc: ColumnDescriptor,
+    index: ColumnIndex,
+    page_rows: list[int],
+    type_defined_order: bool | None,
+    *,
+    chunk: ColumnMetaData | None = None,
+    footer: FileMetaData | None = None,
+    chunk_null_count: int | None = None,
 ) -> list[ColumnStats]:
-    """Per-page statistics from a ColumnIndex (``page_rows``: rows in each page)."""
-    usable = stats_usable(desc, False, type_defined_order)
+    """Per-page statistics from a ColumnIndex (``page_rows``: rows in each page).
+
+    Left out, besides what the writer rules name at page level: page null counts that do not
+    add up to ``chunk_null_count`` (the chunk's trusted null count, when known), a page null
+    count above the page's rows, a page marked "all NULL" whose null count says otherwise (it
+    is kept only when the count confirms it; some writers mark pages that have no statistics),
+    a page not marked "all NULL" whose null count says it is, and bounds out of order.
+    """
+    distrusted = distrusted_statistics(desc, chunk, footer, PAGE)
+    usable = MIN_MAX not in distrusted and stats_usable(desc, False, type_defined_order)
     bytes_like = _is_bytes_like(desc)
     out = []
-    counts_valid = index.null_counts is not None and all(c >= 0 for c in index.null_counts)
+    counts = index.null_counts
+    counts_valid = (
+        counts is not None
+        and NULL_COUNT not in distrusted
+        and desc.max_repetition_level == 0
+        and len(counts) == len(page_rows)
+        and all(0 <= c <= rows for c, rows in zip(counts, page_rows))
+        and (chunk_null_count is None or sum(counts) == chunk_null_count)
+    )
     for i, rows in enumerate(page_rows):
-        nulls = index.null_counts[i] if counts_valid and index.null_counts is not None else None
+        nulls = counts[i] if counts_valid and counts is not None else None
         if index.null_pages[i]:
-            # trusted only when the page's null count confirms it (some writers emit null_pages
-            # for pages without statistics)
             if nulls == rows:
                 out.append(ColumnStats(None, None, rows, rows))
             else:
                 out.append(ColumnStats(None, None, None, rows))
             continue
+        if nulls is not None and nulls == rows and rows > 0:
+            out.append(ColumnStats(None, None, None, rows))  # "not all NULL" against its own count
+            continue
         lo = hi = None
         if usable:
             lo = decode_value(desc, index.min_values[i])
             hi = decode_value(desc, index.max_values[i])
-            if lo is None or hi is None:
+            if not ordered_bounds(lo, hi):
                 lo = hi = None
         # page-index binary bounds may be truncated and carry no exactness flag
         out.append(ColumnStats(lo, hi, nulls, rows, not bytes_like, not bytes_like, None))
