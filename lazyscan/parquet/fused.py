@@ -169,6 +169,15 @@ def add_page_jobs(jobs, nj, b, csize, usize, total, codec, v2_levels, v2_compres
 
 
 @_jit
+def v2_values_compressed(header, csize, usize, v2_always):
+    """Whether the values of the v2 data page ``header`` (a :func:`.page_header._parse` vector)
+    are compressed: as the header says, and also where it says they are not but the writer
+    compressed them regardless (``v2_always``, ARROW-17100) or they take another size than
+    stored, which only compressed values can."""
+    return header[H._V2_COMPRESSED] != 0 or v2_always or csize != usize
+
+
+@_jit
 def _job(jobs, nj, src, src_len, dst, dst_len, codec):
     """Row ``nj`` of ``jobs``: ``src_len`` bytes at ``src`` decompressed (or copied) into
     ``dst_len`` bytes at ``dst``; returns the next row."""
@@ -228,10 +237,11 @@ def _lazy_stream(buf, src, src_len, dst, dst_len, codec, max_page_size, lazy, nl
 
 
 @_jit
-def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, lazy, max_page_size):
+def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs, info, lazy, max_page_size, v2_always=False):
     """Parse and check the page headers of a fetched chunk (range ``i`` of ``plan`` starts at
     ``at[i]`` in ``buf``): fill the page table of the decode kernels, the decompression jobs and
     ``info``; return the size of the buffer of bodies, or -1 when this path does not read it.
+    ``v2_always``: the writer compressed every v2 page (:func:`v2_values_compressed`).
 
     Snappy bodies get a row of ``lazy`` (snappy stream states, decompressed as far as the
     kernels read; no rows: none) instead of a job; ``info[_I_LAZY]`` counts them."""
@@ -317,7 +327,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             k += 1
             if lazy.shape[0] > nl and plan[i, _P_HI] > plan[i, _P_LO]:
                 levels = rep + dfl if page_kind == 2 else 0
-                compressed = page_kind == 1 or header[H._V2_COMPRESSED] != 0
+                compressed = page_kind == 1 or v2_values_compressed(header, csize - levels, usize - levels, v2_always)
                 if (
                     compressed and levels <= csize and levels <= usize
                     and _lazy_stream(buf, b + levels, csize - levels, total + levels, usize - levels, codec, max_page_size, lazy, nl)
@@ -329,7 +339,8 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
                     total += usize
                     continue
             if page_kind == 2:
-                nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, rep + dfl, header[H._V2_COMPRESSED] != 0)
+                v2c = v2_values_compressed(header, csize, usize, v2_always)
+                nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, rep + dfl, v2c)
                 total += usize
                 continue
         nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, -1, True)
@@ -806,13 +817,16 @@ class Group(NamedTuple):
     # every member's status _OK; writable (a read-only array is another type to the kernels),
     # never written
     all_ok: np.ndarray
+    #: the writer compressed every v2 page (:func:`v2_values_compressed`)
+    v2_always_compressed: bool = False
 
 
 def group(
     members: list[int], shapes: list[Shape], layouts: list[ChunkLayout], max_defs: list[int], codec_ids: list[int],
-    mds: list[Any],
+    mds: list[Any], v2_always_compressed: bool = False,
 ) -> Group:
-    """The :class:`Group` of the chunks ``layouts`` (one per member)."""
+    """The :class:`Group` of the chunks ``layouts`` (one per member); ``v2_always_compressed``:
+    their writer compressed every v2 page (:func:`v2_values_compressed`)."""
     col_pages = np.zeros(len(members) + 1, np.int64)
     np.cumsum([len(lay.page_starts) for lay in layouts], out=col_pages[1:])
     wide, slot = [], []
@@ -835,7 +849,7 @@ def group(
         np.array([d[0] for d in dicts], i64), np.array([d[1] for d in dicts], i64),
         np.array(max_defs, i64), np.array([s.width for s in shapes], i64), np.array([s.mode for s in shapes], i64),
         np.array(codec_ids, i64), np.array(wide, np.uint8), np.array(slot, i64), counts[0], counts[1], counts[2], tuple(mds),
-        tuple(len(lay.page_starts) for lay in layouts), np.zeros(len(members), i64),
+        tuple(len(lay.page_starts) for lay in layouts), np.zeros(len(members), i64), v2_always_compressed,
     )
 
 
@@ -978,7 +992,7 @@ _J_MEMBER = _JOB_FIELDS
 
 
 @_jit
-def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, lazy, max_page_size):
+def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, status, pages, col_pages, jobs, info, lazy, max_page_size, v2_always):
     """:func:`prepare_chunk` for every member whose ``status`` is still ``_OK``, page tables,
     jobs, lazily decompressed streams (``lazy``; no rows: none) and bodies end to end (a member whose
     headers this path does not read turns ``_GENERAL``). Returns (size of the buffer of bodies,
@@ -998,7 +1012,7 @@ def prepare_group(buf, at, plan, col_rows, dict_size, max_def, width, codec, sta
         has_dict = dict_size[c] >= 0
         size = prepare_chunk(
             buf, at[s : s + n], plan[s : s + n], n, has_dict, max_def[c], width[c], codec[c], pages[k:], jobs[nj:], info[c],
-            lazy[nl:], max_page_size,
+            lazy[nl:], max_page_size, v2_always,
         )
         if size < 0:
             status[c] = _GENERAL
@@ -1124,7 +1138,7 @@ def read_group(
     data_at = np.zeros(m, np.int64)
     total, nj, nl = prepare_group(
         buf, at, gplan.rows, gplan.col_rows, g.dict_size, g.max_def, g.width, g.codec, status, pages, col_pages, jobs, info,
-        lazy, max_page_size,
+        lazy, max_page_size, g.v2_always_compressed,
     )
     dec = _scratch(total)
     clock = time.perf_counter

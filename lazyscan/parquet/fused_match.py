@@ -64,12 +64,13 @@ NOT_HERE, TOO_MANY_PAGES = -1, -2
 
 
 @_jit
-def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, known_dict=-1):
+def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, known_dict=-1, v2_always=False):
     """Parse and check the page headers of a fetched column chunk ``buf[:end]`` (dictionary page
     first, if any; ``known_dict`` >= 0: the data pages only, of a dictionary of that many
     entries decoded earlier): fill the page table, where each page starts (``page_at``), the
     decompression jobs and ``info`` (five slots). Returns the size of the buffer of bodies,
-    ``NOT_HERE`` or ``TOO_MANY_PAGES``."""
+    ``NOT_HERE`` or ``TOO_MANY_PAGES``. ``v2_always``: the writer compressed every v2 page
+    (:func:`.fused.v2_values_compressed`)."""
     header = np.empty(H._SLOTS, np.int64)
     info[_I_DICT_OFF] = 0
     info[_I_DICT_END] = 0
@@ -140,7 +141,8 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
             k += 1
             rows += num
             if page_kind == 2:
-                nj = fused.add_page_jobs(jobs, nj, b, csize, usize, total, codec, dfl, header[H._V2_COMPRESSED] != 0)
+                v2c = fused.v2_values_compressed(header, csize, usize, v2_always)
+                nj = fused.add_page_jobs(jobs, nj, b, csize, usize, total, codec, dfl, v2c)
                 total += usize
                 pos = b + csize
                 continue
@@ -414,7 +416,7 @@ _FIRST_CAPACITY = 64
 
 def match_full(
     buf: np.ndarray, desc: ColumnDescriptor, num_rows: int, codec: int, matcher: BytesMatcher, c: ReadCounters,
-    max_page_size: int, cache: PageCache | None = None, chunk_offset: int = 0,
+    max_page_size: int, cache: PageCache | None = None, chunk_offset: int = 0, v2_always_compressed: bool = False,
 ) -> np.ndarray | None:
     """The rows of a fetched chunk ``buf`` (at ``chunk_offset`` in the file) equal to one of
     ``matcher``'s needles, as a uint8 mask; None when this path does not read the chunk. With a
@@ -423,7 +425,7 @@ def match_full(
     max_def = desc.max_definition_level
     clock = time.perf_counter
     t0 = clock()
-    walked = _walk_and_decompress(buf, num_rows, max_def, codec, max_page_size, -1)
+    walked = _walk_and_decompress(buf, num_rows, max_def, codec, max_page_size, -1, v2_always_compressed)
     if walked is None:
         return None
     pages, page_at, info, dec, done = walked
@@ -469,6 +471,7 @@ def _keep_matched_pages(
 
 def _walk_and_decompress(
     buf: np.ndarray, num_rows: int, max_def: int, codec: int, max_page_size: int, known_dict: int,
+    v2_always_compressed: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int] | None:
     """:func:`walk_chunk` (growing the tables once when the chunk has many pages), then every
     page body decompressed into the thread's scratch buffer: (pages, page offsets, info, bodies,
@@ -479,7 +482,7 @@ def _walk_and_decompress(
         page_at = np.empty(capacity, np.int64)
         jobs = np.empty((2 * capacity + 1, _JOB_FIELDS), np.int64)
         info = np.empty(5, np.int64)
-        total = walk_chunk(buf, len(buf), num_rows, max_def, codec, pages, page_at, jobs, info, known_dict)
+        total = walk_chunk(buf, len(buf), num_rows, max_def, codec, pages, page_at, jobs, info, known_dict, v2_always_compressed)
         if total != TOO_MANY_PAGES or capacity > len(buf):
             break
         capacity = len(buf) // 8 + 2
@@ -494,7 +497,7 @@ def _walk_and_decompress(
 
 def match_dictionary_rows(
     buf: np.ndarray, desc: ColumnDescriptor, num_rows: int, codec: int, dict_count: int, entry_passes: np.ndarray,
-    null_passes: bool, c: ReadCounters, max_page_size: int,
+    null_passes: bool, c: ReadCounters, max_page_size: int, v2_always_compressed: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The rows of a fully dictionary-encoded chunk whose entry passes (``buf``: its data pages,
     fetched; the dictionary of ``dict_count`` entries was decoded earlier): (rows, their codes
@@ -502,7 +505,7 @@ def match_dictionary_rows(
     max_def = desc.max_definition_level
     clock = time.perf_counter
     t0 = clock()
-    walked = _walk_and_decompress(buf, num_rows, max_def, codec, max_page_size, dict_count)
+    walked = _walk_and_decompress(buf, num_rows, max_def, codec, max_page_size, dict_count, v2_always_compressed)
     if walked is None:
         return None
     pages, _page_at, info, dec, done = walked

@@ -10,7 +10,8 @@ turns those into :class:`lazyscan.errors.CorruptFileError` with the location att
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, NamedTuple, TypeVar
@@ -564,6 +565,17 @@ class ColumnIndex:
     boundary_order: BoundaryOrder
     null_counts: tuple[int, ...] | None
 
+    def select(self, pages: Sequence[int]) -> ColumnIndex:
+        """The entries of the pages ``pages`` only (in that order)."""
+        counts = self.null_counts
+        return ColumnIndex(
+            null_pages=tuple(self.null_pages[i] for i in pages),
+            min_values=tuple(self.min_values[i] for i in pages),
+            max_values=tuple(self.max_values[i] for i in pages),
+            boundary_order=self.boundary_order,
+            null_counts=None if counts is None else tuple(counts[i] for i in pages),
+        )
+
 
 @_guarded
 def column_index_from_thrift(f: dict[int, Any]) -> ColumnIndex:
@@ -590,30 +602,39 @@ def column_index_from_thrift(f: dict[int, Any]) -> ColumnIndex:
 @dataclass(frozen=True, slots=True)
 class PageLocation:
     offset: int
-    compressed_page_size: int  # includes the page header
+    #: the page's size with its header; parquet-go (parquet-go/parquet-go issue 206) wrote it
+    #: without the header, so readers take a page's extent from where the next one starts
+    compressed_page_size: int
     first_row_index: int
+
+    @property
+    def unwritten(self) -> bool:
+        """An entry for a page that holds no row and was never written: Impala 4.0 lists such
+        pages with offset -1 (size 0, first row -1), apache/impala
+        ``testdata/data/alltypes_empty_pages.parquet``."""
+        return self.offset < 0
 
 
 @dataclass(frozen=True, slots=True)
 class OffsetIndex:
+    """A chunk's page locations as the writer recorded them; the file layer checks them
+    against the chunk (:meth:`~lazyscan.parquet.file.ParquetFile.page_layout`) and reads the
+    page headers instead when they do not add up."""
+
     page_locations: tuple[PageLocation, ...]
 
 
 @_guarded
 def offset_index_from_thrift(f: dict[int, Any]) -> OffsetIndex:
-    locs = []
-    prev_row = -1
-    for p in _structs(f.get(1, []), "page locations"):
-        loc = PageLocation(
-            offset=_nonneg(p.get(1, -1), "page offset"),
-            compressed_page_size=_nonneg(p.get(2, -1), "page size"),
-            first_row_index=_nonneg(p.get(3, -1), "page first row"),
+    locs = tuple(
+        PageLocation(
+            offset=_int(p.get(1, -1), "page offset"),
+            compressed_page_size=_int(p.get(2, -1), "page size"),
+            first_row_index=_int(p.get(3, -1), "page first row"),
         )
-        if loc.first_row_index < prev_row or (prev_row == -1 and loc.first_row_index != 0):
-            raise ThriftError("offset index first_row_index values are not ascending from 0")
-        prev_row = loc.first_row_index
-        locs.append(loc)
-    return OffsetIndex(tuple(locs))
+        for p in _structs(f.get(1, []), "page locations")
+    )
+    return OffsetIndex(locs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,3 +653,21 @@ def bloom_filter_header_from_thrift(f: dict[int, Any]) -> BloomFilterHeader:
         hash_xxhash=1 in _struct(f.get(3, {}), "hash"),
         uncompressed=1 in _struct(f.get(4, {}), "compression"),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# writers' layout quirks
+
+_CREATED_BY = re.compile(r"\s*(\S+)\s+version\s*(\d+)?")
+
+
+def v2_pages_always_compressed(created_by: str | None) -> bool:
+    """Whether the writer compressed the values of its v2 data pages even where the page header
+    says ``is_compressed = false``: parquet-cpp up to 1.5.1 (pyarrow before 3.0; from 3.0 on it
+    signs as ``parquet-cpp-arrow``) did so, ARROW-10353; Arrow's reader decompresses such
+    pages by this rule (ARROW-17100, ``ApplicationVersion::PARQUET_CPP_10353_FIXED_VERSION``,
+    which stands for ``parquet-cpp`` 2.0.0)."""
+    if not created_by or created_by.split(maxsplit=1)[0] != "parquet-cpp":
+        return False
+    m = _CREATED_BY.match(created_by)
+    return m is None or m.group(2) is None or int(m.group(2)) < 2
