@@ -53,12 +53,14 @@ from lazyscan.parquet.metadata import (
     FileMetaData,
     OffsetIndex,
     PageHeader,
+    PageLocation,
     PageType,
     PhysicalType,
     bloom_filter_header_from_thrift,
     column_index_from_thrift,
     file_metadata_from_thrift,
     offset_index_from_thrift,
+    v2_pages_always_compressed,
 )
 from lazyscan.parquet.page_header import parse_page_header
 from lazyscan.parquet.schema import ColumnDescriptor, FileSchema, SchemaError, build_schema
@@ -107,6 +109,8 @@ class ChunkLayout:
     dictionary: tuple[int, int] | None  # (offset, size) of the dictionary page
     pages: tuple[PageInfo, ...]
     from_offset_index: bool
+    #: the offset index entry of each page, when the index lists pages never written
+    index_entries: tuple[int, ...] | None = None
     #: first row and end row of each page, as arrays (derived from ``pages``)
     page_starts: np.ndarray = field(init=False, repr=False, compare=False)
     page_ends: np.ndarray = field(init=False, repr=False, compare=False)
@@ -146,6 +150,10 @@ class _Cache:
             while len(self._data) > self.capacity:
                 self._data.popitem(last=False)
 
+    def drop(self, key: Any) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
@@ -163,6 +171,13 @@ _PAGE_STATS_CACHE = _Cache(16384)
 #: data pages per column chunk of a file (an array per footer), keyed like footers
 _PAGE_COUNT_CACHE = _Cache(256)
 _NO_PAGE_STATS = object()
+#: column chunks whose offset index located a page wrongly: their layout comes from the page
+#: headers, and their column index is not used; keyed like layouts
+_DISTRUSTED = _Cache(65536)
+#: counts the chunks distrusted so far: part of the keys of cached fused-read groups, which
+#: hold layouts
+_LAYOUT_GENERATION = 0
+_GENERATION_LOCK = threading.Lock()
 _NO_BYTES = np.empty(0, np.uint8)
 #: a file's page indexes (all ColumnIndexes and OffsetIndexes, which writers put side by side)
 #: are fetched in one request when they span at most this many bytes
@@ -265,6 +280,7 @@ def clear_caches() -> None:
     _GROUP_CACHE.clear()
     _LAYOUT_CACHE.clear()
     _PAGE_STATS_CACHE.clear()
+    _DISTRUSTED.clear()
 
 
 class ParquetFile:
@@ -285,6 +301,8 @@ class ParquetFile:
         self.counters = ReadCounters()
         self._footer_key: tuple[Any, ...] = ()
         self.metadata, self.schema = self._read_footer()
+        #: the writer compressed v2 pages that say they are not (ARROW-17100)
+        self._v2_always_compressed = v2_pages_always_compressed(self.metadata.created_by)
         self._nested_types: dict[str, pa.DataType] | None = None
         self._shapes: dict[int, fused.Shape | None] = {}
         self._index_lock = threading.Lock()
@@ -510,17 +528,15 @@ class ParquetFile:
         if cached is not None:
             return cached if cached is not _NO_PAGE_STATS else None  # type: ignore[no-any-return]
         ci = self.column_index(row_group, column)
-        if ci is None:
+        layout = self.page_layout(row_group, column) if ci is not None else None
+        if ci is not None and layout is not None and layout.index_entries is not None:
+            entries = layout.index_entries
+            if len(ci.null_pages) != len(layout.pages) and len(ci.null_pages) > entries[-1]:
+                ci = ci.select(entries)  # it lists the pages never written, as the offset index does
+        if ci is None or layout is None or len(layout.pages) != len(ci.null_pages) or _DISTRUSTED.get(key) is not None:
+            # no index, or one whose pages are not the chunk's: no page-level pruning
             _PAGE_STATS_CACHE.put(key, _NO_PAGE_STATS)
             return None
-        layout = self.page_layout(row_group, column)
-        if len(layout.pages) != len(ci.null_pages):
-            raise self._error(
-                CorruptFileError,
-                f"column index has {len(ci.null_pages)} pages, the chunk has {len(layout.pages)}",
-                row_group=row_group,
-                column=desc.name,
-            )
         _, _, md = self.column_chunk(row_group, column)
         stats = decode_column_index(
             desc, ci, [p.num_rows for p in layout.pages], self._type_defined_order(desc), chunk=md,
@@ -622,29 +638,34 @@ class ParquetFile:
         cached = _LAYOUT_CACHE.get(key)
         if cached is not None:
             return cached  # type: ignore[no-any-return]
-        column = desc.index
         where = {"row_group": row_group, "column": desc.name}
         num_rows = self.metadata.row_groups[row_group].num_rows
         start, total = self._chunk_range(md)
-        oi = self.offset_index(row_group, column)
-        layout: ChunkLayout
-        if oi is not None and oi.page_locations and desc.flat:
-            locs = oi.page_locations
-            pages = []
-            for i, loc in enumerate(locs):
-                nxt = locs[i + 1].first_row_index if i + 1 < len(locs) else num_rows
-                if nxt < loc.first_row_index or nxt > num_rows:
-                    raise self._error(CorruptFileError, "offset index rows exceed the row group", **where)
-                if loc.offset + loc.compressed_page_size > self.source.size:
-                    raise self._error(CorruptFileError, "offset index page lies outside the file", page=i, **where)
-                pages.append(PageInfo(loc.offset, loc.compressed_page_size, loc.first_row_index, nxt - loc.first_row_index))
-            first = locs[0].offset
-            dictionary = (start, first - start) if first > start else None
-            layout = ChunkLayout(dictionary, tuple(pages), True)
-        else:
+        layout = None
+        if desc.flat and _DISTRUSTED.get(key) is None:
+            oi = self.offset_index(row_group, desc.index)
+            if oi is not None and oi.page_locations:
+                data_pages = int(self._data_page_counts()[row_group, desc.index])
+                layout = _index_layout(
+                    oi.page_locations, start, start + total, num_rows, self.source.size, data_pages if data_pages >= 0 else None
+                )
+        if layout is None:
             layout = self._walk_pages(start, total, num_rows, where)
         _LAYOUT_CACHE.put(key, layout)
         return layout
+
+    def _distrust_offset_index(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
+        """The chunk's layout from its page headers, after a page its offset index located did
+        not match what the index says: that chunk's index is not used again (not for planning,
+        nor its column index for pruning, whose entries follow the offset index's pages)."""
+        global _LAYOUT_GENERATION
+        key = (self._footer_key, row_group, desc.index)
+        _DISTRUSTED.put(key, True)
+        _LAYOUT_CACHE.drop(key)
+        _PAGE_STATS_CACHE.put(key, _NO_PAGE_STATS)
+        with _GENERATION_LOCK:
+            _LAYOUT_GENERATION += 1
+        return self._layout(row_group, desc, md)
 
     def _walk_pages(self, start: int, total: int, num_rows: int, where: dict[str, Any]) -> ChunkLayout:
         end = start + total
@@ -844,7 +865,8 @@ class ParquetFile:
             raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
         num_rows = self.metadata.row_groups[row_group].num_rows
         found = fused_match.match_dictionary_rows(
-            buf, desc, num_rows, md.codec, len(dictionary), entry_passes, null_passes, c, self.options.max_page_size
+            buf, desc, num_rows, md.codec, len(dictionary), entry_passes, null_passes, c, self.options.max_page_size,
+            self._v2_always_compressed,
         )
         if found is None:
             return None
@@ -1001,11 +1023,15 @@ class ParquetFile:
             vsize = header.uncompressed_page_size - levels_len
             if cached is not None:
                 vbuf = cached
-            elif h2.is_compressed and md.codec != 0:
+            elif md.codec != 0 and (h2.is_compressed or self._v2_always_compressed or len(values_raw) != vsize):
+                # values said to be stored as they are, yet of another size than stored, can only
+                # be compressed: old parquet-cpp wrote them so (ARROW-17100)
                 vbuf = self._decompress(md.codec, values_raw, vsize, c)
             else:
                 if len(values_raw) != vsize:
-                    raise CorruptFileError("uncompressed v2 page size mismatch")
+                    raise CorruptFileError(
+                        f"v2 page stores {len(values_raw)} bytes of values uncompressed, its header says {vsize}"
+                    )
                 vbuf = np.asarray(values_raw)
             vpos, vend = 0, len(vbuf)
             encoding = h2.encoding
@@ -1047,7 +1073,9 @@ class ParquetFile:
                     dictionary = None
         buf = np.frombuffer(self._fetch([(start, total)], c)[0], dtype=np.uint8)
         if matcher is not None and dictionary is None and self._fused_shape(desc) is not None:
-            mask = fused_match.match_full(buf, desc, num_rows, md.codec, matcher, c, self.options.max_page_size, cache, start)
+            mask = fused_match.match_full(
+                buf, desc, num_rows, md.codec, matcher, c, self.options.max_page_size, cache, start, self._v2_always_compressed
+            )
             if mask is not None:
                 return Assembled(num_rows, None, values=mask)
         pos = 0
@@ -1195,11 +1223,22 @@ class ParquetFile:
     ) -> Assembled:
         """Decode the selected rows of a chunk from the pages fetched for ``plan``."""
         desc, md, layout = plan.desc, plan.md, plan.layout
+        # what does not match the page index comes from an offset index that located a page
+        # wrongly when the layout is the index's: the caller reads the chunk's headers instead
+        mismatch = _IndexMismatch if layout.from_offset_index else CorruptFileError
         dictionary = plan.dictionary
         if plan.fetch_dictionary:
             assert layout.dictionary is not None
             dview = np.frombuffer(views[0], dtype=np.uint8)
             try:
+                if layout.from_offset_index:
+                    # the index says the dictionary page fills the space before the first data page
+                    try:
+                        head = parse_page_header(dview, 0, len(dview))
+                    except ThriftError:
+                        raise mismatch("the offset index's first page does not follow the dictionary page") from None
+                    if head.header_size + head.compressed_page_size != len(dview):
+                        raise mismatch("the offset index's first page does not follow the dictionary page")
                 dictionary = self._decode_dictionary(dview, 0, len(dview), desc, md, c, where, cache, layout.dictionary[0])
             except FileError as e:
                 raise e.at(page=0) from None
@@ -1220,18 +1259,21 @@ class ParquetFile:
                     header = cache.headers[info.offset]
                 else:
                     buf = np.frombuffer(next(fetched), dtype=np.uint8)
-                    header = _parse_header(buf, 0, len(buf))
+                    try:
+                        header = parse_page_header(buf, 0, len(buf))
+                    except ThriftError as e:
+                        raise mismatch(f"corrupt page header: {e}") from None
                     if header.type not in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
-                        raise CorruptFileError("page index points at a page that is not a data page")
+                        raise mismatch("page index points at a page that is not a data page")
                     if header.header_size + header.compressed_page_size > len(buf):
-                        raise CorruptFileError("page extends past its recorded size")
+                        raise mismatch("page extends past its recorded size")
+                    if _page_rows(header) != info.num_rows:
+                        raise mismatch(f"page holds {_page_rows(header)} rows, the page index says {info.num_rows}")
                 page = self._decode_page(
                     header, buf, header.header_size, desc, md, sel, dictionary, c, matcher, dict_mask, cache, info.offset
                 )
                 if sel is None and page.num_rows != info.num_rows:
                     raise CorruptFileError(f"page holds {page.num_rows} rows, the page index says {info.num_rows}")
-                if sel is not None and header.num_values != info.num_rows:
-                    raise CorruptFileError(f"page holds {header.num_values} rows, the page index says {info.num_rows}")
             except FileError as e:
                 raise e.at(page=int(i) + page_base) from None
             pages.append(page)
@@ -1262,7 +1304,11 @@ class ParquetFile:
         rows = self._selected_rows(selection)
         plan = self._plan_selected(row_group, desc, md, rows, cache)
         views = self._fetch(plan.ranges, c)
-        return self._decode_selected(plan, views, rows, c, where, matcher, cache)
+        try:
+            return self._decode_selected(plan, views, rows, c, where, matcher, cache)
+        except _IndexMismatch:
+            self._distrust_offset_index(row_group, desc, md)
+        return self._read_selected(row_group, desc, md, selection, c, where, matcher, cache)
 
     def read_columns(
         self,
@@ -1410,14 +1456,19 @@ class ParquetFile:
         views = [buf[a : a + length] for a, (_, length) in zip(at, plan.ranges)]
         where = {"row_group": row_group, "column": plan.desc.name}
         try:
-            chunk = self._decode_selected(plan, views, rows, c, where, cache=cache)
+            try:
+                chunk = self._decode_selected(plan, views, rows, c, where, cache=cache)
+            except _IndexMismatch:
+                self._distrust_offset_index(row_group, plan.desc, plan.md)
+                plan = self._plan_selected(row_group, plan.desc, plan.md, rows, cache)
+                chunk = self._decode_selected(plan, self._fetch(plan.ranges, c), rows, c, where, cache=cache)
         except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
             raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
         return self.to_arrow(row_group, plan.desc, chunk, c)
 
     def _fused_group(self, row_group: int, descs: list[ColumnDescriptor]) -> fused.Group | None:
         """The columns of ``descs`` the fused path reads in this row group (cached)."""
-        key = (self._footer_key, row_group, tuple(d.index for d in descs))
+        key = (self._footer_key, row_group, tuple(d.index for d in descs), _LAYOUT_GENERATION)
         cached = _GROUP_CACHE.get(key)
         if cached is not None:
             return None if cached is _NO_GROUP else cached  # type: ignore[no-any-return]
@@ -1437,7 +1488,7 @@ class ParquetFile:
             max_defs.append(desc.max_definition_level)
             codec_ids.append(md.codec)
             mds.append(md)
-        g = fused.group(members, shapes, layouts, max_defs, codec_ids, mds) if members else None
+        g = fused.group(members, shapes, layouts, max_defs, codec_ids, mds, self._v2_always_compressed) if members else None
         _GROUP_CACHE.put(key, _NO_GROUP if g is None else g)
         return g
 
@@ -1549,6 +1600,47 @@ _PARQUET_816_PADDING = 100
 #: a nested column (read through pyarrow) whose byte-array leaf holds this much in one row group
 #: does not fit the 32-bit offsets of one Arrow array; pyarrow decompresses it all before saying so
 _NESTED_BYTES_LIMIT = 2**31 - 1
+
+
+def _index_layout(
+    locs: Sequence[PageLocation], start: int, end: int, num_rows: int, file_size: int, data_pages: int | None
+) -> ChunkLayout | None:
+    """The layout of a chunk at ``[start, end)`` as its offset index ``locs`` gives it, or None
+    when the index does not add up (the caller then walks the page headers).
+
+    Entries of pages never written (Impala) are left out. A page extends to where the next one
+    starts, the last one to the chunk's end: the sizes recorded are only checked not to reach
+    into the next page, since parquet-go recorded them without the page header (a reader of a
+    page checks its header against what was fetched). ``data_pages``: how many data pages the
+    chunk's encoding statistics count, if they do (an index that lists fewer misses some)."""
+    entries = [i for i, loc in enumerate(locs) if not loc.unwritten]
+    kept = [locs[i] for i in entries]
+    if not kept or kept[0].first_row_index != 0 or kept[0].offset < start:
+        return None
+    if data_pages is not None and data_pages not in (len(kept), len(locs)):  # Impala counts unwritten pages too
+        return None
+    last = kept[-1]
+    last_end = max(end, last.offset + last.compressed_page_size)
+    if last_end > file_size:
+        last_end = last.offset + last.compressed_page_size
+    if last_end > file_size or last.offset >= end or last.first_row_index > num_rows:
+        return None
+    pages = []
+    for i, loc in enumerate(kept):
+        nxt = kept[i + 1] if i + 1 < len(kept) else None
+        page_end = last_end if nxt is None else nxt.offset
+        next_row = num_rows if nxt is None else nxt.first_row_index
+        if loc.compressed_page_size <= 0 or loc.offset + loc.compressed_page_size > page_end or next_row < loc.first_row_index:
+            return None
+        pages.append(PageInfo(loc.offset, page_end - loc.offset, loc.first_row_index, next_row - loc.first_row_index))
+    first = kept[0].offset
+    dictionary = (start, first - start) if first > start else None
+    return ChunkLayout(dictionary, tuple(pages), True, None if len(kept) == len(locs) else tuple(entries))
+
+
+class _IndexMismatch(CorruptFileError):
+    """A page located by the chunk's offset index is not what the index says (the caller reads
+    the chunk again from its page headers)."""
 
 
 def _old_parquet_mr(created_by: str | None) -> bool:
