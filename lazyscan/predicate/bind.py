@@ -1,7 +1,8 @@
 """Bind an expression to an Arrow schema: resolve columns, coerce literals the way Spark does.
 
 :func:`bind` is the only entry point. It resolves every column reference once (exact name
-first, then case-insensitively, as Spark's default ``spark.sql.caseSensitive=false``), and
+first, then case-insensitively when one name matches, as Spark's default
+``spark.sql.caseSensitive=false``; exactly only with ``case_sensitive=True``), and
 turns every ``column op literal`` into an equivalent comparison *in the column's own type*, so
 evaluation and pruning never convert values per row.
 
@@ -64,7 +65,7 @@ from __future__ import annotations
 
 import decimal
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -746,30 +747,83 @@ def negate(expr: BoundExpr) -> BoundExpr:
     raise TypeError(f"not a bound expression: {expr!r}")  # pragma: no cover
 
 
+def _nested_hint(name: str, names: Sequence[str], types: Sequence[pa.DataType] | None) -> str:
+    """For a dotted name that is no column: say when its first part is a struct column."""
+    if "." not in name or types is None:
+        return ""
+    head, _, rest = name.partition(".")
+    for n, t in zip(names, types):
+        if n.lower() == head.lower() and pa.types.is_struct(t):
+            return (
+                f"; {render_column(name)} is not a top-level column, and {render_column(rest)} of "
+                f"the struct column {render_column(n)} is a nested field, which predicates "
+                "cannot read"
+            )
+    return ""
+
+
+def resolve_index(
+    name: str,
+    names: Sequence[str],
+    case_sensitive: bool = False,
+    types: Sequence[pa.DataType] | None = None,
+) -> int:
+    """The position in ``names`` of the column ``name`` refers to, resolved as Spark does.
+
+    The exact name wins; otherwise, unless ``case_sensitive`` (Spark's
+    ``spark.sql.caseSensitive``), the one name equal to it ignoring case. A name is taken
+    whole: dots, spaces, quotes are part of it (``a.b`` is the column named ``a.b``, never a
+    field of a struct). Raises :class:`PredicateError` naming the candidates when no column or
+    several match.
+    """
+    exact = [i for i, n in enumerate(names) if n == name]
+    if len(exact) == 1:
+        return exact[0]
+    if len(exact) > 1:
+        raise PredicateError(
+            f"column reference {render_column(name)} is ambiguous: the schema has "
+            f"{len(exact)} columns named {render_column(name)}"
+        )
+    folded = name.lower()
+    similar = [i for i, n in enumerate(names) if n.lower() == folded]
+    if not case_sensitive and len(similar) == 1:
+        return similar[0]
+    if not case_sensitive and len(similar) > 1:
+        candidates = ", ".join(render_column(names[i]) for i in similar)
+        raise PredicateError(
+            f"column reference {render_column(name)} is ambiguous: {candidates} differ only in "
+            "case; write the name exactly as one of them is spelled and resolve names "
+            "case-sensitively (the scan option case_sensitive=True, Spark's "
+            "spark.sql.caseSensitive=true)"
+        )
+    available = ", ".join(render_column(n) for n in names) or "(none)"
+    hint = ""
+    if similar:
+        candidates = ", ".join(render_column(names[i]) for i in similar)
+        hint = f" (names are resolved case-sensitively; {candidates} differs in case)"
+    hint += _nested_hint(name, names, types)
+    raise PredicateError(f"unknown column {render_column(name)}{hint}; the schema has: {available}")
+
+
+def resolve_name(name: str, names: Sequence[str], case_sensitive: bool = False) -> str:
+    """The spelling in ``names`` of the column ``name`` refers to (see :func:`resolve_index`)."""
+    return names[resolve_index(name, names, case_sensitive)]
+
+
 class _Binder:
-    def __init__(self, schema: pa.Schema) -> None:
+    def __init__(self, schema: pa.Schema, case_sensitive: bool = False) -> None:
         self.schema = schema
-        self._exact: dict[str, list[int]] = {}
-        self._folded: dict[str, list[int]] = {}
-        for i, f in enumerate(schema):
-            self._exact.setdefault(f.name, []).append(i)
-            self._folded.setdefault(f.name.lower(), []).append(i)
+        self.case_sensitive = case_sensitive
+        self._names = schema.names
+        self._types = schema.types
+        self._resolved: dict[str, int] = {}
 
     def resolve(self, ref: Ref) -> BoundRef:
-        name = ref.name
-        hits = self._exact.get(name)
-        if hits is None:
-            hits = self._folded.get(name.lower())
-        if not hits:
-            available = ", ".join(render_column(f.name) for f in self.schema) or "(none)"
-            raise PredicateError(
-                f"unknown column {render_column(name)}; the schema has: {available}"
-            )
-        if len(hits) > 1:
-            names = ", ".join(render_column(self.schema[i].name) for i in hits)
-            raise PredicateError(f"column reference {render_column(name)} is ambiguous: {names}")
-        field = self.schema[hits[0]]
-        return BoundRef(field.name, hits[0], field.type)
+        i = self._resolved.get(ref.name)
+        if i is None:
+            i = self._resolved[ref.name] = resolve_index(ref.name, self._names, self.case_sensitive, self._types)
+        field = self.schema[i]
+        return BoundRef(field.name, i, field.type)
 
     def _kind(self, ref: BoundRef, what: str) -> ColumnKind:
         kind = column_kind(ref.type)
@@ -949,12 +1003,14 @@ class _Binder:
         return BoundLike(ref, e.pattern, e.escape, e.negated, matcher)
 
 
-def bind(expr: Expr, schema: pa.Schema) -> BoundExpr:
+def bind(expr: Expr, schema: pa.Schema, *, case_sensitive: bool = False) -> BoundExpr:
     """Resolve ``expr`` against ``schema`` and coerce its literals to the columns' types.
 
-    Raises :class:`PredicateError` for an unknown or ambiguous column, a literal that cannot
-    be cast (message names the column and the literal), or an unsupported comparison.
+    Column names resolve as :func:`resolve_index` says: exactly, then ignoring case unless
+    ``case_sensitive``. Raises :class:`PredicateError` for an unknown or ambiguous column, a
+    literal that cannot be cast (message names the column and the literal), or an unsupported
+    comparison.
     """
     if not isinstance(expr, Expr):
         raise PredicateError(f"bind needs an expression, got {type(expr).__name__}")
-    return _Binder(schema).bind(expr)
+    return _Binder(schema, case_sensitive).bind(expr)

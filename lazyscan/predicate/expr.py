@@ -349,8 +349,8 @@ class Column:
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, name: str) -> None:
-        if not isinstance(name, str) or not name:
-            raise PredicateError(f"column name must be a non-empty string, got {name!r}")
+        if not isinstance(name, str):
+            raise PredicateError(f"column name must be a string, got {name!r}")
         self.ref = Ref(name)
 
     @property
@@ -468,7 +468,10 @@ def _text(value: object) -> str:
 
 
 def col(name: str) -> Column:
-    """Refer to a column by name (matched exactly, then case-insensitively, at bind time)."""
+    """Refer to a top-level column by its name, taken whole: ``col("a.b")`` is the column named
+    ``a.b`` (never field ``b`` of a struct ``a``: predicates do not read nested fields), and
+    spaces, quotes, non-ASCII letters, SQL keywords and the empty string are names like any
+    other. Matched exactly, then case-insensitively when one column matches, at bind time."""
     return Column(name)
 
 

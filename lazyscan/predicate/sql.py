@@ -11,7 +11,18 @@ Literals, typed as Spark types them: integers (``5``, ``10L``, ``1Y``, ``1S``), 
 double quotes, backslash escapes, ``''`` for a quote, adjacent strings concatenated, ``r'raw'``),
 ``X'hex'``, ``TRUE`` / ``FALSE`` / ``NULL``, ``DATE '...'``, ``TIMESTAMP '...'`` (read in UTC),
 ``TIMESTAMP_NTZ '...'``, ``TIME '...'``, unary minus, and ``CAST`` / ``TRY_CAST`` of a literal
-(ANSI: a failing CAST is an error, a failing TRY_CAST is NULL). Identifiers may be backquoted.
+(ANSI: a failing CAST is an error, a failing TRY_CAST is NULL).
+
+Column names: a plain identifier, or any name in backquotes (`` `a.b` ``, `` `it's` ``,
+`` `say "hi"` ``, `` `x``y` `` for a backquote, `` `` `` for the empty name). Double quotes make
+a name where a column must stand and a string where a literal must: the subject of ``IS``,
+``IN``, ``LIKE``, ``BETWEEN``, a predicate alone, and the one side of a comparison whose other
+side is a literal (``"a b" = 1``, ``1 < "a b"``; ``""`` inside is one double quote, as with
+Spark's ``spark.sql.ansi.doubleQuotedIdentifiers``); compared with a column, double quotes make a
+string as in Spark's default (``name = "x"``). Two double-quoted operands are refused as
+ambiguous. A dotted name without quotes (``s.x``) is a nested field (Spark's reading: field
+``x`` of struct ``s``), which predicates cannot read; `` `s.x` `` is the top-level column named
+``s.x``.
 
 Everything else — functions or arithmetic on columns, column-versus-column comparisons,
 subqueries, qualified or nested names, RLIKE, ILIKE, intervals — raises
@@ -20,6 +31,7 @@ subqueries, qualified or nested names, RLIKE, ILIKE, intervals — raises
 
 from __future__ import annotations
 
+import contextvars
 import decimal
 import math
 from fractions import Fraction
@@ -127,11 +139,74 @@ def _column(node: exp.Expression) -> Ref | None:
     if isinstance(node, exp.Column):
         if node.args.get("table") is not None or not isinstance(node.this, exp.Identifier):
             raise PredicateError(
-                f"unsupported qualified or nested column reference {_sql(node)} "
-                "(backquote a name that contains dots: `a.b`)"
+                f"unsupported qualified or nested column reference {_sql(node)}: without quotes "
+                "a dotted name is a field of a struct column, and predicates cannot read nested "
+                "fields; a top-level column whose name holds dots is written in backquotes "
+                "(`a.b`)"
             )
         return Ref(node.this.this)
     return None
+
+
+#: the predicate text being converted, for the spelling of double-quoted names
+_TEXT: contextvars.ContextVar[str] = contextvars.ContextVar("lazyscan_predicate_text", default="")
+#: whether a double-quoted string was read as a column name in the text being converted
+_QUOTED_NAMES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "lazyscan_predicate_quoted_names", default=None
+)
+
+
+def _double_quoted_end(text: str, start: int) -> tuple[str, int] | None:
+    """The name in the double-quoted identifier at ``text[start]`` and how many adjacent
+    string tokens it spans (``"a""b"``, the name ``a"b``, is two); None if it is not one."""
+    if text[start : start + 1] != '"':
+        return None
+    out = []
+    parts = 1
+    i = start + 1
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if c == '"':
+            if text[i + 1 : i + 2] == '"':
+                out.append('"')
+                parts += 1
+                i += 2
+                continue
+            return "".join(out), parts
+        out.append(c)
+        i += 1
+    return None
+
+
+def _double_quoted_name(node: exp.Expression) -> str | None:
+    """The column name a double-quoted string denotes, where a column must stand."""
+    node = _unwrap(node)
+    parts = node.expressions if isinstance(node, exp.Concat) else [node]
+    if not parts or not all(isinstance(p, exp.Literal) and p.is_string for p in parts):
+        return None
+    start = parts[0].meta.get("start") if parts[0].meta else None
+    if start is None:
+        return None
+    found = _double_quoted_end(_TEXT.get(), start)
+    if found is None or found[1] != len(parts):
+        return None
+    names = _QUOTED_NAMES.get()
+    if names is not None:
+        names.append(found[0])
+    return found[0]
+
+
+def _subject(node: exp.Expression) -> Ref | None:
+    """The column where a column must stand: a column, or a double-quoted name."""
+    ref = _column(node)
+    if ref is not None:
+        return ref
+    name = _double_quoted_name(node)
+    return None if name is None else Ref(name)
 
 
 def _number(text: str) -> Literal:
@@ -227,6 +302,17 @@ def _literal(node: exp.Expression) -> Literal | None:
 def _compare(node: exp.Expression, op: str) -> Expr:
     left, right = node.this, node.expression
     lcol, rcol = _column(left), _column(right)
+    if lcol is None and rcol is None:
+        lname, rname = _double_quoted_name(left), _double_quoted_name(right)
+        if lname is not None and rname is not None:
+            raise PredicateError(
+                f"ambiguous comparison {_sql(node)}: both sides are in double quotes; write the "
+                "column name in backquotes (`name`) and a string in single quotes"
+            )
+        if lname is not None:
+            lcol = Ref(lname)
+        elif rname is not None:
+            rcol = Ref(rname)
     if lcol is not None and rcol is not None:
         raise PredicateError(
             f"unsupported comparison between columns: {_sql(node)} "
@@ -304,7 +390,7 @@ def _in(node: exp.In, negated: bool) -> Expr:
         raise _unsupported(node, "IN subquery")
     if node.args.get("unnest") is not None or node.args.get("field") is not None:
         raise _unsupported(node, "IN construct")
-    ref = _column(node.this)
+    ref = _subject(node.this)
     if ref is None:
         raise _unsupported(_unwrap(node.this), "IN on a non-column expression")
     values = []
@@ -326,7 +412,7 @@ def _like(node: exp.Expression, negated: bool) -> Expr:
         node = node.this
     if node.args.get("negate"):
         negated = not negated
-    ref = _column(node.this)
+    ref = _subject(node.this)
     if ref is None:
         raise _unsupported(_unwrap(node.this), "LIKE on a non-column expression")
     target = _unwrap(node.expression)
@@ -343,7 +429,7 @@ def _like(node: exp.Expression, negated: bool) -> Expr:
 def _between(node: exp.Between) -> Expr:
     if node.args.get("symmetric"):
         raise _unsupported(node, "BETWEEN SYMMETRIC")
-    ref = _column(node.this)
+    ref = _subject(node.this)
     if ref is None:
         raise _unsupported(_unwrap(node.this), "BETWEEN on a non-column expression")
     low, high = _literal(node.args["low"]), _literal(node.args["high"])
@@ -354,7 +440,7 @@ def _between(node: exp.Between) -> Expr:
 
 
 def _is(node: exp.Is, negated: bool) -> Expr:
-    ref = _column(node.this)
+    ref = _subject(node.this)
     if ref is None:
         raise _unsupported(_unwrap(node.this), "IS on a non-column expression")
     target = _unwrap(node.expression)
@@ -408,6 +494,9 @@ def _convert(node: exp.Expression) -> Expr:
         raise _unsupported(node, "RLIKE")
     if isinstance(node, (exp.Subquery, exp.Select, exp.Exists)):
         raise _unsupported(node, "subquery")
+    name = _double_quoted_name(node)
+    if name is not None:
+        return Ref(name)  # a BOOLEAN column alone
     lit = _literal(node)
     if lit is not None:
         if lit.kind in ("boolean", "null"):
@@ -433,4 +522,20 @@ def parse_predicate(text: str) -> Expr:
         raise PredicateError(f"cannot parse predicate {text!r}: {first}") from e
     if isinstance(tree, exp.Block) or tree is None:
         raise PredicateError(f"cannot parse predicate {text!r}: expected one expression")
-    return _convert(tree)
+    token = _TEXT.set(text)
+    try:
+        return _convert(tree)
+    finally:
+        _TEXT.reset(token)
+
+
+def double_quoted_names(text: str) -> list[str]:
+    """The column names written in double quotes in the predicate ``text`` (see the module
+    docs): Spark's own parser reads them as strings, so a filter handed to Spark is rendered
+    from the parsed expression, with backquotes, when there are any."""
+    token = _QUOTED_NAMES.set([])
+    try:
+        parse_predicate(text)
+        return list(_QUOTED_NAMES.get() or [])
+    finally:
+        _QUOTED_NAMES.reset(token)

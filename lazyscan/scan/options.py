@@ -42,6 +42,9 @@ class ScanOptions:
       neighbouring row groups' ranges merge, as many as fit in one request).
     - ``format``: ``parquet`` or ``orc``; None recognizes each file by its extension or its
       first bytes.
+    - ``case_sensitive``: resolve column names exactly only (Spark's
+      ``spark.sql.caseSensitive``); by default a name that matches no column exactly matches
+      the one column equal to it ignoring case.
     - ``time_zone``: the session time zone (Spark's ``spark.sql.session.timeZone``): a
       ``TIMESTAMP '...'`` or a string compared with a timestamp column without a zone of its
       own is wall-clock time there, and so are casts between timestamps and dates.
@@ -67,6 +70,7 @@ class ScanOptions:
     time_zone: str = "UTC"
     coalesce_gap: int = -1
     prefetch: bool = True
+    case_sensitive: bool = False
 
     @classmethod
     def names(cls) -> list[str]:

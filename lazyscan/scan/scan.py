@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, FileError, OptionError, PredicateError
+from lazyscan.errors import CorruptFileError, FileError, OptionError
 from lazyscan.io.source import ReadOptions
 from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
@@ -52,6 +52,7 @@ from lazyscan.predicate import (
     split_conjuncts,
     to_expr,
 )
+from lazyscan.predicate.bind import resolve_name
 from lazyscan.predicate.bound import (
     BoundCompare,
     BoundExpr,
@@ -864,15 +865,13 @@ class Scan:
         if columns is None:
             self.output_columns = list(names)
         else:
-            self.output_columns = list(columns)
-            missing = [c for c in self.output_columns if c not in names]
-            if missing:
-                raise PredicateError(
-                    f"unknown column(s) {', '.join(map(repr, missing))}; the data has: {', '.join(names)}"
-                )
+            # resolved as the filter's names are: exactly, then ignoring case when one matches
+            self.output_columns = [resolve_name(c, names, self.options.case_sensitive) for c in columns]
         with session_time_zone(self.options.time_zone):
             self.expr = to_expr(where)
-            self.bound: BoundExpr | None = bind(self.expr, schema) if self.expr is not None else None
+            self.bound: BoundExpr | None = (
+                bind(self.expr, schema, case_sensitive=self.options.case_sensitive) if self.expr is not None else None
+            )
         self.conjuncts: list[_Conjunct] = []
         if self.bound is not None:
             for part in _group_by_column(split_conjuncts(self.bound)):
@@ -1158,6 +1157,13 @@ def scan(
     a glob, a list of those, or a list of :class:`FileSplit`; local paths, ``file://`` URLs, or
     paths on a pyarrow/fsspec ``filesystem``. ``columns``: output columns (default: all).
     ``where``: SQL predicate text or an expression built with :func:`lazyscan.col`.
+
+    Names in ``columns`` and ``where`` are top-level column names taken whole (``"a.b"`` is
+    the column named ``a.b``; in SQL text write it `` `a.b` `` or ``"a.b"``), resolved exactly,
+    then ignoring case when one column matches (Spark's default); two columns that differ
+    only in case make such a name ambiguous (a :class:`PredicateError` names them). The option
+    ``case_sensitive=True`` resolves names exactly only. Output columns keep the file's
+    spelling.
     ``options``: fields of :class:`ScanOptions` (pruning tiers, late materialization, ...).
     """
     if batch_size is not None:

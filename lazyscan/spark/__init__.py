@@ -60,8 +60,8 @@ PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
 def session_defaults(spark: Any, push_filters: bool | str = "auto") -> SessionDefaults:
-    """Split settings and time zone of ``spark``, as the data source uses them, and the default
-    of the ``pushFilters`` option."""
+    """Split settings, time zone and ``spark.sql.caseSensitive`` of ``spark``, as the data
+    source uses them, and the default of the ``pushFilters`` option."""
     d = SessionDefaults()
     max_bytes = conf_value(spark, "spark.sql.files.maxPartitionBytes")
     open_cost = conf_value(spark, "spark.sql.files.openCostInBytes")
@@ -77,6 +77,7 @@ def session_defaults(spark: Any, push_filters: bool | str = "auto") -> SessionDe
         max_partition_num=int(max_num) if max_num else None,
         time_zone=conf_value(spark, "spark.sql.session.timeZone") or d.time_zone,
         push_filters=push_mode(push_filters),
+        case_sensitive=(conf_value(spark, "spark.sql.caseSensitive") or "false").strip().lower() == "true",
     )
 
 

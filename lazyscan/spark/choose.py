@@ -47,7 +47,7 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from lazyscan.errors import LazyScanError
+from lazyscan.errors import LazyScanError, PredicateError
 from lazyscan.predicate import (
     Answer,
     Expr,
@@ -59,10 +59,12 @@ from lazyscan.predicate import (
     split_conjuncts,
     to_expr,
 )
+from lazyscan.predicate.bind import resolve_name
 from lazyscan.predicate.bound import BoundExpr
 from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.predicate.prune import merge_statistics
+from lazyscan.predicate.sql import double_quoted_names
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, FileSplit
 from lazyscan.scan.profile import Profile
@@ -594,7 +596,7 @@ class _Plan:
                 with session_time_zone(settings.time_zone):
                     expr = to_expr(where)
                     if expr is not None:
-                        bind(expr, listing.scan_schema)
+                        bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive)
             except LazyScanError as e:
                 expr, error = None, str(e)
         return cls(
@@ -603,12 +605,15 @@ class _Plan:
         )
 
     def _resolve(self, wanted: Sequence[str]) -> list[str]:
+        """The columns ``wanted`` names, in file order, resolved as Spark resolves them (exactly,
+        then ignoring case when one column matches, unless ``spark.sql.caseSensitive``)."""
         names = self.listing.spark_schema.fieldNames()
         out = []
         for w in wanted:
-            match = w if w in names else next((n for n in names if n.lower() == w.lower()), None)
-            if match is None:
-                raise LazyScanError(f"column {w!r} is not in {', '.join(self.paths)}; columns: {', '.join(names)}")
+            try:
+                match = resolve_name(w, names, self.settings.case_sensitive)
+            except PredicateError as e:
+                raise LazyScanError(f"{', '.join(self.paths)}: {e}") from None
             if match not in out:
                 out.append(match)
         return [n for n in names if n in out]
@@ -654,7 +659,7 @@ class _Plan:
         from lazyscan.spark.planning import SplitPolicy, plan_tasks
 
         expr = self.filter_expr
-        bound = bind(expr, self.listing.scan_schema) if expr is not None else None
+        bound = bind(expr, self.listing.scan_schema, case_sensitive=self.settings.case_sensitive) if expr is not None else None
         columns = set(referenced_columns(bound)) if bound is not None else set()
         needed, output = set(self.needed_columns()), set(self.output_columns())
         sampled = _sample_files(files, sample_files)
@@ -751,6 +756,8 @@ class _Plan:
     def _scan_options(self) -> dict[str, str]:
         """The lazyscan options of the read: the user's, the filter as ``where``, key filters."""
         opts = dict(self.options)
+        if not any(k.replace("_", "").replace("-", "").lower() == "casesensitive" for k in opts):
+            opts["caseSensitive"] = str(self.settings.case_sensitive).lower()  # this session's
         if self.expr is not None:
             opts["where"] = str(self.expr)
         for column, kf in self.keys:
@@ -784,6 +791,16 @@ class _Plan:
         reader = LazyScanReader(settings, self.listing, self._output_schema(), accumulator)
         return tasks_frame(self.spark, reader)
 
+    def _spark_where(self) -> str:
+        """The filter as Spark's reader gets it: the text as given, unless it names columns in
+        double quotes, which Spark's parser reads as strings; then the parsed expression, whose
+        names are backquoted."""
+        if not isinstance(self.where, str):
+            return str(self.where)
+        if self.expr is not None and double_quoted_names(self.where):
+            return str(self.expr)
+        return self.where
+
     def spark_frame(self) -> Any:
         opts = {}
         if "mergeSchema" in self.options or "mergeschema" in {k.lower() for k in self.options}:
@@ -793,7 +810,7 @@ class _Plan:
         reader = self.spark.read.options(**opts)
         df = reader.orc(*self.paths) if self.orc else reader.parquet(*self.paths)
         if self.where is not None:
-            df = df.where(self.where if isinstance(self.where, str) else str(self.where))
+            df = df.where(self._spark_where())
         for column, kf in self.keys:
             values = _spark_isin_values(kf, self.listing.scan_schema.field(column).type)
             if values is not None:
@@ -903,7 +920,7 @@ def read(
             plan.keys.append((column, kf))
         expr = plan.filter_expr
         if plan.keys and expr is not None:
-            bind(expr, plan.listing.scan_schema)  # a key type the column cannot hold: PredicateError
+            bind(expr, plan.listing.scan_schema, case_sensitive=plan.settings.case_sensitive)  # a key type the column cannot hold
     if force not in (None, "lazyscan", "spark"):
         raise ValueError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
     route = resolve_route(route, spark)

@@ -21,8 +21,10 @@ Option names are case-insensitive and may be written camelCase or snake_case
   since Spark already runs one task per core;
 - anything else is an error listing the accepted names.
 
-Defaults for the split settings and the time zone come from the session that called
-:func:`lazyscan.spark.register` (snapshotted then; register again after changing them).
+Defaults for the split settings, the time zone and ``caseSensitive`` (column names resolved
+exactly only, ``spark.sql.caseSensitive``) come from the session that called
+:func:`lazyscan.spark.register` (snapshotted then; register again after changing them;
+:func:`lazyscan.spark.read` reads them at each call).
 """
 
 from __future__ import annotations
@@ -132,6 +134,8 @@ class SessionDefaults:
     time_zone: str = "UTC"
     #: default of the ``pushFilters`` option (``register(spark, push_filters=...)``)
     push_filters: str = "auto"
+    #: ``spark.sql.caseSensitive``: the default of the ``caseSensitive`` scan option
+    case_sensitive: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,6 +211,11 @@ class SourceSettings:
     def scan_kwargs(self) -> dict[str, Any]:
         return {**dict(self.scan_options), "time_zone": self.time_zone}
 
+    @property
+    def case_sensitive(self) -> bool:
+        """Whether column names resolve exactly only (``spark.sql.caseSensitive``)."""
+        return bool(dict(self.scan_options).get("case_sensitive", False))
+
     @classmethod
     def from_options(
         cls, options: Mapping[str, str], defaults: SessionDefaults | None = None
@@ -243,6 +252,7 @@ class SourceSettings:
                     + ", ".join(accepted)
                 )
         paths = _paths(values)
+        scan.setdefault("case_sensitive", d.case_sensitive)
         checked = ScanOptions.from_mapping(scan)
         scan_kwargs = {k: getattr(checked, k) for k in scan}
         kind = str(values.get("filesystem", "auto")).lower()

@@ -386,10 +386,11 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     if files:
         first = _read_footer(files[0].path, fs, settings.binary_as_string)[1]
     fields_arrow, fields_spark = [], []
+    exact = settings.case_sensitive
     for f in schema.fields:
-        if _resolve(f.name, pschema.names) is not None:
+        if _resolve(f.name, pschema.names, exact) is not None:
             continue
-        name = _resolve(f.name, first.names)
+        name = _resolve(f.name, first.names, exact)
         if name is not None:
             fields_arrow.append(first.field(name).with_nullable(True))
         else:
@@ -400,15 +401,14 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     taken = {f.name for f in fields_arrow} | set(pschema.names)
     hidden = [f.with_nullable(True) for f in first if f.name not in taken]
     known = [*taken, *(f.name for f in hidden)]
-    missing = _where_columns_missing(settings.where, known)
-    low = {n.lower() for n in known}
-    missing += [c for c, _ in settings.key_filters if c.lower() not in low and c not in missing]
+    missing = _where_columns_missing(settings.where, known, exact)
+    missing += [c for c, _ in settings.key_filters if _resolve(c, known, exact) is None and c not in missing]
     if missing and len(files) > 1:
         with ThreadPoolExecutor(max(1, min(settings.footer_threads, len(files) - 1))) as pool:
             others = list(pool.map(lambda i: _read_footer(i.path, fs, settings.binary_as_string)[1], files[1:]))
         merged = _merge_arrow(others)
         for name in missing:
-            found = _resolve(name, merged.names)
+            found = _resolve(name, merged.names, exact)
             if found is not None and found not in known:
                 hidden.append(merged.field(found))
                 known.append(found)
@@ -416,8 +416,8 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     return Listing(tuple(files), pschema, arrow, StructType(fields_spark), settings.time_zone)
 
 
-def _where_columns_missing(where: str | None, names: Sequence[str]) -> list[str]:
-    """Columns the ``where`` option names that are not in ``names`` (case-insensitively)."""
+def _where_columns_missing(where: str | None, names: Sequence[str], case_sensitive: bool = False) -> list[str]:
+    """Columns the ``where`` option names that no name in ``names`` matches."""
     if not where:
         return []
     try:
@@ -425,12 +425,18 @@ def _where_columns_missing(where: str | None, names: Sequence[str]) -> list[str]
     except PredicateError:
         return []  # reported with the column list when the reader binds it
     low = {n.lower() for n in names}
-    return sorted(c for c in referenced_columns(expr) if c.lower() not in low)
+    return sorted(
+        c for c in referenced_columns(expr) if (c not in names if case_sensitive else c.lower() not in low)
+    )
 
 
-def _resolve(name: str, candidates: Sequence[str]) -> str | None:
+def _resolve(name: str, candidates: Sequence[str], case_sensitive: bool = False) -> str | None:
+    """The candidate ``name`` refers to as Spark resolves it: the exact name, else (unless
+    ``case_sensitive``, Spark's ``spark.sql.caseSensitive``) the one equal ignoring case."""
     if name in candidates:
         return name
+    if case_sensitive:
+        return None
     low = [c for c in candidates if c.lower() == name.lower()]
     return low[0] if len(low) == 1 else None
 
@@ -455,13 +461,14 @@ class LazyScanReader(DataSourceReader):
         self.source_id = source_id or self.scan_id
         self.predicates: list[Expr] = []
         file_names = [n for n in listing.file_arrow_schema.names if n not in listing.partition_names]
+        self.case_sensitive = settings.case_sensitive
         outputs = []
         for f in schema.fields:
-            part = _resolve(f.name, listing.partition_names)
+            part = _resolve(f.name, listing.partition_names, self.case_sensitive)
             if part is not None:
                 outputs.append(OutputColumn(f.name, None, part))
             else:
-                outputs.append(OutputColumn(f.name, _resolve(f.name, file_names)))
+                outputs.append(OutputColumn(f.name, _resolve(f.name, file_names, self.case_sensitive)))
         self.outputs = tuple(outputs)
         self.scan_columns = list(dict.fromkeys(o.source for o in outputs if o.source is not None))
         self.shaper = BatchShaper(schema, outputs)
@@ -476,7 +483,7 @@ class LazyScanReader(DataSourceReader):
         try:
             with session_time_zone(self.settings.time_zone):
                 expr = parse_predicate(text)
-                bind(expr, self.listing.scan_schema)
+                bind(expr, self.listing.scan_schema, case_sensitive=self.case_sensitive)
         except PredicateError as e:
             raise OptionError(f"option 'where' cannot be evaluated by lazyscan: {e}") from None
         return expr
@@ -484,13 +491,13 @@ class LazyScanReader(DataSourceReader):
     def _key_filter(self, column: str, text: str) -> Expr:
         option = f"{KEY_FILTER_PREFIX}{column}"
         names = [n for n in self.listing.scan_schema.names if n not in self.listing.partition_names]
-        name = _resolve(column, names)
+        name = _resolve(column, names, self.case_sensitive)
         if name is None:
             raise OptionError(f"option {option!r}: no file column {column!r}; columns: {', '.join(names)}")
         try:
             keys = KeyFilter.from_text(text)
             expr = col(name).isin_keys(keys, adaptive=True)
-            bind(expr, self.listing.scan_schema)
+            bind(expr, self.listing.scan_schema, case_sensitive=self.case_sensitive)
         except LazyScanError as e:
             raise OptionError(f"option {option!r}: {e}") from None
         return expr
@@ -498,7 +505,7 @@ class LazyScanReader(DataSourceReader):
     # ---- planning (driver) ----------------------------------------------------------------
 
     def _filter_column(self, attribute: tuple[str, ...]) -> FilterColumn | None:
-        name = _resolve(attribute[0], [f.name for f in self.schema.fields])
+        name = _resolve(attribute[0], [f.name for f in self.schema.fields], self.case_sensitive)
         if name is None:
             return None
         i = self.schema.fieldNames().index(name)
@@ -537,7 +544,7 @@ class LazyScanReader(DataSourceReader):
             e = convert_filter(f, self._filter_column)
             if e is not None:
                 try:
-                    bind(e, scan_schema)
+                    bind(e, scan_schema, case_sensitive=self.case_sensitive)
                 except PredicateError as err:
                     log.debug("filter %r stays in Spark: %s", f, err)
                     e = None
@@ -581,7 +588,7 @@ class LazyScanReader(DataSourceReader):
             {f.name: pa.array([i.partition_values.get(f.name) for i in files], f.type) for f in pschema},
             schema=pschema,
         )
-        mask = evaluate(bind(conjunction(on_parts), pschema), table)
+        mask = evaluate(bind(conjunction(on_parts), pschema, case_sensitive=self.case_sensitive), table)
         kept = [f for f, keep in zip(files, mask) if keep]
         log.info("lazyscan %s: partition pruning kept %d of %d files", self.scan_id, len(kept), len(files))
         return kept
