@@ -9,6 +9,9 @@ dictionaries.
 - random predicates through ``lazyscan.scan`` against DuckDB over pyarrow's reading of the file;
 - a writer time zone other than UTC, against pyorc's own reading (where pyarrow differs).
 
+The physical layer is compared in pyarrow's unit for timestamps, nanoseconds; scans read
+lazyscan's default, microseconds (floored), and are compared with the reference floored alike.
+
 Two properties of the files are the ORC format's and its writer's, not the readers': CHAR(n)
 values are stored padded with spaces to n characters, and a timestamp less than a second before
 1970-01-01 UTC whose fraction of a second exceeds 999,999 ns (-0.5 s: second -1, fraction
@@ -39,7 +42,7 @@ from lazyscan.orc.bloom import might_contain, value_hash
 from lazyscan.parquet.counters import ReadCounters
 from tests.support.compare import assert_same_array
 from tests.support.random_data import random_predicate, random_table
-from tests.test_orc_reader import _selections
+from tests.test_orc_reader import _selections, floored_to_micros, nanos
 from tests.test_predicate_duckdb import duck_sql
 
 #: column -> (pyorc type, Arrow type as pyarrow reads it); ``id`` (bigint, 0..n-1) comes first
@@ -191,6 +194,11 @@ def pyorc_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Pat
     return out
 
 
+def in_micros(table: pa.Table) -> pa.Table:
+    """``table`` with its timestamps as lazyscan's scans read them: floored to microseconds."""
+    return pa.table([floored_to_micros(_array(c)) for c in table.columns], names=table.column_names)
+
+
 def _array(a: pa.Array | pa.ChunkedArray) -> pa.Array:
     return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
 
@@ -207,7 +215,7 @@ def _storage(arr: pa.Array) -> list[Any]:
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_every_column_and_stripe_equals_pyarrow(pyorc_files: dict, layout: str) -> None:
     path, reference = pyorc_files[layout]
-    f = OrcFile(path)
+    f = nanos(path)
     ref = porc.ORCFile(str(path))
     assert P.COMPRESSION_NAMES[f.compression] == "ZLIB" and f.row_index_stride == STRIDE
     assert f.num_stripes == ref.nstripes >= 4 and f.num_rows == N
@@ -230,12 +238,16 @@ def test_every_column_and_stripe_equals_pyarrow(pyorc_files: dict, layout: str) 
     assert pc.sum(pc.is_nan(whole.column("f64"))).as_py() > 0
     for name in whole.column_names:
         assert_same_array(whole.column(name).combine_chunks(), reference.column(name), name)
+    micros = OrcFile(path)
+    for name in ("ts", "tsi"):
+        got = pa.concat_arrays([micros.read_column(s, name) for s in range(f.num_stripes)])
+        assert_same_array(got, floored_to_micros(_array(reference.column(name))), f"{name} (us)")
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_selections_equal_pyarrow_take(pyorc_files: dict, layout: str) -> None:
     path, _ = pyorc_files[layout]
-    f = OrcFile(path)
+    f = nanos(path)
     ref = porc.ORCFile(str(path))
     rng = np.random.default_rng(len(layout))
     for s in range(f.num_stripes):
@@ -304,6 +316,7 @@ def _bloom_prunable(f: OrcFile, name: str, values: list[Any]) -> int:
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_bloom_filters_prune_stripes_in_scan(pyorc_files: dict, layout: str) -> None:
     path, reference = pyorc_files[layout]
+    reference = in_micros(reference)
     f = OrcFile(path)
     u = reference.column("u").combine_chunks()
     present = u[N // 2].as_py()
@@ -359,6 +372,7 @@ def _duck(reference: pa.Table) -> duckdb.DuckDBPyConnection:
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_random_predicates_match_duckdb(pyorc_files: dict, layout: str) -> None:
     path, reference = pyorc_files[layout]
+    reference = in_micros(reference)
     con = _duck(reference)
     rng = np.random.default_rng(7 + len(layout))
     columns = [name for name in reference.column_names if name != "id"]
@@ -384,6 +398,7 @@ def test_leaves_on_sorted_columns_match_duckdb(pyorc_files: dict, layout: str) -
     """Shallow predicates on the sorted columns, where the statistics of stripes and row groups
     decide most of the answer."""
     path, reference = pyorc_files[layout]
+    reference = in_micros(reference)
     con = _duck(reference)
     rng = np.random.default_rng(11 + len(layout))
     pruned_stripes = pruned_rows = 0
@@ -449,11 +464,14 @@ def test_writer_time_zone_other_than_utc(tmp_path: Path) -> None:
         written = table.column(name).cast(pa.int64())
         stored = reads_as(written.fill_null(0).to_numpy())
         assert [r[i] for r in back] == [None if w is None else int(v) for w, v in zip(written.to_pylist(), stored)]
-    f = OrcFile(path)
+    f = nanos(path)
+    micros = OrcFile(path)
     assert f.num_stripes > 1 and f.stripe_footer(0).writer_timezone == tz
     for name in ("ts", "tsi"):
         got = pa.concat_arrays([f.read_column(s, name) for s in range(f.num_stripes)])
         assert_same_array(got, expected[name], name)
+        got = pa.concat_arrays([micros.read_column(s, name) for s in range(f.num_stripes)])
+        assert_same_array(got, floored_to_micros(expected[name]), f"{name} (us)")
         rows = np.sort(rng.choice(f.stripe(1).number_of_rows, 40, replace=False))
         first = f.stripe(0).number_of_rows
         assert_same_array(f.read_column(1, name, rows), expected[name].take(pa.array(rows + first)), name)
@@ -467,7 +485,9 @@ def test_writer_time_zone_other_than_utc(tmp_path: Path) -> None:
     # scans: the wall clock compares for TIMESTAMP, the instant for the UTC column
     # (DuckDB compares the UTC column's instants as timestamps without time zone, in nanoseconds)
     con = duckdb.connect()
-    con.register("t", pa.table({"id": table.column("id"), "ts": expected["ts"], "tsi": expected["tsi"].cast(pa.timestamp("ns"))}))
+    # (the values floored to microseconds, as the scan reads them)
+    micro = {name: floored_to_micros(expected[name]) for name in expected}
+    con.register("t", pa.table({"id": table.column("id"), "ts": micro["ts"], "tsi": micro["tsi"].cast(pa.timestamp("us"))}))
     for where in [
         "ts = TIMESTAMP '2021-11-07 01:30:00'",
         "ts >= TIMESTAMP '1969-12-31 19:00:00' AND ts < TIMESTAMP '1969-12-31 19:00:01'",
@@ -499,17 +519,21 @@ def test_statistics_bound_timestamps_of_the_second_before_1970(tmp_path: Path, v
     write_pyorc(path, table)
     reference = porc.read_table(path)
     assert reference.equals(as_stored(table))
-    read = reference.column("ts").cast(pa.int64()).to_pylist()
+    # microseconds, floored, as lazyscan reads them by default
+    read = [None if v is None else v // 1000 for v in reference.column("ts").cast(pa.int64()).to_pylist()]
     f = OrcFile(path)
     stats = f.statistics(0, "tsi")
     assert stats is not None and stats.min is not None and stats.max is not None
     assert all(stats.min <= v <= stats.max for v in read if v is not None), (stats, read)
+    in_nanos = nanos(path).statistics(0, "tsi")
+    assert in_nanos is not None and in_nanos.min is not None and in_nanos.max is not None
+    assert all(in_nanos.min <= v * 1000 and v * 1000 + 999 <= in_nanos.max for v in read if v is not None), (in_nanos, read)
     for v in read:
         if v is None:
             continue
-        text = dt.datetime.fromtimestamp(v // 1000 / 1e6, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+        text = dt.datetime.fromtimestamp(v / 1e6, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
         for name in ("ts", "tsi"):
-            for op, keep in (("=", lambda w, v=v: w == v // 1000 * 1000), (">=", lambda w, v=v: w >= v // 1000 * 1000)):
+            for op, keep in (("=", lambda w, v=v: w == v), (">=", lambda w, v=v: w >= v)):
                 got = lazyscan.scan(path, columns=["id"], where=f"{name} {op} TIMESTAMP '{text}'").to_table()
                 want = [i for i, w in enumerate(read) if w is not None and keep(w)]
                 assert sorted(got.column("id").to_pylist()) == want, (name, op, text)

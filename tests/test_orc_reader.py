@@ -2,6 +2,10 @@
 
 - every file of Apache ORC's examples (``tests/data/orc-testing/``), stripe by stripe and column by
   column; the ones neither reader supports give a clear lazyscan error;
+
+Timestamps are compared in pyarrow's unit, nanoseconds (``OrcFile(..., timestamp_unit="ns")``);
+lazyscan's default, microseconds, is compared with pyarrow's values floored to microseconds
+(tests/test_timestamps_range.py covers the years nanoseconds do not hold).
 - files written by pyarrow with every codec, with and without dictionaries, every flat type with
   NULLs, several stripes;
 - integer RLE v2 on random sequences of every shape (hypothesis), written by pyarrow;
@@ -45,9 +49,23 @@ def _combined(a: pa.Array | pa.ChunkedArray) -> pa.Array:
     return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
 
 
+def floored_to_micros(arr: pa.Array) -> pa.Array:
+    """Nanosecond timestamps as lazyscan reads them by default: floored to microseconds."""
+    if not pa.types.is_timestamp(arr.type):
+        return arr
+    return pc.floor_temporal(arr, unit="microsecond").cast(pa.timestamp("us", tz=arr.type.tz))
+
+
+def nanos(path: Path) -> OrcFile:
+    """The file read with pyarrow's unit for timestamps."""
+    return OrcFile(path, timestamp_unit="ns")
+
+
 def assert_same_as_pyarrow(path: Path) -> int:
-    """Every column of every stripe equals pyarrow's reading; the number of columns compared."""
-    f = OrcFile(path)
+    """Every column of every stripe equals pyarrow's reading (timestamps in both units); the
+    number of columns compared."""
+    f = nanos(path)
+    micros = OrcFile(path)
     ref = porc.ORCFile(str(path))
     assert f.num_stripes == ref.nstripes
     assert f.num_rows == ref.nrows
@@ -60,6 +78,8 @@ def assert_same_as_pyarrow(path: Path) -> int:
             exp = _combined(expected.column(c.name))
             assert got.type == exp.type, (s, c.name)
             assert_same_array(got, exp, f"stripe {s}, column {c.name}")
+            if pa.types.is_timestamp(exp.type):
+                assert_same_array(micros.read_column(s, c.name), floored_to_micros(exp), f"stripe {s}, column {c.name} (us)")
             compared += 1
     return compared
 
@@ -175,7 +195,7 @@ def test_selection_equals_take(tmp_path: Path) -> None:
     path = tmp_path / "t.orc"
     table = _table(30_000, 3)
     porc.write_table(table, path, compression="zstd")
-    f = OrcFile(path)
+    f = nanos(path)
     rng = np.random.default_rng(4)
     rows = np.sort(rng.choice(f.stripe(0).number_of_rows, 500, replace=False))
     full = porc.ORCFile(str(path)).read_stripe(0)
@@ -305,7 +325,7 @@ def test_selected_rows_decode_only_their_row_groups(tmp_path: Path, compression:
     path = tmp_path / "t.orc"
     table = _table(60_000, 11)
     porc.write_table(table, path, compression=compression, dictionary_key_size_threshold=1.0 if dictionary else 0.0)
-    f = OrcFile(path)
+    f = nanos(path)
     assert f.num_stripes == 1 and f.row_index_stride == 10_000
     full = porc.ORCFile(str(path)).read_stripe(0)
     rng = np.random.default_rng(12)
@@ -327,7 +347,7 @@ def test_spans_decode_up_to_their_last_selected_row(tmp_path: Path, compression:
     path = tmp_path / "t.orc"
     table = _table(120_000, 5)
     porc.write_table(table, path, compression=compression)
-    f = OrcFile(path)
+    f = nanos(path)
     assert f.num_stripes == 1
     stride = f.row_index_stride
     full = porc.ORCFile(str(path)).read_stripe(0)
@@ -374,7 +394,7 @@ def test_row_index_positions_kernel_equals_the_protobuf_parser() -> None:
                                   "over1k_bloom.orc", "TestOrcFile.testPredicatePushdown.orc", "decimal.orc"])
 def test_selections_in_apache_examples(name: str) -> None:
     path = ORC_TESTING / name
-    f = OrcFile(path)
+    f = nanos(path)
     ref = porc.ORCFile(str(path))
     rng = np.random.default_rng(len(name))
     stride = f.row_index_stride
@@ -387,18 +407,21 @@ def test_selections_in_apache_examples(name: str) -> None:
                 assert_same_array(got, _combined(expected.column(c.name)).take(pa.array(rows)), f"stripe {s} {c.name}")
 
 
-def test_statistics_bound_every_value(tmp_path: Path) -> None:
-    """Stripe and row-group statistics, as the predicate layer reads them, bound the data."""
+@pytest.mark.parametrize("unit", ["us", "ns"])
+def test_statistics_bound_every_value(tmp_path: Path, unit: str) -> None:
+    """Stripe and row-group statistics, as the predicate layer reads them, bound the data
+    (timestamps in either unit)."""
     path = tmp_path / "t.orc"
     table = _table(30_000, 13)
     porc.write_table(table, path, compression="zstd", stripe_size=256 * 1024)
-    f = OrcFile(path)
+    f = OrcFile(path, timestamp_unit=unit)
     start = 0
     checked = 0
     for s in range(f.num_stripes):
         n = f.stripe(s).number_of_rows
         for c in f.columns:
             col = table.column(c.name).slice(start, n).combine_chunks()
+            col = floored_to_micros(col) if unit == "us" else col
             groups = f.row_group_statistics(s, c.name) or []
             units = [(f.statistics(s, c.name), col)] + [
                 (g, col.slice(i * f.row_index_stride, f.row_index_stride)) for i, g in enumerate(groups)

@@ -4,6 +4,15 @@ reads, decoded by the kernels of :mod:`lazyscan.orc.kernels`.
 Columns are named by their top-level field name or their ORC column id (pre-order, 0 is the
 root struct). Flat columns are decoded here; nested ones go through pyarrow's ORC reader for
 the stripe and are then selected, with the same results.
+
+Timestamps read as microseconds by default, the unit of Spark's ``TimestampType``, which holds
+every year an ORC file stores (pyarrow's nanoseconds hold only 1677 to 2262); the fraction
+below a microsecond is dropped toward negative infinity, as Spark's ORC reader does (it takes
+``millis * 1000 + nanos / 1000 % 1000`` from ORC's vectors, ``DateTimeUtils.fromJavaTimestamp``).
+``timestamp_unit="ns"`` keeps nanoseconds; a value that unit cannot hold is then an error naming
+its row, never a wrapped value. So is every value that does not fit the Arrow type it is read
+into: a date beyond date32's days, an integer beyond its column's width, a decimal with more
+digits than its declared precision.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, FileError, UnsupportedFeatureError
+from lazyscan.errors import CorruptFileError, FileError, OptionError, UnsupportedFeatureError
 from lazyscan.io.source import ReadOptions, Source, SourceError, open_source
 from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
@@ -40,6 +49,8 @@ _UTC_NAMES = {"", "UTC", "GMT", "Etc/UTC", "Etc/GMT", "Z", "Zulu", "Universal", 
 _MAX_RUN_BYTES = 2 + 8 * 512
 #: a selection whose row groups hold more than this share of the stripe's rows is read whole
 SEEK_MAX_SHARE = 0.5
+#: the units timestamps read in, by name: nanoseconds per unit
+TIMESTAMP_UNITS = {"us": 1_000, "ns": 1}
 
 
 @dataclass
@@ -56,8 +67,9 @@ class OrcColumn:
         return self.type.kind not in (P.LIST, P.MAP, P.STRUCT, P.UNION)
 
 
-def arrow_type(types: list[P.OrcType], i: int, depth: int = 0) -> pa.DataType:
-    """The Arrow type pyarrow's ORC reader gives ORC type ``i``."""
+def arrow_type(types: list[P.OrcType], i: int, depth: int = 0, timestamp_unit: str = "us") -> pa.DataType:
+    """The Arrow type ORC type ``i`` reads as: pyarrow's ORC reader's, but for timestamps, which
+    are in ``timestamp_unit``."""
     if depth > 64 or i >= len(types):
         raise CorruptFileError(f"type tree refers to type {i} of {len(types)}")
     t = types[i]
@@ -65,8 +77,8 @@ def arrow_type(types: list[P.OrcType], i: int, depth: int = 0) -> pa.DataType:
     simple = {
         P.BOOLEAN: pa.bool_(), P.BYTE: pa.int8(), P.SHORT: pa.int16(), P.INT: pa.int32(), P.LONG: pa.int64(),
         P.FLOAT: pa.float32(), P.DOUBLE: pa.float64(), P.STRING: pa.string(), P.VARCHAR: pa.string(),
-        P.CHAR: pa.string(), P.BINARY: pa.binary(), P.DATE: pa.date32(), P.TIMESTAMP: pa.timestamp("ns"),
-        P.TIMESTAMP_INSTANT: pa.timestamp("ns", tz="UTC"),
+        P.CHAR: pa.string(), P.BINARY: pa.binary(), P.DATE: pa.date32(), P.TIMESTAMP: pa.timestamp(timestamp_unit),
+        P.TIMESTAMP_INSTANT: pa.timestamp(timestamp_unit, tz="UTC"),
     }
     if k in simple:
         return simple[k]
@@ -80,17 +92,18 @@ def arrow_type(types: list[P.OrcType], i: int, depth: int = 0) -> pa.DataType:
     if k == P.LIST:
         if len(t.subtypes) != 1:
             raise CorruptFileError("a list type must have one subtype")
-        return pa.list_(arrow_type(types, t.subtypes[0], depth + 1))
+        return pa.list_(arrow_type(types, t.subtypes[0], depth + 1, timestamp_unit))
     if k == P.MAP:
         if len(t.subtypes) != 2:
             raise CorruptFileError("a map type must have two subtypes")
-        return pa.map_(arrow_type(types, t.subtypes[0], depth + 1), arrow_type(types, t.subtypes[1], depth + 1))
+        key, value = (arrow_type(types, s, depth + 1, timestamp_unit) for s in t.subtypes)
+        return pa.map_(key, value)
     if k == P.STRUCT:
         if len(t.field_names) != len(t.subtypes):
             raise CorruptFileError("a struct type has a different number of names and subtypes")
-        return pa.struct([pa.field(n, arrow_type(types, s, depth + 1)) for n, s in zip(t.field_names, t.subtypes)])
+        return pa.struct([pa.field(n, arrow_type(types, s, depth + 1, timestamp_unit)) for n, s in zip(t.field_names, t.subtypes)])
     if k == P.UNION:
-        children = [pa.field(f"_union_{j}", arrow_type(types, s, depth + 1)) for j, s in enumerate(t.subtypes)]
+        children = [pa.field(f"_union_{j}", arrow_type(types, s, depth + 1, timestamp_unit)) for j, s in enumerate(t.subtypes)]
         return pa.sparse_union(children)
     raise UnsupportedFeatureError(f"ORC type kind {k} is not supported")
 
@@ -102,8 +115,15 @@ class OrcFile:
     ``filesystem`` (pyarrow or fsspec), or an open :class:`lazyscan.io.Source`.
     """
 
-    def __init__(self, source: Any, filesystem: Any = None, *, read: ReadOptions | None = None) -> None:
-        """``read``: request coalescing (None: the defaults of :class:`ReadOptions`)."""
+    def __init__(
+        self, source: Any, filesystem: Any = None, *, read: ReadOptions | None = None, timestamp_unit: str = "us"
+    ) -> None:
+        """``read``: request coalescing (None: the defaults of :class:`ReadOptions`).
+        ``timestamp_unit``: ``us`` (Spark's unit, every year ORC stores) or ``ns`` (pyarrow's;
+        a value outside 1677-09-21 to 2262-04-11 is then an error)."""
+        if timestamp_unit not in TIMESTAMP_UNITS:
+            raise OptionError(f"timestamp_unit must be one of {', '.join(TIMESTAMP_UNITS)}, got {timestamp_unit!r}")
+        self.timestamp_unit = timestamp_unit
         self.source: Source = open_source(source, filesystem)
         self.read_options = read
         self.path = self.source.path
@@ -174,7 +194,10 @@ class OrcFile:
             raise self._error(UnsupportedFeatureError, "ORC files whose root type is not a struct are not supported")
         self.columns: list[OrcColumn] = []
         for name, sub in zip(root.field_names, root.subtypes):
-            self.columns.append(OrcColumn(sub, name, self.types[sub] if sub < len(self.types) else P.OrcType(), arrow_type(self.types, sub)))
+            self.columns.append(OrcColumn(
+                sub, name, self.types[sub] if sub < len(self.types) else P.OrcType(),
+                arrow_type(self.types, sub, timestamp_unit=self.timestamp_unit),
+            ))
         self.arrow_schema = pa.schema([pa.field(c.name, c.arrow_type) for c in self.columns])
         total = sum(s.number_of_rows for s in footer.stripes)
         if footer.stripes and total != footer.number_of_rows:
@@ -510,7 +533,10 @@ class OrcFile:
             present = present[local]
             keep = ones[local][present]
         decoder = _ColumnDecoder(c, enc, data, counts, self.stripe_footer(stripe).writer_timezone, starts, dictionary)
-        arr = decoder.decode(keep)
+        try:
+            arr = decoder.decode(keep)
+        except _BadValue as e:
+            raise e.at_row(int((rows if present is None else rows[present])[e.index])) from None
         cnt.values_decoded += decoder.count
         out = _with_nulls(arr, present, len(rows))
         cnt.decode_seconds += time.perf_counter() - t0
@@ -562,9 +588,17 @@ class OrcFile:
             source: Any = pa.BufferReader(self.source.read_at(0, self.source.size)) if "://" in self.path else self.path
             batch = porc.ORCFile(source).read_stripe(stripe, columns=[c.name])
         except (pa.ArrowException, OSError) as e:
+            if "out of range for nanosecond" in str(e):
+                raise self._error(
+                    UnsupportedFeatureError,
+                    "nested column holds a timestamp outside 1677-09-21 to 2262-04-11, the years the ORC reader "
+                    f"of nested columns (pyarrow's, in nanoseconds) holds: {e}",
+                    stripe=stripe, column=c.name,
+                ) from None
             raise self._error(CorruptFileError, f"nested column cannot be read: {e}", stripe=stripe, column=c.name) from None
         col = batch.column(0)
-        return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        return _with_timestamp_unit(arr, c.arrow_type)
 
     def _read_flat(self, stripe: int, c: OrcColumn, counters: ReadCounters | None, cache: dict | None) -> pa.Array:
         n = self.stripe(stripe).number_of_rows
@@ -587,7 +621,10 @@ class OrcFile:
             present = _boolean_values(data[P.PRESENT], Resume.whole(len(data[P.PRESENT])), np.array([n], np.int64))
         count = int(present.sum()) if present is not None else n
         decoder = _ColumnDecoder(c, enc, data, np.array([count], np.int64), self.stripe_footer(stripe).writer_timezone, None, dictionary)
-        arr = decoder.decode()
+        try:
+            arr = decoder.decode()
+        except _BadValue as e:
+            raise e.at_row(e.index if present is None else int(np.flatnonzero(present)[e.index])) from None
         cnt.values_decoded += count
         out = _with_nulls(arr, present, n)
         cnt.decode_seconds += time.perf_counter() - t0
@@ -761,9 +798,13 @@ class _ColumnDecoder:
             return pa.array(self.kept(out).view(np.int8), pa.int8())
         if k in (P.SHORT, P.INT, P.LONG):
             vals = self.kept(self.ints(P.DATA, True))
+            if k != P.LONG:
+                _check_width(vals, t.to_pandas_dtype(), CorruptFileError, f"{P.TYPE_NAMES.get(k, k)} value")
             return pa.array(vals.astype(t.to_pandas_dtype(), copy=False), t)
         if k == P.DATE:
-            return pa.array(self.kept(self.ints(P.DATA, True)).astype(np.int32), pa.int32()).view(pa.date32())
+            days = self.kept(self.ints(P.DATA, True))
+            _check_width(days, np.int32, UnsupportedFeatureError, "date (days since 1970-01-01)", "date32")
+            return pa.array(days.astype(np.int32), pa.int32()).view(pa.date32())
         if k in (P.FLOAT, P.DOUBLE):
             return self.floats(4 if k == P.FLOAT else 8)
         if k in _STRING_KINDS:
@@ -852,6 +893,7 @@ class _ColumnDecoder:
             # DECIMAL_64, or the pre-2.0 format's decimal64: integers at the type's scale, RLE v2
             self.v2 = True
             lo = self.kept(self.ints(P.DATA, True))
+            _check_width(lo, None, CorruptFileError, "decimal value (unscaled)", str(t), 10**t.precision)
             hi = np.where(lo < 0, -1, 0).astype(np.int64)
         else:
             lo = np.empty(n, np.int64)
@@ -864,6 +906,11 @@ class _ColumnDecoder:
             lo, hi = self.kept(lo), self.kept(hi)
             if len(lo) and (scales != t.scale).any():
                 return self._rescaled(lo, hi, scales)
+            limit = 10**t.precision
+            bad = K.decimals_beyond(lo, hi, np.uint64(limit & _M64), np.uint64(limit >> 64))
+            if bad >= 0:
+                value = (int(hi[bad]) << 64) | (int(lo[bad]) & _M64)
+                raise _BadValue(CorruptFileError, bad, f"decimal value (unscaled) {value} has more digits than {t} holds")
         words = np.empty(2 * len(lo), np.int64)
         words[0::2] = lo
         words[1::2] = hi
@@ -876,19 +923,25 @@ class _ColumnDecoder:
         shift = t.scale - scales
         fits = bool(((hi == (lo >> 63)) & (np.abs(shift) <= 18)).all()) and t.precision <= 18
         if fits:
+            # the products fit 64 bits where each value is below 10 ** (18 - its shift up)
+            room = np.power(10, 18 - np.clip(shift, 0, 18), dtype=np.int64)
+            fits = bool(((lo > -room) & (lo < room)).all())
+        if fits:
             up = np.power(10, np.clip(shift, 0, 18), dtype=np.int64)
             down = np.power(10, np.clip(-shift, 0, 18), dtype=np.int64)
-            # precision <= 18 bounds every rescaled value below 10**18: the products fit
             values = np.where(shift >= 0, lo * up, np.sign(lo) * (np.abs(lo) // down))
+            _check_width(values, None, CorruptFileError, "decimal value (unscaled, rescaled)", str(t), 10**t.precision)
             words = np.empty(2 * len(values), np.int64)
             words[0::2] = values
             words[1::2] = values >> 63
             return pa.Array.from_buffers(t, len(values), [None, pa.py_buffer(words)])
-        out = []
+        out: list[int] = []
         for a, b, s in zip(lo.tolist(), hi.tolist(), scales.tolist()):
             v = (b << 64) | (a & 0xFFFFFFFFFFFFFFFF)
             d = t.scale - s
             v = v * 10**d if d >= 0 else _div_truncate(v, 10**-d)
+            if abs(v) >= 10**t.precision:
+                raise _BadValue(CorruptFileError, len(out), f"decimal value (unscaled, rescaled) {v} has more digits than {t} holds")
             out.append(v)
         import decimal
 
@@ -897,22 +950,115 @@ class _ColumnDecoder:
 
     def timestamps(self) -> pa.Array:
         secs = self.kept(self.ints(P.DATA, True))
-        raw = self.kept(self.ints(P.SECONDARY, False))
-        zeros = raw & 7
-        nanos = raw >> 3
-        scale = np.where(zeros != 0, 10 ** (zeros + 1), 1)
-        nanos = nanos * scale
+        encoded = self.kept(self.ints(P.SECONDARY, False))
+        t = self.c.arrow_type
         if self.c.type.kind == P.TIMESTAMP_INSTANT or self.writer_tz in _UTC_NAMES:
             epoch = ORC_EPOCH
+            changes = offsets = _NO_ZONE
         else:
-            epoch = _local_epoch(self.writer_tz)
-        secs = secs + epoch
-        # writers truncate millis toward zero: a negative second with sub-millisecond nanos is one less
-        secs = np.where((secs < 0) & (nanos > 999_999), secs - 1, secs)
-        if self.c.type.kind == P.TIMESTAMP and self.writer_tz not in _UTC_NAMES:
             # a timestamp without time zone reads as the wall clock of the writer's zone
-            secs = secs + _utc_offsets(self.writer_tz, secs)
-        return pa.array(secs * 1_000_000_000 + nanos, pa.int64()).view(self.c.arrow_type)
+            epoch = _local_epoch(self.writer_tz)
+            changes, offsets = _zone_table(self.writer_tz)
+        out = np.empty(len(secs), np.int64)
+        per_unit = TIMESTAMP_UNITS[t.unit]
+        status, at = K.orc_timestamps(secs, encoded, epoch, changes, offsets, _CYCLE_START, per_unit, _unit_bounds(per_unit), out)
+        if status == K.TS_BAD_NANOS:
+            raise _BadValue(CorruptFileError, at, f"timestamp nanoseconds (encoded {int(encoded[at])}) are not a fraction of a second")
+        if status == K.TS_OUT_OF_RANGE:
+            zeros = int(encoded[at]) & 7
+            nanos = (int(encoded[at]) >> 3) * (10 ** (zeros + 1) if zeros else 1)
+            value = _describe_timestamp(*divmod((int(secs[at]) + epoch) * 1_000_000_000 + nanos, 1_000_000_000))
+            hint = "; read with timestamp_unit='us'" if t.unit == "ns" else ""
+            raise _BadValue(UnsupportedFeatureError, at, f"timestamp {value} is outside what {t} holds{hint}")
+        return pa.Array.from_buffers(t, len(out), [None, pa.py_buffer(out)])
+
+
+_M64 = (1 << 64) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_NO_ZONE = np.empty(0, np.int64)
+
+
+class _BadValue(Exception):
+    """A decoded value the column's Arrow type cannot hold (or a corrupt one): ``index`` is its
+    place among the values decoded, which the reader turns into a row."""
+
+    def __init__(self, cls: type[FileError], index: int, reason: str) -> None:
+        super().__init__(reason)
+        self.cls = cls
+        self.index = index
+        self.reason = reason
+
+    def at_row(self, row: int) -> FileError:
+        return self.cls(f"row {row} of the stripe: {self.reason}")
+
+
+def _check_width(values: np.ndarray, dtype: Any, cls: type[FileError], what: str, target: str | None = None,
+                 limit: int | None = None) -> None:
+    """Raise :class:`_BadValue` for the first of ``values`` outside integer type ``dtype`` (or
+    of magnitude ``limit`` or more)."""
+    if not len(values):
+        return
+    if limit is not None:
+        lo, hi = -limit + 1, limit - 1
+    else:
+        info = np.iinfo(dtype)
+        lo, hi = int(info.min), int(info.max)
+    if lo <= int(values.min()) and int(values.max()) <= hi:
+        return
+    at = int(np.flatnonzero((values < lo) | (values > hi))[0])
+    holds = target or np.dtype(dtype).name
+    raise _BadValue(cls, at, f"{what} {int(values[at])} is outside what {holds} holds")
+
+
+@functools.lru_cache(maxsize=4)
+def _unit_bounds(nanos_per_unit: int) -> np.ndarray:
+    """(lowest second, lowest unit within it, highest second, highest unit within it) of the
+    instants int64 counts of the unit hold."""
+    per_second = 1_000_000_000 // nanos_per_unit
+    low = divmod(_INT64_MIN, per_second)
+    high = divmod(_INT64_MAX, per_second)
+    return np.array([*low, *high], np.int64)
+
+
+def _describe_timestamp(second: int, nanos: int) -> str:
+    """An instant (seconds since 1970 and nanoseconds) as text, for error messages."""
+    try:
+        stamp = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=second)
+        return f"{stamp:%Y-%m-%d %H:%M:%S}.{nanos:09d}"
+    except OverflowError:
+        return f"{second}.{nanos:09d} s after 1970-01-01"
+
+
+def _with_timestamp_unit(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """A nested array as pyarrow's ORC reader gives it (nanosecond timestamps) in ``target``:
+    timestamps in its unit, floored as the flat columns' are."""
+    if arr.type == target:
+        return arr
+    if pa.types.is_timestamp(target):
+        import pyarrow.compute as pc
+
+        return pc.floor_temporal(arr, unit="microsecond" if target.unit == "us" else "nanosecond").cast(target)
+    if arr.offset:
+        arr = pa.concat_arrays([arr])  # children of an unsliced array line up with its buffers
+    if pa.types.is_struct(target):
+        children = [_with_timestamp_unit(arr.field(j), target.field(j).type) for j in range(target.num_fields)]
+        buffers = arr.buffers()[:1]
+    elif pa.types.is_map(target):
+        entries = pa.StructArray.from_arrays(
+            [_with_timestamp_unit(arr.keys, target.key_type), _with_timestamp_unit(arr.items, target.item_type)],
+            fields=[target.key_field, target.item_field],
+        )
+        children = [entries]
+        buffers = arr.buffers()[:2]
+    elif pa.types.is_list(target):
+        children = [_with_timestamp_unit(arr.values, target.value_type)]
+        buffers = arr.buffers()[:2]
+    elif pa.types.is_union(target):
+        children = [_with_timestamp_unit(arr.field(j), target.field(j).type) for j in range(target.num_fields)]
+        buffers = arr.buffers()[:3 if target.mode == "dense" else 2]
+    else:
+        return arr.cast(target)
+    return pa.Array.from_buffers(target, len(arr), buffers, arr.null_count, 0, children)
 
 
 def _div_truncate(v: int, d: int) -> int:
@@ -929,24 +1075,34 @@ def _local_epoch(tz: str) -> int:
     return int(dt.datetime(2015, 1, 1, tzinfo=zone).timestamp())
 
 
-#: the instants (UTC seconds) between which :func:`_zone_table` tabulates a zone's offsets
-_TABLE_FROM = int(dt.datetime(1900, 1, 1, tzinfo=dt.timezone.utc).timestamp())
-_TABLE_TO = int(dt.datetime(2100, 1, 1, tzinfo=dt.timezone.utc).timestamp())
+def _utc_seconds(year: int) -> int:
+    return int(dt.datetime(year, 1, 1, tzinfo=dt.timezone.utc).timestamp())
+
+
+#: a zone's offsets are tabulated from 1800 (no zone of the zone database changes its offset
+#: between the year 1 and 1800), day by day from 1900 to 2100 and week by week outside that
+_TABLE_FROM, _DAILY_FROM, _DAILY_TO = _utc_seconds(1800), _utc_seconds(1900), _utc_seconds(2100)
+#: from 2100 on a zone's offsets follow its yearly rules, which repeat with the calendar every
+#: 400 years: the table covers one such cycle, later instants are taken back into it
+_CYCLE_START = _DAILY_TO
+_TABLE_TO = _CYCLE_START + K.GREGORIAN_CYCLE_SECONDS
 
 
 @functools.lru_cache(maxsize=16)
 def _zone_table(tz: str) -> tuple[np.ndarray, np.ndarray]:
-    """(instants where the UTC offset of ``tz`` changes, the offset from each on), 1900-2100."""
+    """(instants where the UTC offset of ``tz`` changes, the offset from each on), 1800 to the
+    end of the 400-year cycle from 2100 (see :func:`lazyscan.orc.kernels.orc_timestamps`)."""
     zone = zoneinfo.ZoneInfo(tz)
 
     def offset(t: int) -> int:
         return int(dt.datetime.fromtimestamp(t, zone).utcoffset().total_seconds())  # type: ignore[union-attr]
 
-    days = range(_TABLE_FROM, _TABLE_TO + 86_400, 86_400)
+    week, day = 7 * 86_400, 86_400
+    samples = [*range(_TABLE_FROM, _DAILY_FROM, week), *range(_DAILY_FROM, _DAILY_TO, day), *range(_DAILY_TO, _TABLE_TO, week), _TABLE_TO]
     changes = [_TABLE_FROM]
     offsets = [offset(_TABLE_FROM)]
     prev_t, prev = _TABLE_FROM, offsets[0]
-    for t in days:
+    for t in samples:
         cur = offset(t)
         if cur != prev:
             lo, hi = prev_t, t  # the change lies in (lo, hi]: bisect to the second
@@ -961,18 +1117,3 @@ def _zone_table(tz: str) -> tuple[np.ndarray, np.ndarray]:
             prev = cur
         prev_t = t
     return np.array(changes, np.int64), np.array(offsets, np.int64)
-
-
-def _utc_offsets(tz: str, secs: np.ndarray) -> np.ndarray:
-    """The UTC offset (seconds) of ``tz`` at each instant of ``secs``: wall clock = instant + offset."""
-    changes, offsets = _zone_table(tz)
-    out = offsets[np.maximum(np.searchsorted(changes, secs, side="right") - 1, 0)]
-    outside = np.flatnonzero((secs < _TABLE_FROM) | (secs > _TABLE_TO))
-    if len(outside):
-        zone = zoneinfo.ZoneInfo(tz)
-        for i in outside.tolist():
-            try:
-                out[i] = int(dt.datetime.fromtimestamp(int(secs[i]), zone).utcoffset().total_seconds())  # type: ignore[union-attr]
-            except (OverflowError, OSError, ValueError):
-                out[i] = 0  # beyond what the zone database describes
-    return out

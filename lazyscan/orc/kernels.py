@@ -384,7 +384,11 @@ def varint128(buf, pos, end, skip, count, lo, hi):
                 if shift > 57:
                     b |= bits >> np.uint64(64 - shift)
             elif shift < 128:
+                if shift > 121 and bits >> np.uint64(128 - shift) != np.uint64(0):
+                    return ERR_BAD_HEADER  # bits beyond the 128 a decimal holds
                 b |= bits << np.uint64(shift - 64)
+            elif bits != np.uint64(0):
+                return ERR_BAD_HEADER
             if byte < 128:
                 break
             shift += 7
@@ -674,3 +678,96 @@ def _pb_skip(buf, pos, end, wire):
             return ERR_TRUNCATED
         return pos + length
     return ERR_BAD_HEADER
+
+
+# ---- values converted to their Arrow form -------------------------------------------------
+
+TS_BAD_NANOS = 1
+TS_OUT_OF_RANGE = 2
+
+#: seconds in 400 Gregorian years, after which calendar and weekdays (so a zone's rules) repeat
+GREGORIAN_CYCLE_SECONDS = 146_097 * 86_400
+#: seconds stored for a timestamp beyond this magnitude are not converted (no unit holds them)
+_MAX_STORED_SECONDS = 1 << 62
+
+
+@_jit_inline
+def _zone_offset(t, changes, offsets, cycle_start):
+    """The UTC offset at instant ``t`` from a zone table (instants where the offset changes,
+    ascending, and the offset from each on); instants past ``cycle_start`` plus one cycle are
+    taken back by whole 400-year cycles, instants before the first change get its offset."""
+    cycle_end = cycle_start + GREGORIAN_CYCLE_SECONDS
+    if t >= cycle_end:
+        t = cycle_start + (t - cycle_start) % GREGORIAN_CYCLE_SECONDS
+    lo = 0
+    hi = changes.shape[0]
+    while lo < hi:  # the first change after t
+        mid = (lo + hi) >> 1
+        if changes[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return offsets[lo - 1] if lo > 0 else offsets[0]
+
+
+@_jit
+def orc_timestamps(secs, encoded_nanos, epoch, changes, offsets, cycle_start, nanos_per_unit, bounds, out):
+    """ORC timestamps (``secs``: the DATA stream, seconds from ``epoch``; ``encoded_nanos``:
+    the SECONDARY stream, nanoseconds shifted left by 3 bits that count their trailing zeros) as
+    units of ``nanos_per_unit`` nanoseconds since 1970-01-01 into ``out``, the fraction below a
+    unit dropped (toward negative infinity). A negative second with a fraction above 999,999 ns
+    is one less, as ORC's readers take it (the writers stored it one higher). A negative
+    fraction (pyarrow's writer stores a negative timestamp as its second truncated toward zero
+    and a negative fraction) counts back from the second, as ORC's C++ reader takes it. With a
+    zone table (``changes`` not empty) the value is the wall clock of the instant in that zone,
+    else the instant. ``bounds``: (lowest second, lowest unit within it, highest second,
+    highest unit within it) that the unit's int64 holds.
+
+    Returns (0, -1), or (``TS_BAD_NANOS`` / ``TS_OUT_OF_RANGE``, index of the first such value).
+    """
+    units_per_second = 1_000_000_000 // nanos_per_unit
+    zoned = changes.shape[0] > 0
+    for i in range(secs.shape[0]):
+        raw = encoded_nanos[i]
+        zeros = raw & 7
+        nanos = raw >> 3
+        if zeros != 0:
+            scale = np.int64(10)
+            for _ in range(zeros):
+                scale *= 10
+            if nanos > 999_999_999 // scale or nanos < -999_999_999 // scale:
+                return TS_BAD_NANOS, i
+            nanos *= scale
+        elif nanos > 999_999_999 or nanos < -999_999_999:
+            return TS_BAD_NANOS, i
+        s = secs[i]
+        if s > _MAX_STORED_SECONDS or s < -_MAX_STORED_SECONDS:
+            return TS_OUT_OF_RANGE, i
+        s += epoch
+        if s < 0 and nanos > 999_999:
+            s -= 1
+        elif nanos < 0:
+            s -= 1
+            nanos += 1_000_000_000
+        if zoned:
+            s += _zone_offset(s, changes, offsets, cycle_start)
+        sub = nanos // nanos_per_unit
+        if s < bounds[0] or (s == bounds[0] and sub < bounds[1]) or s > bounds[2] or (s == bounds[2] and sub > bounds[3]):
+            return TS_OUT_OF_RANGE, i
+        out[i] = s * units_per_second + sub
+    return 0, -1
+
+
+@_jit
+def decimals_beyond(lo, hi, limit_lo, limit_hi):
+    """The index of the first 128-bit integer (``lo``, ``hi``: its two's-complement words) whose
+    magnitude reaches ``limit`` (its unsigned words), -1 when every one is below it."""
+    for i in range(lo.shape[0]):
+        a = np.uint64(lo[i])
+        b = np.uint64(hi[i])
+        if hi[i] < 0:  # magnitude of a negative value: two's complement negation
+            a = ~a + np.uint64(1)
+            b = ~b + (np.uint64(1) if a == np.uint64(0) else np.uint64(0))
+        if b > limit_hi or (b == limit_hi and a >= limit_lo):
+            return i
+    return -1
