@@ -778,7 +778,19 @@ class _Plan:
             reader = self.spark.read.format("lazyscan").schema(self._output_schema())
             reader = reader.options(**self._scan_options())
             df = reader.load(self.paths[0]) if len(self.paths) == 1 else reader.load(self.paths)
-        return df.select(*self.columns) if self.columns else df
+        return self._select(df)
+
+    def _select(self, df: Any) -> Any:
+        """``df`` with the columns asked for, in the order asked, each by its quoted name (a
+        name holding dots, spaces or backquotes is one column, not a nested field)."""
+        if not self.columns:
+            return df
+        names = self.listing.spark_schema.fieldNames()
+        try:
+            chosen = [resolve_name(c, names, self.settings.case_sensitive) for c in self.columns]
+        except PredicateError as e:
+            raise LazyScanError(f"{', '.join(self.paths)}: {e}") from None
+        return df.select(*[F.col(_quoted(n)) for n in chosen])
 
     def _tasks_frame(self) -> Any:
         from lazyscan.spark.options import SourceSettings
@@ -814,8 +826,13 @@ class _Plan:
         for column, kf in self.keys:
             values = _spark_isin_values(kf, self.listing.scan_schema.field(column).type)
             if values is not None:
-                df = df.where(F.col(f"`{column}`").isin(values))
-        return df.select(*self.columns) if self.columns else df
+                df = df.where(F.col(_quoted(column)).isin(values))
+        return self._select(df)
+
+
+def _quoted(name: str) -> str:
+    """A column name as one Spark identifier (backquoted, backquotes doubled)."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 #: Spark's reader gets a semi-join's keys as ``IN`` (pushed to its Parquet reader) up to this many
