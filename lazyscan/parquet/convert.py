@@ -4,6 +4,14 @@
 spreads the non-null values over the rows (nulls get zero-filled slots) and builds the Arrow array
 from buffers. Physical-to-logical conversions (narrow ints, unsigned views, INT96 timestamps,
 decimals from INT32/INT64/big-endian bytes, float16) are vectorized or numba kernels.
+
+No conversion wraps: INT96 values (a Julian day and nanoseconds into it) read as microseconds,
+the nanoseconds truncated toward zero as Spark (``DateTimeUtils.fromJulianDay``) and Arrow do;
+a day too far for 64-bit microseconds (about 292,000 years from 1970) is an error, where Spark's
+own multiplication wraps. Decimals from bytes must fit their Arrow width; decimals from INT32 /
+INT64 are held whole, as Spark holds them (``Decimal.createUnsafe``), even with more digits than
+their declared precision. Dates, times and TIMESTAMP(MILLIS/MICROS/NANOS) are stored in their
+Arrow type's own width and unit, so every value fits.
 """
 
 from __future__ import annotations
@@ -82,6 +90,36 @@ def _be_fixed_to_le_decimal(rows: np.ndarray, out: np.ndarray) -> int:
             if nbytes < 8 and neg:
                 acc |= ~np.uint64(0) << np.uint64(8 * nbytes)
             out[i, k] = np.int64(acc)
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
+def _int96_to_units(raw: np.ndarray, units_per_day: int, nanos_per_unit: int, out: np.ndarray) -> int:
+    """INT96 timestamps (``raw``: n x 12 bytes, nanoseconds into the day as a little-endian int64,
+    then the Julian day as an int32) as units since 1970-01-01, the nanoseconds truncated toward
+    zero. Returns -1, or the first value whose units do not fit an int64."""
+    top = np.int64(9_223_372_036_854_775_807)
+    bottom = -top - 1
+    for i in range(raw.shape[0]):
+        nanos = np.int64(0)
+        for b in range(7, -1, -1):
+            nanos = (nanos << 8) | np.int64(raw[i, b])
+        day = np.int64(0)
+        for b in range(11, 7, -1):
+            day = (day << 8) | np.int64(raw[i, b])
+        if day >= 2**31:
+            day -= 2**32
+        days = day - _JULIAN_UNIX_EPOCH
+        if days > top // units_per_day or days < -(top // units_per_day):
+            return i
+        # integer division truncating toward zero, as Java's and C++'s
+        sub = nanos // nanos_per_unit
+        if sub < 0 and sub * nanos_per_unit != nanos:
+            sub += 1
+        base = days * units_per_day
+        if (sub > 0 and base > top - sub) or (sub < 0 and base < bottom - sub):
+            return i
+        out[i] = base + sub
     return -1
 
 
@@ -323,10 +361,16 @@ def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
         return np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 2)).view(np.float16).reshape(-1)
     if pt == PhysicalType.INT96:
         raw = np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 12))
-        nanos = raw[:, :8].copy().view(np.int64).reshape(-1)
-        days = raw[:, 8:].copy().view(np.int32).reshape(-1).astype(np.int64)
         per_unit = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[atype.unit]
-        return (days - _JULIAN_UNIX_EPOCH) * (_NANOS_PER_DAY // per_unit) + nanos // per_unit
+        out = buffers.empty(len(raw), np.int64)
+        bad = _int96_to_units(raw, _NANOS_PER_DAY // per_unit, per_unit, out)
+        if bad >= 0:
+            nanos = int(raw[bad, :8].view(np.int64)[0])
+            day = int(raw[bad, 8:].view(np.int32)[0])
+            raise UnsupportedFeatureError(
+                f"INT96 timestamp (Julian day {day}, {nanos} ns into it) is outside what {atype} holds"
+            )
+        return out
     raise AssertionError(f"no storage rule for {atype} from physical type {pt}")  # pragma: no cover
 
 
