@@ -37,7 +37,7 @@ from lazyscan.orc import OrcFile
 from lazyscan.orc import kernels as K
 from lazyscan.parquet import ParquetFile
 from lazyscan.parquet import thrift as T
-from lazyscan.parquet.convert import _int96_to_units
+from lazyscan.parquet.convert import _int96_beyond_int64, _int96_to_units
 from tests.support.data import foreign_file
 from tests.support.footer import Node, ParquetPatch
 
@@ -563,6 +563,7 @@ def test_int96_kernel_bounds() -> None:
     per_day = 86_400_000_000
     last = (2**63 - 1) // per_day
     out = np.empty(1, np.int64)
+    overflow = np.empty(1, np.bool_)
     for day, nanos, fits in [
         (2_440_588, 0, True),
         (2_440_588 + last, 0, True),
@@ -576,10 +577,30 @@ def test_int96_kernel_bounds() -> None:
         (2_440_588, -(2**63), True),
     ]:
         raw = np.frombuffer(struct.pack("<qi", nanos, day), np.uint8).reshape(1, 12).copy()
-        bad = _int96_to_units(raw, per_day, 1000, out)
-        assert (bad == -1) == fits, (day, nanos)
+        marked = _int96_to_units(raw, per_day, 1000, out, overflow)
+        assert (marked == 0) == fits and bool(overflow[0]) != fits, (day, nanos)
         if fits:
             assert int(out[0]) == spark_micros(day, nanos), (day, nanos)
+
+
+def test_int96_written_by_spark_beyond_year_287000_reads_as_spark_wrote_it() -> None:
+    """Spark's writer adds the Julian epoch to the microseconds (DateTimeUtils.toJulianDay) and
+    overflows for years after about 287,000; its reader overflows back. That one wrap is undone
+    (parquet-testing's int96_from_spark.parquet holds such a value, read in
+    tests/test_parquet_testing_files.py); any other value beyond 64 bits is refused."""
+    per_day = 86_400_000_000
+
+    def spark_writes(micros_: int) -> tuple[int, int]:
+        julian = (micros_ + 2_440_588 * per_day + 2**63) % 2**64 - 2**63  # Java's Long addition
+        days = int(julian / per_day) if abs(julian) < 2**53 else (abs(julian) // per_day) * (1 if julian >= 0 else -1)
+        return days, (julian - days * per_day) * 1000
+
+    for micros_ in (2**63 - 1, 9_089_380_393_200_000_000, 2**63 - 2_440_588 * per_day + 5):
+        day, nanos = spark_writes(micros_)
+        assert spark_micros(day, nanos) < -(2**63)
+        assert _int96_beyond_int64(day, nanos, per_day, 1000) == micros_
+    assert _int96_beyond_int64(2**31 - 1, 0, per_day, 1000) is None
+    assert _int96_beyond_int64(-(2**31), 0, per_day, 1000) is None
 
 
 @pytest.mark.xfail(strict=True, reason="nested columns are read through pyarrow, which needs coerce_int96_timestamp_unit='us' "

@@ -8,7 +8,8 @@ decimals from INT32/INT64/big-endian bytes, float16) are vectorized or numba ker
 No conversion wraps: INT96 values (a Julian day and nanoseconds into it) read as microseconds,
 the nanoseconds truncated toward zero as Spark (``DateTimeUtils.fromJulianDay``) and Arrow do;
 a day too far for 64-bit microseconds (about 292,000 years from 1970) is an error, where Spark's
-own multiplication wraps. Decimals from bytes must fit their Arrow width; decimals from INT32 /
+own multiplication wraps (but for the one wrap Spark's writer makes, undone as Spark's reader
+does: :func:`_int96_beyond_int64`). Decimals from bytes must fit their Arrow width; decimals from INT32 /
 INT64 are held whole, as Spark holds them (``Decimal.createUnsafe``), even with more digits than
 their declared precision. Dates, times and TIMESTAMP(MILLIS/MICROS/NANOS) are stored in their
 Arrow type's own width and unit, so every value fits.
@@ -94,12 +95,14 @@ def _be_fixed_to_le_decimal(rows: np.ndarray, out: np.ndarray) -> int:
 
 
 @numba.njit(nogil=True, cache=True)
-def _int96_to_units(raw: np.ndarray, units_per_day: int, nanos_per_unit: int, out: np.ndarray) -> int:
+def _int96_to_units(raw: np.ndarray, units_per_day: int, nanos_per_unit: int, out: np.ndarray, overflow: np.ndarray) -> int:
     """INT96 timestamps (``raw``: n x 12 bytes, nanoseconds into the day as a little-endian int64,
     then the Julian day as an int32) as units since 1970-01-01, the nanoseconds truncated toward
-    zero. Returns -1, or the first value whose units do not fit an int64."""
+    zero. A value whose units do not fit an int64 is marked in ``overflow`` (``out`` gets 0
+    there); returns how many were."""
     top = np.int64(9_223_372_036_854_775_807)
     bottom = -top - 1
+    marked = 0
     for i in range(raw.shape[0]):
         nanos = np.int64(0)
         for b in range(7, -1, -1):
@@ -110,17 +113,39 @@ def _int96_to_units(raw: np.ndarray, units_per_day: int, nanos_per_unit: int, ou
         if day >= 2**31:
             day -= 2**32
         days = day - _JULIAN_UNIX_EPOCH
+        overflow[i] = False
+        out[i] = 0
         if days > top // units_per_day or days < -(top // units_per_day):
-            return i
+            overflow[i] = True
+            marked += 1
+            continue
         # integer division truncating toward zero, as Java's and C++'s
         sub = nanos // nanos_per_unit
         if sub < 0 and sub * nanos_per_unit != nanos:
             sub += 1
         base = days * units_per_day
         if (sub > 0 and base > top - sub) or (sub < 0 and base < bottom - sub):
-            return i
+            overflow[i] = True
+            marked += 1
+            continue
         out[i] = base + sub
-    return -1
+    return marked
+
+
+def _int96_beyond_int64(day: int, nanos: int, units_per_day: int, nanos_per_unit: int) -> int | None:
+    """An INT96 value whose units overflow an int64 in :func:`_int96_to_units`, as Spark reads it
+    where Spark's own writer produced it, else None. Spark writes a timestamp of the years after
+    about 287,000 (microseconds beyond 2**63 - 1 - 2440588 days) with the addition of the Julian
+    epoch in ``DateTimeUtils.toJulianDay`` overflowing: its day is far negative, and reading it
+    back overflows the other way (``fromJulianDay``), to the value written (parquet-testing's
+    int96_from_spark.parquet). Only that wrap is undone: other values beyond 64 bits are no
+    timestamp any writer made."""
+    part = abs(nanos) // nanos_per_unit
+    exact = (day - _JULIAN_UNIX_EPOCH) * units_per_day + (part if nanos >= 0 else -part)
+    lowest = -(2**63)
+    if lowest - _JULIAN_UNIX_EPOCH * units_per_day <= exact < lowest:
+        return exact + 2**64
+    return None
 
 
 @numba.njit(nogil=True, cache=True)
@@ -363,13 +388,17 @@ def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
         raw = np.ascontiguousarray(np.asarray(values, dtype=np.uint8).reshape(-1, 12))
         per_unit = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}[atype.unit]
         out = buffers.empty(len(raw), np.int64)
-        bad = _int96_to_units(raw, _NANOS_PER_DAY // per_unit, per_unit, out)
-        if bad >= 0:
-            nanos = int(raw[bad, :8].view(np.int64)[0])
-            day = int(raw[bad, 8:].view(np.int32)[0])
-            raise UnsupportedFeatureError(
-                f"INT96 timestamp (Julian day {day}, {nanos} ns into it) is outside what {atype} holds"
-            )
+        overflow = np.empty(len(raw), np.bool_)
+        if _int96_to_units(raw, _NANOS_PER_DAY // per_unit, per_unit, out, overflow):
+            for i in np.flatnonzero(overflow).tolist():
+                nanos = int(raw[i, :8].view(np.int64)[0])
+                day = int(raw[i, 8:].view(np.int32)[0])
+                value = _int96_beyond_int64(day, nanos, _NANOS_PER_DAY // per_unit, per_unit)
+                if value is None:
+                    raise UnsupportedFeatureError(
+                        f"INT96 timestamp (Julian day {day}, {nanos} ns into it) is outside what {atype} holds"
+                    )
+                out[i] = value
         return out
     raise AssertionError(f"no storage rule for {atype} from physical type {pt}")  # pragma: no cover
 
