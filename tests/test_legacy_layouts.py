@@ -709,3 +709,98 @@ def test_v2_kernel_rule() -> None:
     assert fused.v2_values_compressed(header, 9, 10, False)
     header[H._V2_COMPRESSED] = 1
     assert fused.v2_values_compressed(header, 10, 10, False)
+
+
+# --------------------------------------------------------------------------------------------
+# ORC type trees nested deeper than 64 levels
+
+
+def _nested_orc(path: Path, depth: int, kind: str, rows: int = 50) -> list[Any]:
+    """An ORC file of an ``id`` column and a column nested ``depth`` levels deep (``kind``:
+    struct, list or map, or all three in turn) around an int, written by pyorc; its rows."""
+    import pyorc
+
+    kinds = ["struct", "list", "map"] if kind == "mixed" else [kind]
+    schema = "int"
+    for level in range(depth - 1):
+        k = kinds[level % len(kinds)]
+        schema = {"struct": f"struct<f:{schema}>", "list": f"array<{schema}>", "map": f"map<string,{schema}>"}[k]
+    written = []
+    with path.open("wb") as f, pyorc.Writer(f, f"struct<id:int,deep:{schema}>", struct_repr=pyorc.StructRepr.DICT) as w:
+        for r in range(rows):
+            value: Any = None if r % 7 == 3 else r
+            for level in range(depth - 1):
+                k = kinds[level % len(kinds)]
+                value = {"struct": {"f": value}, "list": [value], "map": {f"k{r}": value}}[k]
+            row = {"id": r, "deep": None if r % 11 == 5 else value}
+            w.write(row)
+            written.append(row)
+    return written
+
+
+def _pyorc_rows(path: Path) -> list[Any]:
+    import pyorc
+
+    with path.open("rb") as f:
+        return list(pyorc.Reader(f, struct_repr=pyorc.StructRepr.DICT))
+
+
+def _plain(value: Any) -> Any:
+    """A value from Arrow's ``to_pylist`` as pyorc gives it (maps as dicts)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+            return {k: _plain(v) for k, v in value}
+        return [_plain(v) for v in value]
+    return value
+
+
+def test_impala_max_nesting_depth_struct() -> None:
+    path = foreign_file("max_nesting_depth_struct.orc")
+    from lazyscan.orc.file import OrcFile
+
+    assert OrcFile(str(path)).footer.type_depth > 64
+    got = lazyscan.scan(str(path)).to_table()
+    assert got.equals(pa.orc.ORCFile(str(path)).read())
+    assert [_plain(r) for r in got.to_pylist()] == _pyorc_rows(path)
+
+
+@pytest.mark.parametrize("kind", ["struct", "list", "map", "mixed"])
+@pytest.mark.parametrize("depth", [65, 100, 256])
+def test_deep_orc_types_read_as_pyorc_reads_them(tmp_path: Path, kind: str, depth: int) -> None:
+    path = tmp_path / f"{kind}{depth}.orc"
+    _nested_orc(path, depth, kind)
+    expected = _pyorc_rows(path)
+    got = lazyscan.scan(str(path)).to_table()
+    assert [_plain(r) for r in got.to_pylist()] == expected
+    kept = lazyscan.scan(str(path), where="id in (1, 6, 17, 33, 40)", columns=["deep", "id"]).to_table()
+    wanted = [{"deep": r["deep"], "id": r["id"]} for r in expected if r["id"] in (1, 6, 17, 33, 40)]
+    assert [_plain(r) for r in kept.to_pylist()] == wanted
+
+
+def test_orc_types_deeper_than_the_limit_are_refused(tmp_path: Path) -> None:
+    from lazyscan.errors import UnsupportedFeatureError
+    from lazyscan.orc import proto
+
+    path = tmp_path / "too_deep.orc"
+    depth = proto.MAX_TYPE_DEPTH + 1
+    _nested_orc(path, depth, "struct", rows=3)
+    with pytest.raises(UnsupportedFeatureError, match=f"nested {depth} levels deep; lazyscan reads at most {proto.MAX_TYPE_DEPTH}") as e:
+        lazyscan.scan(str(path)).to_table()
+    assert "too_deep.orc" in str(e.value)
+
+
+def test_orc_type_tree_checks() -> None:
+    """A footer's types must form one tree in pre-order: no subtype before its type or outside
+    the types, none shared by two types (which would also make conversions exponential)."""
+    from lazyscan.orc import proto as P
+
+    def types(*subtypes: list[int]) -> list[P.OrcType]:
+        return [P.OrcType(kind=P.STRUCT if s else P.INT, subtypes=list(s), field_names=[f"c{j}" for j in range(len(s))]) for s in subtypes]
+
+    assert P.type_tree_depth(types([1, 2], [], [])) == 1
+    assert P.type_tree_depth(types([1], [2], [3], [])) == 3
+    for bad in (types([1], [0]), types([1], [1]), types([1, 5], []), types([1, 2], [2], [])):
+        with pytest.raises(P.ProtoError):
+            P.type_tree_depth(bad)

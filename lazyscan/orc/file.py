@@ -70,7 +70,7 @@ class OrcColumn:
 def arrow_type(types: list[P.OrcType], i: int, depth: int = 0, timestamp_unit: str = "us") -> pa.DataType:
     """The Arrow type ORC type ``i`` reads as: pyarrow's ORC reader's, but for timestamps, which
     are in ``timestamp_unit``."""
-    if depth > 64 or i >= len(types):
+    if i >= len(types):  # the footer's parser checked the tree (proto.type_tree_depth)
         raise CorruptFileError(f"type tree refers to type {i} of {len(types)}")
     t = types[i]
     k = t.kind
@@ -189,6 +189,11 @@ class OrcFile:
         self.types = footer.types
         if not self.types:
             raise self._error(CorruptFileError, "the footer has no types")
+        if footer.type_depth > P.MAX_TYPE_DEPTH:
+            raise self._error(
+                UnsupportedFeatureError,
+                f"types nested {footer.type_depth} levels deep; lazyscan reads at most {P.MAX_TYPE_DEPTH}",
+            )
         root = self.types[0]
         if root.kind != P.STRUCT:
             raise self._error(UnsupportedFeatureError, "ORC files whose root type is not a struct are not supported")

@@ -348,6 +348,35 @@ class Footer:
     encrypted: bool = False
     #: the writing library's version (``softwareVersion``, written since ORC 1.7)
     software_version: str | None = None
+    #: how deep the type tree is (:func:`type_tree_depth`)
+    type_depth: int = 0
+
+
+#: the deepest type tree read: Impala writes and tests nesting up to 100 levels
+#: (``testdata/max_nesting_depth``); type trees are converted by recursion, so a limit far
+#: above what writers produce keeps a file from exhausting Python's stack
+MAX_TYPE_DEPTH = 256
+
+
+def type_tree_depth(types: list[OrcType]) -> int:
+    """The depth of a footer's type tree (the root struct 0, its columns 1, ...), after checking
+    that the types form one as the format lays it out: in pre-order, so that every type's
+    subtypes come after it, and each type the subtype of at most one other. ProtoError if not."""
+    n = len(types)
+    depth = [-1] * n
+    if n:
+        depth[0] = 0
+    deepest = 0
+    for i, t in enumerate(types):
+        for s in t.subtypes:
+            if not i < s < n:
+                raise ProtoError(f"type {i} has subtype {s}: subtypes follow their type among the {n} types")
+            if depth[s] >= 0:
+                raise ProtoError(f"type {s} is a subtype of two types")
+            if depth[i] >= 0:
+                depth[s] = depth[i] + 1
+                deepest = max(deepest, depth[s])
+    return deepest
 
 
 def parse_footer(buf: Buf) -> Footer:
@@ -381,6 +410,7 @@ def parse_footer(buf: Buf) -> Footer:
             f.encrypted = True
         elif n == 12:
             f.software_version = bytes(_message(w, v, "softwareVersion")).decode("utf-8", "replace")
+    f.type_depth = type_tree_depth(f.types)
     return f
 
 
