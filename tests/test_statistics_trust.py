@@ -32,6 +32,7 @@ import pytest
 import lazyscan
 from lazyscan.format import RULES, orc_writer, parquet_writer
 from lazyscan.format.writers import (
+    BLOOM_FILTER,
     CHUNK,
     MIN_MAX,
     NULL_COUNT,
@@ -43,7 +44,7 @@ from lazyscan.format.writers import (
 from lazyscan.orc import proto as P
 from lazyscan.orc.file import OrcFile
 from lazyscan.orc.statistics import column_stats
-from tests.support.data import foreign_file
+from tests.support.data import DATA, foreign_file
 from tests.support.footer import Node, ParquetPatch
 
 # ---- who wrote the file --------------------------------------------------------------------
@@ -86,7 +87,7 @@ def test_orc_writer_from_id_version_and_software_version() -> None:
 def test_every_rule_has_a_source_and_a_statistic() -> None:
     for r in RULES:
         assert re.search(r"\b(PARQUET|ARROW|ORC|HIVE|IMPALA)-\d+|[\w.-]+/[\w.-]+#\d+", r.source), r
-        assert r.statistics and r.statistics <= {MIN_MAX, NULL_COUNT}, r
+        assert r.statistics and r.statistics <= {MIN_MAX, NULL_COUNT, BLOOM_FILTER}, r
         assert r.describe().startswith(r.format + ":")
 
 
@@ -463,3 +464,23 @@ def test_orc_nan_first_in_a_row_group_keeps_the_stripe(tmp_path: Path) -> None:
         expected = pc.sum(pc.is_in(table.column("d"), value_set=pa.array(wanted))).as_py()
         assert expected == len(wanted)
         assert lazyscan.scan(str(path), where=where).to_table().num_rows == expected, where
+
+
+def test_orc_cpp_bloom_filters_of_orc_1024() -> None:
+    """ORC C++ 1.6.0-1.6.11 and 1.7.0 hashed numbers unlike the readers (ORC-1024): their Bloom
+    filters would rule out row groups holding the value; ORC's own test files show it."""
+    from lazyscan.format import orc_trust
+
+    number = ColumnFacts("int", "int64")
+    assert BLOOM_FILTER in orc_trust(1, 6, None).distrusted(number)  # no softwareVersion: 1.6.0-1.6.10
+    assert BLOOM_FILTER in orc_trust(1, 6, "1.6.11").distrusted(number)
+    assert BLOOM_FILTER in orc_trust(1, 6, "1.7.0").distrusted(number)
+    assert not orc_trust(1, 6, "1.6.12").distrusted(number)
+    assert not orc_trust(1, 6, "1.7.1").distrusted(number)
+    assert not orc_trust(0, 6, "1.6.11").distrusted(number)  # the Java writer
+    for name in ("bad_bloom_filter_1.6.0.orc", "bad_bloom_filter_1.6.11.orc"):
+        path = DATA / "orc-testing" / name
+        ids = porc.read_table(path).column("id").to_pylist()
+        for value in sorted(set(ids))[:5]:
+            got = lazyscan.scan(str(path), where=f"id = {value}").to_table().num_rows
+            assert got == ids.count(value), (name, value)

@@ -7,6 +7,7 @@ Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything ab
 """
 
 from lazyscan.format.writers import (
+    BLOOM_FILTER,
     CHUNK,
     MIN_MAX,
     NULL_COUNT,
@@ -25,6 +26,7 @@ from lazyscan.format.writers import (
 )
 
 __all__ = [
+    "BLOOM_FILTER",
     "CHUNK",
     "MIN_MAX",
     "NULL_COUNT",

@@ -26,6 +26,8 @@ from typing import Any
 MIN_MAX = "min/max"
 #: the number of NULLs (Parquet ``null_count``; ORC ``numberOfValues`` with ``hasNull``)
 NULL_COUNT = "null count"
+#: the Bloom filters of a column
+BLOOM_FILTER = "Bloom filter"
 
 #: row-group statistics (Parquet column chunk; ORC stripe and row-index entries)
 CHUNK = "chunk"
@@ -250,6 +252,10 @@ RULES: tuple[Rule, ...] = (
          "ORC-135: timestamp statistics in the writer's local time", orc_versions=(0, 6)),
     Rule("orc", "orc-java", _MINMAX, "decimals of precision 18 or less", _decimal64,
          "ORC-517: ORC Java 1.5.0-1.5.5 wrote wrong decimal64 min/max", orc_versions=(6, 7)),
+    Rule("orc", "orc-cpp", frozenset({BLOOM_FILTER}), "every column", _every,
+         "ORC-1024: the C++ writer hashed numbers for its Bloom filters unlike every reader; "
+         "its versions 1.6.0-1.6.11 and 1.7.0 (and those that do not record a version) are affected",
+         fixed=(1, 7, 1), fixed_also=(((1, 6, 12), (1, 7, 0)),)),
 )
 
 _NOTHING: frozenset[str] = frozenset()

@@ -34,7 +34,7 @@ from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
 from lazyscan.orc.positions import PositionColumns, Resume, position_columns, stream_layout
-from lazyscan.orc.statistics import column_stats, file_trust
+from lazyscan.orc.statistics import bloom_filters_trusted, column_stats, file_trust
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.selection import RowRanges
 from lazyscan.parquet.statistics import ColumnStats
@@ -339,7 +339,7 @@ class OrcFile:
         c = self.column(column)
         streams = self.streams(stripe, c.id)
         st = streams.get(P.BLOOM_FILTER_UTF8) or streams.get(P.BLOOM_FILTER)
-        if st is None:
+        if st is None or not bloom_filters_trusted(self.postscript, self.footer, c.arrow_type):
             return None
         raw = self._fetch(stripe, [st], None)[0]
         try:

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.format.writers import (
+    BLOOM_FILTER,
     MIN_MAX,
     NULL_COUNT,
     ColumnFacts,
@@ -48,6 +49,12 @@ def file_trust(postscript: P.PostScript, footer: P.Footer) -> StatisticsTrust:
     """The writer rules of an ORC file (:mod:`lazyscan.format.writers`), decided once per
     writer id, writer version and software version."""
     return orc_trust(footer.writer, postscript.writer_version, footer.software_version)
+
+
+def bloom_filters_trusted(postscript: P.PostScript, footer: P.Footer, t: pa.DataType) -> bool:
+    """Whether the Bloom filters of a column of Arrow type ``t`` may rule row groups out."""
+    trust = file_trust(postscript, footer)
+    return not trust or BLOOM_FILTER not in trust.distrusted(_facts(t))
 
 
 def _facts(t: pa.DataType) -> ColumnFacts:
