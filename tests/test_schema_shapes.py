@@ -196,6 +196,21 @@ def test_empty_groups_of_every_layout(tmp_path: Path, base_file: Path, layout: s
         _same_as_pyarrow(path, f"`{name}` IS NULL", lambda t, n=name: pc.is_null(t[n]))
 
 
+def test_orc_empty_structs(tmp_path: Path) -> None:
+    """ORC stores a struct without fields with its own presence stream: values (not only NULLs)
+    come back, as pyarrow reads them."""
+    import pyarrow.orc as po
+    import pyorc
+
+    path = tmp_path / "empty_structs.orc"
+    with path.open("wb") as f, pyorc.Writer(f, "struct<a:int,e:struct<>,n:struct<i:struct<>>>") as w:
+        w.writerows([(1, (), ((),)), (2, None, None), (3, (), (None,))])
+    want = po.read_table(path)
+    assert lazyscan.scan(path).to_table().equals(want)
+    assert lazyscan.scan(path, where="a >= 2").to_table().equals(want.slice(1))
+    assert lazyscan.scan(path, columns=["n"], where="e IS NULL").to_table().equals(want.slice(1, 1).select(["n"]))
+
+
 # ---- column names ------------------------------------------------------------------------------
 
 #: every name a file can hold that SQL text has to quote (and a few it need not)
