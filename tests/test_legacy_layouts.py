@@ -620,6 +620,12 @@ def _offset_into_page(r: int, c: int, entries: list[Location]) -> list[Location]
     return entries
 
 
+def _first_page_later(r: int, c: int, entries: list[Location]) -> list[Location]:
+    o, s, f = entries[0]
+    entries[0] = (o + 7, s - 7, f)
+    return entries
+
+
 def _unordered(r: int, c: int, entries: list[Location]) -> list[Location]:
     if len(entries) > 3:
         entries[1], entries[2] = entries[2], entries[1]
@@ -638,7 +644,7 @@ def _missing_page(r: int, c: int, entries: list[Location]) -> list[Location]:
     return entries
 
 
-@pytest.mark.parametrize("damage", [_shift_first_row, _offset_into_page, _unordered, _outside, _missing_page])
+@pytest.mark.parametrize("damage", [_shift_first_row, _offset_into_page, _first_page_later, _unordered, _outside, _missing_page])
 def test_wrong_offset_index_gives_way_to_the_page_headers(tmp_path: Path, damage: Callable[..., Any]) -> None:
     """An offset index that locates pages wrongly: the chunk's pages are found from their
     headers, found before planning (what the index says does not add up) or when a page fetched
@@ -660,11 +666,15 @@ def test_wrong_offset_index_gives_way_to_the_page_headers(tmp_path: Path, damage
         if len(pages) <= 3:
             continue
         damaged += 1
-        page = pages[2]
-        for rows in (np.array([page.first_row]), np.arange(page.first_row, page.first_row + page.num_rows)):
+        first, third = pages[0], pages[2]
+        for rows in (
+            np.array([first.first_row + 1]), np.array([third.first_row]), np.arange(third.first_row, third.first_row + third.num_rows),
+        ):
             parquet_file.clear_caches()
             assert_same_array(pf.read_column(0, c, rows), ref[name].take(pa.array(rows)), name)
-            assert not pf.page_layout(0, c).from_offset_index
+        rows = np.concatenate([np.arange(first.num_rows), np.arange(third.first_row, third.first_row + third.num_rows)])
+        assert_same_array(pf.read_column(0, c, rows), ref[name].take(pa.array(rows)), name)
+        assert not pf.page_layout(0, c).from_offset_index
     assert damaged >= 2
 
 

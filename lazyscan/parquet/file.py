@@ -729,7 +729,12 @@ class ParquetFile:
         if values is None:
             data = self._fetch([(off, size)], c)[0]
             try:
-                values = self._decode_dictionary(np.frombuffer(data, np.uint8), 0, size, desc, md, c, where, cache, off)
+                values = self._decode_dictionary(
+                    np.frombuffer(data, np.uint8), 0, size, desc, md, c, where, cache, off, layout.from_offset_index
+                )
+            except _IndexMismatch:
+                self._distrust_offset_index(row_group, desc, md)
+                return self.read_dictionary(row_group, column, counters, cache)
             except FileError as e:
                 raise e.at(file=self.path, page=0, **where) from None
         return to_arrow(desc, Assembled(len(values), None, values=values))
@@ -937,25 +942,35 @@ class ParquetFile:
     def _decode_dictionary(
         self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData,
         c: ReadCounters, where: dict[str, Any], cache: PageCache | None = None, offset: int = -1,
+        indexed: bool = False,
     ) -> Values:
+        """The dictionary page at ``buf[pos:end]``; ``indexed``: that extent comes from the chunk's
+        offset index (the space before its first data page), which the page must fill."""
         if cache is not None:
             hit = cache.dictionaries.get(offset)
             if hit is not None:
                 return hit
-        values = self._decode_dictionary_page(buf, pos, end, desc, md, c)
+        values = self._decode_dictionary_page(buf, pos, end, desc, md, c, indexed)
         if cache is not None:
             cache.dictionaries[offset] = values
         return values
 
     def _decode_dictionary_page(
-        self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters
+        self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters,
+        indexed: bool = False,
     ) -> Values:
-        header = _parse_header(buf, pos, end)
+        mismatch = _IndexMismatch if indexed else CorruptFileError
+        try:
+            header = parse_page_header(buf, pos, end)
+        except ThriftError as e:
+            raise mismatch(f"corrupt page header: {e}") from None
         body_start = pos + header.header_size
         if header.type != PageType.DICTIONARY_PAGE or header.dictionary_page_header is None:
-            raise CorruptFileError("expected a dictionary page")
+            raise mismatch("expected a dictionary page")
         if body_start + header.compressed_page_size > end:
-            raise CorruptFileError("dictionary page extends past its column chunk")
+            raise mismatch("dictionary page extends past its column chunk")
+        if indexed and body_start + header.compressed_page_size != end:
+            raise mismatch("the offset index's first data page does not follow the dictionary page")
         enc = header.dictionary_page_header.encoding
         if enc not in (0, 2):
             raise UnsupportedFeatureError(f"dictionary page encoding #{enc} is not supported")
@@ -1060,6 +1075,9 @@ class ParquetFile:
             raise CorruptFileError("column chunk extends past the end of the file")
         dictionary = None
         index = 0
+        # the data pages fetched from where the page layout says they start (the dictionary
+        # was decoded already): a layout from an offset index may say so wrongly
+        shortcut = False
         if cache is not None and cache.dictionaries:
             # the dictionary was decoded already (a predicate on it): fetch the data pages only
             dictionary = cache.dictionaries.get(start)
@@ -1069,6 +1087,7 @@ class ParquetFile:
                     total -= first - start
                     start = first
                     index = 1
+                    shortcut = True
                 else:
                     dictionary = None
         buf = np.frombuffer(self._fetch([(start, total)], c)[0], dtype=np.uint8)
@@ -1123,16 +1142,33 @@ class ParquetFile:
                         rows += page.num_rows
                     c.pages_fetched += 1
             except FileError as e:
+                if shortcut and isinstance(e, CorruptFileError):
+                    return self._read_full_again(row_group, desc, md, num_rows, c, where, matcher, cache, values, e, index)
                 raise e.at(page=index) from None
             pos = body_start + header.compressed_page_size
             index += 1
         if rows != num_rows:
-            raise CorruptFileError(f"pages hold {rows} rows, the row group has {num_rows}")
+            short = CorruptFileError(f"pages hold {rows} rows, the row group has {num_rows}")
+            if shortcut:
+                return self._read_full_again(row_group, desc, md, num_rows, c, where, matcher, cache, values, short, None)
+            raise short
         if out is not None:
             return Assembled(num_rows, None, values=out)
         if not pages:
             return Assembled(0, None, values=_empty(desc))
         return assemble(desc, pages, dictionary)
+
+    def _read_full_again(
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters,
+        where: dict[str, Any], matcher: BytesMatcher | None, cache: PageCache | None, values: bool,
+        error: CorruptFileError, page: int | None,
+    ) -> Assembled:
+        """:meth:`_read_full` from the chunk's page headers, after a read that started at the
+        first data page an offset index gave failed with ``error`` (else ``error`` stands)."""
+        if not self._layout(row_group, desc, md).from_offset_index:
+            raise error.at(page=page) if page is not None else error
+        self._distrust_offset_index(row_group, desc, md)
+        return self._read_full(row_group, desc, md, num_rows, c, where, matcher, cache, values)
 
     def _page_looked_up(
         self, header: PageHeader, buf: np.ndarray, body_start: int, desc: ColumnDescriptor, md: ColumnMetaData,
@@ -1231,15 +1267,9 @@ class ParquetFile:
             assert layout.dictionary is not None
             dview = np.frombuffer(views[0], dtype=np.uint8)
             try:
-                if layout.from_offset_index:
-                    # the index says the dictionary page fills the space before the first data page
-                    try:
-                        head = parse_page_header(dview, 0, len(dview))
-                    except ThriftError:
-                        raise mismatch("the offset index's first page does not follow the dictionary page") from None
-                    if head.header_size + head.compressed_page_size != len(dview):
-                        raise mismatch("the offset index's first page does not follow the dictionary page")
-                dictionary = self._decode_dictionary(dview, 0, len(dview), desc, md, c, where, cache, layout.dictionary[0])
+                dictionary = self._decode_dictionary(
+                    dview, 0, len(dview), desc, md, c, where, cache, layout.dictionary[0], layout.from_offset_index
+                )
             except FileError as e:
                 raise e.at(page=0) from None
             views = views[1:]
