@@ -762,66 +762,83 @@ def _nested_hint(name: str, names: Sequence[str], types: Sequence[pa.DataType] |
     return ""
 
 
-def resolve_index(
-    name: str,
-    names: Sequence[str],
-    case_sensitive: bool = False,
-    types: Sequence[pa.DataType] | None = None,
-) -> int:
-    """The position in ``names`` of the column ``name`` refers to, resolved as Spark does.
+class NameResolver:
+    """Resolves column names against one schema's names as Spark does (built once, looked up
+    per name: a scan resolves every output column and every filter column).
 
     The exact name wins; otherwise, unless ``case_sensitive`` (Spark's
     ``spark.sql.caseSensitive``), the one name equal to it ignoring case. A name is taken
     whole: dots, spaces, quotes are part of it (``a.b`` is the column named ``a.b``, never a
-    field of a struct). Raises :class:`PredicateError` naming the candidates when no column or
-    several match.
+    field of a struct). :meth:`index` raises :class:`PredicateError` naming the candidates when
+    no column or several match.
     """
-    exact = [i for i, n in enumerate(names) if n == name]
-    if len(exact) == 1:
-        return exact[0]
-    if len(exact) > 1:
-        raise PredicateError(
-            f"column reference {render_column(name)} is ambiguous: the schema has "
-            f"{len(exact)} columns named {render_column(name)}"
-        )
-    folded = name.lower()
-    similar = [i for i, n in enumerate(names) if n.lower() == folded]
-    if not case_sensitive and len(similar) == 1:
-        return similar[0]
-    if not case_sensitive and len(similar) > 1:
-        candidates = ", ".join(render_column(names[i]) for i in similar)
-        raise PredicateError(
-            f"column reference {render_column(name)} is ambiguous: {candidates} differ only in "
-            "case; write the name exactly as one of them is spelled and resolve names "
-            "case-sensitively (the scan option case_sensitive=True, Spark's "
-            "spark.sql.caseSensitive=true)"
-        )
-    available = ", ".join(render_column(n) for n in names) or "(none)"
-    hint = ""
-    if similar:
-        candidates = ", ".join(render_column(names[i]) for i in similar)
-        hint = f" (names are resolved case-sensitively; {candidates} differs in case)"
-    hint += _nested_hint(name, names, types)
-    raise PredicateError(f"unknown column {render_column(name)}{hint}; the schema has: {available}")
+
+    def __init__(
+        self, names: Sequence[str], case_sensitive: bool = False, types: Sequence[pa.DataType] | None = None
+    ) -> None:
+        self.names = list(names)
+        self.case_sensitive = case_sensitive
+        self.types = types
+        self._exact: dict[str, list[int]] = {}
+        self._folded: dict[str, list[int]] = {}
+        for i, n in enumerate(self.names):
+            self._exact.setdefault(n, []).append(i)
+            self._folded.setdefault(n.lower(), []).append(i)
+
+    def index(self, name: str) -> int:
+        """The position of the column ``name`` refers to."""
+        names = self.names
+        exact = self._exact.get(name, [])
+        if len(exact) == 1:
+            return exact[0]
+        if len(exact) > 1:
+            raise PredicateError(
+                f"column reference {render_column(name)} is ambiguous: the schema has "
+                f"{len(exact)} columns named {render_column(name)}"
+            )
+        similar = self._folded.get(name.lower(), [])
+        if not self.case_sensitive and len(similar) == 1:
+            return similar[0]
+        if not self.case_sensitive and len(similar) > 1:
+            candidates = ", ".join(render_column(names[i]) for i in similar)
+            raise PredicateError(
+                f"column reference {render_column(name)} is ambiguous: {candidates} differ only in "
+                "case; write the name exactly as one of them is spelled and resolve names "
+                "case-sensitively (the scan option case_sensitive=True, Spark's "
+                "spark.sql.caseSensitive=true)"
+            )
+        available = ", ".join(render_column(n) for n in names) or "(none)"
+        hint = ""
+        if similar:
+            candidates = ", ".join(render_column(names[i]) for i in similar)
+            hint = f" (names are resolved case-sensitively; {candidates} differs in case)"
+        hint += _nested_hint(name, names, self.types)
+        raise PredicateError(f"unknown column {render_column(name)}{hint}; the schema has: {available}")
+
+    def name(self, name: str) -> str:
+        """The schema's spelling of the column ``name`` refers to."""
+        return self.names[self.index(name)]
+
+
+def resolve_index(
+    name: str, names: Sequence[str], case_sensitive: bool = False, types: Sequence[pa.DataType] | None = None
+) -> int:
+    """The position in ``names`` of the column ``name`` refers to (see :class:`NameResolver`)."""
+    return NameResolver(names, case_sensitive, types).index(name)
 
 
 def resolve_name(name: str, names: Sequence[str], case_sensitive: bool = False) -> str:
-    """The spelling in ``names`` of the column ``name`` refers to (see :func:`resolve_index`)."""
+    """The spelling in ``names`` of the column ``name`` refers to (see :class:`NameResolver`)."""
     return names[resolve_index(name, names, case_sensitive)]
 
 
 class _Binder:
     def __init__(self, schema: pa.Schema, case_sensitive: bool = False) -> None:
         self.schema = schema
-        self.case_sensitive = case_sensitive
-        self._names = schema.names
-        self._types = schema.types
-        self._resolved: dict[str, int] = {}
+        self.names = NameResolver(schema.names, case_sensitive, schema.types)
 
     def resolve(self, ref: Ref) -> BoundRef:
-        i = self._resolved.get(ref.name)
-        if i is None:
-            i = self._resolved[ref.name] = resolve_index(ref.name, self._names, self.case_sensitive, self._types)
+        i = self.names.index(ref.name)
         field = self.schema[i]
         return BoundRef(field.name, i, field.type)
 

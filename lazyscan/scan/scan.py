@@ -52,7 +52,7 @@ from lazyscan.predicate import (
     split_conjuncts,
     to_expr,
 )
-from lazyscan.predicate.bind import resolve_name
+from lazyscan.predicate.bind import NameResolver
 from lazyscan.predicate.bound import (
     BoundCompare,
     BoundExpr,
@@ -866,7 +866,8 @@ class Scan:
             self.output_columns = list(names)
         else:
             # resolved as the filter's names are: exactly, then ignoring case when one matches
-            self.output_columns = [resolve_name(c, names, self.options.case_sensitive) for c in columns]
+            resolver = NameResolver(names, self.options.case_sensitive, schema.types)
+            self.output_columns = [resolver.name(c) for c in columns]
         with session_time_zone(self.options.time_zone):
             self.expr = to_expr(where)
             self.bound: BoundExpr | None = (
