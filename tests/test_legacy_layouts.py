@@ -441,6 +441,45 @@ def test_old_parquet_cpp_v2_pages_every_route(tmp_path: Path, codec: str) -> Non
         _check_scan(path, where, mask)
 
 
+def test_old_parquet_cpp_v2_pages_matched_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels that match ``=`` on the encoded pages of a whole chunk, and that pick the rows
+    whose dictionary entry passes, read ARROW-17100 pages too (not by handing them over to the
+    general path)."""
+    from lazyscan.parquet import fused_match
+    from lazyscan.parquet.file import PageCache
+    from lazyscan.parquet.match import BytesMatcher
+
+    table = _v2_table(4000)
+    src = _write(tmp_path / "src.parquet", table, data_page_version="2.0", compression="snappy")
+    rw = _Rewriter(src)
+    rw.page = _as_old_parquet_cpp
+    rw.set_created_by("parquet-cpp version 1.5.1-SNAPSHOT")
+    path = rw.write(tmp_path / "old_cpp.parquet")
+    answers: list[object] = []
+    for name in ("match_full", "match_dictionary_rows"):
+        kernel = getattr(fused_match, name)
+
+        def counted(*args: Any, _kernel: Any = kernel, **kwargs: Any) -> Any:
+            answers.append(_kernel(*args, **kwargs))
+            return answers[-1]
+
+        monkeypatch.setattr(fused_match, name, counted)
+    pf = ParquetFile(str(path))
+    for column in ("u", "s"):
+        needle = table[column][123].as_py()
+        mask = pf.read_assembled(0, column, matcher=BytesMatcher.of([needle.encode()])).values
+        expected = pc.fill_null(pc.equal(table[column], needle), False).to_numpy(zero_copy_only=False)
+        assert np.array_equal(np.asarray(mask, bool), expected)
+    cache = PageCache()
+    dictionary = pf.read_dictionary(0, "s", cache=cache)
+    assert dictionary is not None
+    passes = pc.equal(dictionary, "w0042").to_numpy(zero_copy_only=False)
+    found = pf.dictionary_rows(0, "s", passes, False, cache=cache)
+    assert found is not None
+    assert found[0].tolist() == np.flatnonzero(pc.fill_null(pc.equal(table["s"], "w0042"), False).to_numpy(zero_copy_only=False)).tolist()
+    assert len(answers) == 3 and all(a is not None for a in answers)
+
+
 def _equal_size_values() -> pa.Table:
     """Doubles whose snappy compression takes exactly as many bytes as they do: random ones
     after two values sharing zero bytes with each other (searched, as it depends on snappy's
