@@ -915,6 +915,12 @@ def read(
     ``force="lazyscan"`` or ``force="spark"`` skips the estimate. ``options`` are lazyscan data
     source options. Call :func:`lazyscan.spark.register` first.
 
+    Names in ``columns`` and ``where`` resolve as Spark resolves them under the session's
+    ``spark.sql.caseSensitive`` (read at each call): exactly, or else ignoring case when one
+    column matches. A name in ``columns`` is one top-level column (``"a.b"`` is the column
+    named ``a.b``); in ``where`` such a name is written `` `a.b` `` or ``"a.b"`` (see
+    :mod:`lazyscan.predicate.sql`), and an unquoted ``s.x`` is field ``x`` of struct ``s``.
+
     ``route`` says how a lazyscan DataFrame runs: ``"tasks"`` (``mapInArrow`` over tasks
     planned on the driver), ``"source"`` (the ``lazyscan`` data source, Spark 4.1 or later) or
     ``"auto"`` (see :func:`resolve_route`). Both give the same rows; profiles arrive the same way.
