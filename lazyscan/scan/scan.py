@@ -62,7 +62,7 @@ from lazyscan.predicate.bound import (
     BoundLike,
 )
 from lazyscan.predicate.casts import session_time_zone
-from lazyscan.predicate.expr import Expr
+from lazyscan.predicate.expr import Expr, render_column
 from lazyscan.predicate.prune import BLOOM_PROBE_KEYS
 from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, discover
 from lazyscan.scan.options import ScanOptions
@@ -1044,9 +1044,12 @@ class Scan:
         lines = ["lazyscan scan"]
         nfiles = len(self._plan.tasks)
         lines.append(f"  files: {nfiles}")
-        lines.append(f"  output columns ({len(self.output_columns)}): {', '.join(self.output_columns)}")
-        lines.append(f"  predicate columns: {', '.join(self.predicate_columns) or '-'}")
-        lines.append(f"  payload columns (read only for surviving rows): {', '.join(self.payload_columns) or '-'}")
+        def names(columns: Sequence[str]) -> str:
+            return ", ".join(render_column(c) for c in columns) or "-"
+
+        lines.append(f"  output columns ({len(self.output_columns)}): {names(self.output_columns)}")
+        lines.append(f"  predicate columns: {names(self.predicate_columns)}")
+        lines.append(f"  payload columns (read only for surviving rows): {names(self.payload_columns)}")
         o = self.options
         if not self.conjuncts:
             lines.append("  filter: none")
