@@ -31,10 +31,10 @@ import pytest
 import lazyscan
 from lazyscan import ParquetFile
 from lazyscan.errors import CorruptFileError
+from lazyscan.format.writers import v2_pages_always_compressed
 from lazyscan.parquet import file as parquet_file
 from lazyscan.parquet import fused
 from lazyscan.parquet import thrift as T
-from lazyscan.parquet.metadata import v2_pages_always_compressed
 from lazyscan.parquet.page_header import parse_page_header
 from tests.support.compare import assert_same_array
 from tests.support.data import foreign_file, parquet_testing_file

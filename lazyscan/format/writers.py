@@ -371,3 +371,12 @@ def chunk_size_leaves_out_dictionary_header(created_by: str | None) -> bool:
     parquet-mr before 1.2.9, or of a version it does not say (PARQUET-816)."""
     w = parquet_writer(created_by)
     return w.name == "parquet-mr" and (w.version is None or w.version < (1, 2, 9))
+
+
+def v2_pages_always_compressed(created_by: str | None) -> bool:
+    """Whether a Parquet writer compressed the values of its v2 data pages even where the page
+    header says ``is_compressed = false``: parquet-cpp before 2.0 (pyarrow before 3.0, which
+    signed as ``parquet-cpp version 1.5.1``; later ones sign as ``parquet-cpp-arrow``) did so,
+    ARROW-10353. Arrow's reader decompresses such pages by this rule (ARROW-17100)."""
+    w = parquet_writer(created_by)
+    return w.name == "parquet-cpp" and (w.version is None or w.version < (2, 0, 0))

@@ -28,7 +28,10 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
-from lazyscan.format.writers import chunk_size_leaves_out_dictionary_header
+from lazyscan.format.writers import (
+    chunk_size_leaves_out_dictionary_header,
+    v2_pages_always_compressed,
+)
 from lazyscan.io import ReadOptions, Source, open_source
 from lazyscan.io.source import ShortReadError
 from lazyscan.parquet import buffers, codecs, fused, fused_match
@@ -60,7 +63,6 @@ from lazyscan.parquet.metadata import (
     column_index_from_thrift,
     file_metadata_from_thrift,
     offset_index_from_thrift,
-    v2_pages_always_compressed,
 )
 from lazyscan.parquet.page_header import parse_page_header
 from lazyscan.parquet.schema import ColumnDescriptor, FileSchema, SchemaError, build_schema

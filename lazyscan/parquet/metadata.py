@@ -10,7 +10,6 @@ turns those into :class:`lazyscan.errors.CorruptFileError` with the location att
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -653,21 +652,3 @@ def bloom_filter_header_from_thrift(f: dict[int, Any]) -> BloomFilterHeader:
         hash_xxhash=1 in _struct(f.get(3, {}), "hash"),
         uncompressed=1 in _struct(f.get(4, {}), "compression"),
     )
-
-
-# --------------------------------------------------------------------------------------------
-# writers' layout quirks
-
-_CREATED_BY = re.compile(r"\s*(\S+)\s+version\s*(\d+)?")
-
-
-def v2_pages_always_compressed(created_by: str | None) -> bool:
-    """Whether the writer compressed the values of its v2 data pages even where the page header
-    says ``is_compressed = false``: parquet-cpp up to 1.5.1 (pyarrow before 3.0; from 3.0 on it
-    signs as ``parquet-cpp-arrow``) did so, ARROW-10353; Arrow's reader decompresses such
-    pages by this rule (ARROW-17100, ``ApplicationVersion::PARQUET_CPP_10353_FIXED_VERSION``,
-    which stands for ``parquet-cpp`` 2.0.0)."""
-    if not created_by or created_by.split(maxsplit=1)[0] != "parquet-cpp":
-        return False
-    m = _CREATED_BY.match(created_by)
-    return m is None or m.group(2) is None or int(m.group(2)) < 2
