@@ -62,13 +62,6 @@ CHECKS = ("whole", "units", "selections", "predicates", "pruning")
 
 #: (file, check) -> why it fails today; strict xfails, removed when the fix lands
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("foreign-files/empty_group_test.parquet", "units"): (
-        "issue 33 class 4: ParquetFile.read_row_group reads each top-level field through its first leaf; "
-        "a group without leaves has none (IndexError)"
-    ),
-    ("foreign-files/empty_group_test.parquet", "selections"): (
-        "issue 33 class 4: ParquetFile.read_row_group(rows=...) on a group without leaves (IndexError)"
-    ),
     ("parquet-testing/floating_orders_nan_count.parquet", "predicates"): (
         "found by this module: x IN (NaN, ...) misses NaNs whose bits are not the canonical NaN's "
         "(pyarrow.compute.is_in hashes bits); Spark's In and InSet hold every NaN equal"

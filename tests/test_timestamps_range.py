@@ -603,8 +603,6 @@ def test_int96_written_by_spark_beyond_year_287000_reads_as_spark_wrote_it() -> 
     assert _int96_beyond_int64(-(2**31), 0, per_day, 1000) is None
 
 
-@pytest.mark.xfail(strict=True, reason="nested columns are read through pyarrow, which needs coerce_int96_timestamp_unit='us' "
-                   "(lazyscan/parquet/file.py, schema.py)")
 def test_nested_int96_reads_as_microseconds_like_flat(tmp_path: Path) -> None:
     """INT96 inside lists and structs reads as the flat column does: timestamp[us], every year."""
     values: list[list[dt.datetime | None] | None] = [list(YEARS), [None, YEARS[2]], None]

@@ -305,7 +305,7 @@ class ParquetFile:
         self.metadata, self.schema = self._read_footer()
         #: the writer compressed v2 pages that say they are not (ARROW-17100)
         self._v2_always_compressed = v2_pages_always_compressed(self.metadata.created_by)
-        self._nested_types: dict[str, pa.DataType] | None = None
+        self._nested_fields: dict[str, pa.Field] | None = None
         self._shapes: dict[int, fused.Shape | None] = {}
         self._index_lock = threading.Lock()
         self._index_region: tuple[int, bytes] | None = None
@@ -380,10 +380,8 @@ class ParquetFile:
         if any(pa.types.is_null(f.type) for f in schema) and any(
             not self.schema.columns[leaves[0]].flat for leaves in self.schema.field_leaves if leaves
         ):
-            nested = self._pyarrow_nested_types()
-            schema = pa.schema(
-                [pa.field(f.name, nested.get(f.name, f.type)) if pa.types.is_null(f.type) else f for f in schema]
-            )
+            nested = self._pyarrow_nested_fields()
+            schema = pa.schema([nested.get(f.name, f) if pa.types.is_null(f.type) else f for f in schema])
         return schema
 
     def column(self, column: int | str) -> ColumnDescriptor:
@@ -894,15 +892,22 @@ class ParquetFile:
             if idx < 0:
                 raise KeyError(f"no column {name!r} in {self.path!r}")
             leaves = self.schema.field_leaves[idx]
-            leaf = self.schema.columns[leaves[0]]
-            arrays.append(self.read_column(row_group, leaf.index if leaf.flat else leaf.name, rows))
+            if leaves:
+                leaf = self.schema.columns[leaves[0]]
+                arrays.append(self.read_column(row_group, leaf.index if leaf.flat else leaf.name, rows))
+            else:
+                # a group without leaves stores nothing: every value is NULL
+                arrays.append(pa.nulls(self._selection_size(row_group, rows), schema.field(idx).type))
             fields.append(schema.field(idx))
         if not arrays:
-            num_rows = self.metadata.row_groups[row_group].num_rows
-            sel = _as_ranges(rows, num_rows)
-            n = num_rows if sel is None else sel.row_count
+            n = self._selection_size(row_group, rows)
             return pa.table({}).append_column("_", pa.nulls(n)).drop_columns(["_"]) if n else pa.table({})
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+    def _selection_size(self, row_group: int, rows: RowRanges | np.ndarray | None) -> int:
+        num_rows = self.metadata.row_groups[row_group].num_rows
+        sel = _as_ranges(rows, num_rows)
+        return num_rows if sel is None else sel.row_count
 
     # ---- internals ------------------------------------------------------------------------
 
@@ -1566,16 +1571,21 @@ class ParquetFile:
             return e
         return CorruptFileError(f"cannot decode column chunk: {type(e).__name__}: {e}", file=self.path, **where)
 
-    def _pyarrow_nested_types(self) -> dict[str, pa.DataType]:
-        if self._nested_types is None:
-            import pyarrow.parquet as pq
-
+    def _pyarrow_nested_fields(self) -> dict[str, pa.Field]:
+        """pyarrow's fields of the top-level columns (types and nullability of nested ones;
+        INT96 as microseconds, as lazyscan reads it)."""
+        if self._nested_fields is None:
             try:
-                schema = pq.ParquetFile(self._pyarrow_file()).schema_arrow
+                schema = self._pyarrow_parquet_file().schema_arrow
             except (OSError, pa.ArrowException) as e:
                 raise CorruptFileError(f"nested columns' Arrow types cannot be derived: {e}", file=self.path) from None
-            self._nested_types = {f.name: f.type for f in schema}
-        return self._nested_types
+            self._nested_fields = {f.name: f for f in schema}
+        return self._nested_fields
+
+    def _pyarrow_parquet_file(self) -> Any:
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(self._pyarrow_file(), coerce_int96_timestamp_unit="us")
 
     def _pyarrow_file(self) -> Any:
         from lazyscan.io.source import ArrowSource, FsspecSource, LocalSource
@@ -1590,8 +1600,6 @@ class ParquetFile:
         raise UnsupportedFeatureError("nested columns need a file pyarrow can open")
 
     def _read_nested(self, row_group: int, desc: ColumnDescriptor, selection: RowRanges | None) -> pa.Array:
-        import pyarrow.parquet as pq
-
         name = self.arrow_schema.field(desc.top_level_field).name
         for leaf in self.schema.field_leaves[desc.top_level_field]:
             md = self.metadata.row_groups[row_group].columns[leaf].meta_data
@@ -1607,9 +1615,14 @@ class ParquetFile:
                     file=self.path, row_group=row_group, column=name,
                 )
         try:
-            table = pq.ParquetFile(self._pyarrow_file()).read_row_group(row_group, columns=[name])
+            table = self._pyarrow_parquet_file().read_row_group(row_group, columns=[name])
         except (OSError, pa.ArrowException) as e:
-            raise CorruptFileError(f"nested column cannot be read: {e}", file=self.path, row_group=row_group, column=name) from None
+            where = {"file": self.path, "row_group": row_group, "column": name}
+            if isinstance(e, pa.ArrowNotImplementedError) or _holds_empty_struct(self.arrow_schema.field(name).type):
+                # e.g. a group without fields beside fields with values: a valid schema that
+                # pyarrow (and DuckDB) do not read
+                raise UnsupportedFeatureError(f"nested column of a shape lazyscan cannot read: {e}", **where) from None
+            raise CorruptFileError(f"nested column cannot be read: {e}", **where) from None
         arr = table.column(0).combine_chunks()
         if selection is not None:
             arr = arr.take(pa.array(selection.to_indices()))
@@ -1632,6 +1645,17 @@ _PARQUET_816_PADDING = 100
 #: a nested column (read through pyarrow) whose byte-array leaf holds this much in one row group
 #: does not fit the 32-bit offsets of one Arrow array; pyarrow decompresses it all before saying so
 _NESTED_BYTES_LIMIT = 2**31 - 1
+
+
+def _holds_empty_struct(t: pa.DataType) -> bool:
+    """Whether a nested type holds a struct without fields at any depth."""
+    if pa.types.is_struct(t):
+        return t.num_fields == 0 or any(_holds_empty_struct(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _holds_empty_struct(t.value_type)
+    if pa.types.is_map(t):
+        return _holds_empty_struct(t.key_type) or _holds_empty_struct(t.item_type)
+    return False
 
 
 def _index_layout(

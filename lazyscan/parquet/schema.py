@@ -275,6 +275,10 @@ def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None])
         for top, slot in nested_top_fields.items():
             name = elements_top_name(elements, top)
             atype = nested_types.get(name)
+            if any(columns[leaf].physical_type == PhysicalType.INT96 for leaf in field_leaves[top]):
+                # the stored schema says nanoseconds; INT96 reads as microseconds (as flat INT96
+                # does), so the file layer asks pyarrow for the type in that unit
+                atype = None
             # pyarrow's nullability: a REQUIRED group or a legacy REPEATED field is not null;
             # a type still unknown (null) is nullable until the file layer asks pyarrow
             nullable = atype is None or top_nullable[top]
