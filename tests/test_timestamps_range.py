@@ -264,6 +264,26 @@ def test_large_timestamps_example_reads_as_pyorc(tmp_path: Path) -> None:
             assert sorted(as_ints(got.column("_c0"))) == want, (where, prune)  # type: ignore[type-var]
 
 
+def test_scan_timestamp_unit_option(tmp_path: Path) -> None:
+    """``lazyscan.scan(..., timestamp_unit="ns")`` reads ORC timestamps as pyarrow does (the
+    schema of a folder included), names the row a value does not fit, and leaves Parquet alone."""
+    (tmp_path / "d").mkdir()
+    inside = write_orc(tmp_path / "d" / "inside.orc", "struct<id:bigint,ts:timestamp>",
+                       [(i, ns(2000, 1, 1, 0, 0, i, 123_456_789)) for i in range(5)])
+    pq.write_table(pa.table({"ts": pa.array([1, 2], pa.timestamp("ns"))}), tmp_path / "p.parquet")
+    ns_table = lazyscan.scan(inside, timestamp_unit="ns").to_table()
+    assert ns_table.equals(porc.read_table(inside))
+    assert lazyscan.scan(inside).to_table().schema.field("ts").type == pa.timestamp("us")
+    folder = lazyscan.scan(tmp_path / "d", where="id >= 3", timestamp_unit="ns").to_table()
+    assert folder.schema.field("ts").type == pa.timestamp("ns") and folder.num_rows == 2
+    assert lazyscan.scan(tmp_path / "p.parquet").to_table().schema.field("ts").type == pa.timestamp("ns")
+    big = foreign_file("TestOrcFile.largeTimestamps.orc")
+    with pytest.raises(UnsupportedFeatureError, match=r"row 0 of the stripe.*column '_c0'"):
+        lazyscan.scan(big, timestamp_unit="ns").to_table()
+    with pytest.raises(lazyscan.OptionError, match="timestamp_unit"):
+        lazyscan.scan(inside, timestamp_unit="ms")
+
+
 def test_filters_and_statistics_on_timestamps_of_every_year(tmp_path: Path) -> None:
     """Sorted timestamps of the years 1 to 9999 over several stripes and row groups: the
     statistics prune (in microseconds now) and never remove a matching row; DuckDB over pyorc's

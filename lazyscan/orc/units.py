@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.io.source import ReadOptions
 from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain
 from lazyscan.orc.file import OrcFile
@@ -24,13 +23,16 @@ from lazyscan.scan.units import UnitFile
 class OrcUnits(UnitFile):
     """An ORC file: units are stripes, finer units row groups."""
 
-    def __init__(self, path: Any, filesystem: Any = None, read: ReadOptions | None = None) -> None:
-        self.orc = OrcFile(path, filesystem, read=read)
+    def __init__(self, path: Any, filesystem: Any = None, options: ReaderOptions | None = None) -> None:
+        opts = options or ReaderOptions()
+        self.orc = OrcFile(path, filesystem, read=opts.read, timestamp_unit=opts.timestamp_unit)
         self.path = self.orc.path
         self.source = self.orc.source
         self.arrow_schema = self.orc.arrow_schema
 
     def use_options(self, options: ReaderOptions) -> None:
+        if options.timestamp_unit != self.orc.timestamp_unit:
+            raise ValueError("an ORC file opened in one timestamp unit cannot be read in another")
         self.orc.read_options = options.read
 
     def num_units(self) -> int:

@@ -88,12 +88,15 @@ class ReaderOptions:
     ``partial_decompression``: a selective read decompresses a snappy page only as far as its
     selected values reach (a dictionary page as far as the entries looked up), where that is
     well short of the whole page.
+    ``timestamp_unit``: the unit ORC timestamps are read in, ``us`` (Spark's: every year ORC
+    stores) or ``ns`` (pyarrow's: a value outside 1677-2262 is an error naming its row).
     """
 
     materialization_threshold: int = 0
     read: ReadOptions | None = None
     max_page_size: int = codecs.DEFAULT_MAX_PAGE_SIZE
     partial_decompression: bool = True
+    timestamp_unit: str = "us"
 
 
 @dataclass(frozen=True)

@@ -175,15 +175,28 @@ class Dataset:
     #: object-store files opened to read their schema, kept for the scan (a HEAD and a
     #: footer request fewer each); at most ``_KEEP_OPEN``
     _opened: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: the unit ORC timestamps are read in (``ScanOptions.timestamp_unit``)
+    timestamp_unit: str = "us"
+
+    def use_timestamp_unit(self, unit: str) -> None:
+        """Read ORC timestamps in ``unit`` from now on (the schema is derived anew)."""
+        if unit != self.timestamp_unit:
+            self.timestamp_unit = unit
+            self._file_schema = None
+            for f in self._opened.values():
+                f.close()
+            self._opened.clear()
 
     def file_schema(self, merge: bool = True) -> pa.Schema:
         """Arrow schema of the files (merged across all files, or the first file's)."""
         if self._file_schema is None or not merge:
+            from lazyscan.parquet.file import ReaderOptions
             from lazyscan.scan.units import open_units
 
             schemas = []
+            options = ReaderOptions(timestamp_unit=self.timestamp_unit)
             for info in self.files if merge else self.files[:1]:
-                f = open_units(info.path, self.filesystem, fmt=self.format)
+                f = open_units(info.path, self.filesystem, options, fmt=self.format)
                 try:
                     schemas.append(f.arrow_schema)
                 finally:

@@ -45,6 +45,11 @@ class ScanOptions:
     - ``case_sensitive``: resolve column names exactly only (Spark's
       ``spark.sql.caseSensitive``); by default a name that matches no column exactly matches
       the one column equal to it ignoring case.
+    - ``timestamp_unit``: the unit ORC timestamps are read in: ``us`` (Spark's
+      ``TIMESTAMP``, every year from 1 to 9999; nanoseconds are floored to microseconds as
+      Spark's ORC reader does) or ``ns`` (pyarrow's; a value outside 1677-09-21 to 2262-04-11
+      is then an error naming file, stripe, column and row). Parquet timestamps keep the unit
+      the file declares; INT96 is always microseconds.
     - ``time_zone``: the session time zone (Spark's ``spark.sql.session.timeZone``): a
       ``TIMESTAMP '...'`` or a string compared with a timestamp column without a zone of its
       own is wall-clock time there, and so are casts between timestamps and dates.
@@ -71,6 +76,7 @@ class ScanOptions:
     coalesce_gap: int = -1
     prefetch: bool = True
     case_sensitive: bool = False
+    timestamp_unit: str = "us"
 
     @classmethod
     def names(cls) -> list[str]:
@@ -107,6 +113,8 @@ class ScanOptions:
             raise OptionError(f"coalesce_gap must be >= 0 (or -1: the source's default), got {self.coalesce_gap}")
         if not 0.0 <= self.dense_threshold <= 1.0:
             raise OptionError("dense_threshold must be between 0 and 1")
+        if self.timestamp_unit not in ("us", "ns"):
+            raise OptionError(f"timestamp_unit must be 'us' or 'ns', got {self.timestamp_unit!r}")
         if self.format not in (None, "parquet", "orc"):
             raise OptionError(f"format must be 'parquet' or 'orc', got {self.format!r}")
         from lazyscan.predicate.casts import check_time_zone

@@ -827,6 +827,7 @@ class Scan:
             materialization_threshold=self.options.materialization_threshold,
             read=ReadOptions(coalesce_gap=gap) if gap >= 0 else None,
             partial_decompression=self.options.partial_decompression,
+            timestamp_unit=self.options.timestamp_unit,
         )
         self._plan = _Plan()
         if isinstance(source, (list, tuple)) and source and all(isinstance(s, FileSplit) for s in source):
@@ -842,7 +843,7 @@ class Scan:
 
                 schemas = []
                 for s in source:
-                    with open_units(s.path, filesystem, fmt=self.options.format) as f:
+                    with open_units(s.path, filesystem, self.reader_options, fmt=self.options.format) as f:
                         schemas.append(f.arrow_schema)
                 schema = merge_schemas(schemas)
                 extra = [pa.field(k, pa.array([source[0].partition_values[k]]).type) for k in partition_names if schema.get_field_index(k) < 0]
@@ -852,6 +853,7 @@ class Scan:
             ds = discover(source, filesystem) if not isinstance(source, Dataset) else source
             if ds.format is None and self.options.format is not None:
                 ds.format = self.options.format
+            ds.use_timestamp_unit(self.options.timestamp_unit)
             self.dataset = ds
             self.filesystem = ds.filesystem
             self._plan.tasks = [_FileTask(f) for f in ds.files]

@@ -329,5 +329,5 @@ def open_units(path: Any, filesystem: Any = None, options: ReaderOptions | None 
     if kind == "orc":
         from lazyscan.orc.units import OrcUnits
 
-        return OrcUnits(path, filesystem, options.read if options is not None else None)
+        return OrcUnits(path, filesystem, options)
     return ParquetUnits(path, filesystem, options)
