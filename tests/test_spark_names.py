@@ -1,4 +1,4 @@
-"""Column names of every kind through Spark: ``lazyscan.spark.read`` (both routes and Spark's
+"""Column names and shapes of every kind through Spark: ``lazyscan.spark.read`` (both routes and Spark's
 own reader), the data source's ``where`` option and pushed filters, compared with
 ``spark.read.parquet``; ``spark.sql.caseSensitive`` followed by both routes; a group column
 without leaves, which Spark's own reader cannot read."""
@@ -154,3 +154,35 @@ def test_group_without_leaves(spark: Any) -> None:
     assert [r.asDict() for r in df.collect()] == pq.read_table(p).to_pylist()
     got = lazyscan.spark.read(spark, p, ["nested", "optional_data"], "id = 1", force="lazyscan").collect()
     assert [r.asDict() for r in got] == [{"nested": None, "optional_data": 100}]
+
+
+def test_int96_inside_lists_and_structs(spark: Any, tmp_path: Path) -> None:
+    """INT96 inside a list and a struct: Spark types it TIMESTAMP as it does flat INT96, and
+    lazyscan's values (microseconds, as flat INT96) equal Spark's reader's."""
+    import datetime as dt
+
+    stamps = [dt.datetime(1900, 1, 1, 0, 0, 0, 5), dt.datetime(2024, 2, 29, 12, 30), dt.datetime(3000, 1, 1)]
+    table = pa.table({
+        "id": pa.array([1, 2, 3], pa.int64()),
+        "flat": pa.array(stamps, pa.timestamp("us")),
+        "l": pa.array([stamps, [None, stamps[1]], None], pa.list_(pa.timestamp("us"))),
+        "s": pa.array([{"t": v} for v in stamps], pa.struct([("t", pa.timestamp("us"))])),
+    })
+    p = str(tmp_path / "int96.parquet")
+    pq.write_table(table, p, use_deprecated_int96_timestamps=True, store_schema=False)
+    want = spark.read.parquet(p)
+    got = lazyscan.spark.read(spark, p, None, "id >= 2", force="lazyscan")
+    assert got.schema == want.schema
+    assert_same_rows(got.collect(), want.where("id >= 2").collect())
+    assert lazyscan.spark.read(spark, p, ["s"], "id = 1", force="lazyscan").collect()[0].s.t == stamps[0]
+
+
+def test_interval_is_refused_as_spark_refuses_it(spark: Any, tmp_path: Path) -> None:
+    """A Parquet INTERVAL column (FIXED_LEN_BYTE_ARRAY(12)): Spark's schema converter refuses
+    it (``ParquetToSparkSchemaConverter``: not implemented); lazyscan's Spark routes refuse it
+    naming the column, and read the file's other columns."""
+    from tests.test_timestamps_range import interval_file
+
+    p = str(interval_file(tmp_path))
+    with pytest.raises(LazyScanError, match=r"INTERVAL.*not supported"):
+        lazyscan.spark.read(spark, p, None, None, force="lazyscan").collect()

@@ -644,19 +644,28 @@ def test_nested_int96_reads_as_microseconds_like_flat(tmp_path: Path) -> None:
 # ---- Parquet INTERVAL (class 6) ---------------------------------------------------------------------
 
 
+INTERVALS = [struct.pack("<III", 1, 2, 3), None, struct.pack("<III", 14, 0, 86_399_999)]
+
+
+def interval_file(folder: Path) -> Path:
+    """A Parquet file of one INTERVAL column ``iv`` holding :data:`INTERVALS` (pyarrow writes
+    no INTERVAL: its 12-byte column is patched into one in the footer)."""
+    plain = folder / "fixed.parquet"
+    pq.write_table(pa.table({"iv": pa.array(INTERVALS, pa.binary(12))}), plain, compression="none")
+    patch = ParquetPatch(plain)
+    element = patch.footer[2].value[1][1]  # FileMetaData.schema[1], the column
+    element[6] = Node(T.I32, 21)  # SchemaElement.converted_type = INTERVAL
+    return patch.write(folder / "interval.parquet")
+
+
 def test_parquet_interval_reads_as_its_twelve_bytes(tmp_path: Path) -> None:
     """INTERVAL (converted type 21 on a 12-byte FIXED_LEN_BYTE_ARRAY: months, days and
     milliseconds as little-endian uint32) reads as its 12 bytes, fixed_size_binary(12), as
     pyarrow reads it. DuckDB converts it to its INTERVAL type; Spark refuses the column
     (ParquetSchemaConverter: FIXED_LEN_BYTE_ARRAY with INTERVAL is typeNotImplemented, "Parquet
     type not yet supported"); Arrow has no Parquet mapping to month_day_nano for it."""
-    raw = [struct.pack("<III", 1, 2, 3), None, struct.pack("<III", 14, 0, 86_399_999)]
-    plain = tmp_path / "fixed.parquet"
-    pq.write_table(pa.table({"iv": pa.array(raw, pa.binary(12))}), plain, compression="none")
-    patch = ParquetPatch(plain)
-    element = patch.footer[2].value[1][1]  # FileMetaData.schema[1], the column
-    element[6] = Node(T.I32, 21)  # SchemaElement.converted_type = INTERVAL
-    path = patch.write(tmp_path / "interval.parquet")
+    path = interval_file(tmp_path)
+    raw = INTERVALS
     assert "(Interval)" in str(pq.ParquetFile(path).schema)
     got = lazyscan.scan(path).to_table()
     assert got.schema.field("iv").type == pa.binary(12)

@@ -94,8 +94,9 @@ def spark_type_of(
 ) -> DataType:
     """The Spark type of a column that lazyscan reads as ``atype``.
 
-    ``int96`` marks a flat INT96 column (read as nanosecond timestamps, which Spark truncates to
-    microseconds); ``binary_as_string`` is Spark's ``spark.sql.parquet.binaryAsString``.
+    ``int96`` marks a column whose timestamps are INT96 (flat or nested: read as microseconds
+    without a zone, typed ``TIMESTAMP`` as Spark types INT96); ``binary_as_string`` is Spark's
+    ``spark.sql.parquet.binaryAsString``.
     """
     if pa.types.is_dictionary(atype):
         return spark_type_of(
@@ -138,7 +139,7 @@ def spark_type_of(
             StructField(
                 f.name,
                 spark_type_of(
-                    f.type, f"{column}.{f.name}", binary_as_string=binary_as_string, path=path
+                    f.type, f"{column}.{f.name}", int96=int96, binary_as_string=binary_as_string, path=path
                 ),
                 True,
             )
@@ -147,10 +148,10 @@ def spark_type_of(
         return StructType(fields)
     if pa.types.is_map(atype):
         key = spark_type_of(
-            atype.key_type, f"{column}.key", binary_as_string=binary_as_string, path=path
+            atype.key_type, f"{column}.key", int96=int96, binary_as_string=binary_as_string, path=path
         )
         value = spark_type_of(
-            atype.item_type, f"{column}.value", binary_as_string=binary_as_string, path=path
+            atype.item_type, f"{column}.value", int96=int96, binary_as_string=binary_as_string, path=path
         )
         return MapType(key, value, True)
     if (
@@ -160,7 +161,7 @@ def spark_type_of(
         or pa.types.is_list_view(atype)
     ):
         element = spark_type_of(
-            atype.value_type, f"{column}.element", binary_as_string=binary_as_string, path=path
+            atype.value_type, f"{column}.element", int96=int96, binary_as_string=binary_as_string, path=path
         )
         return ArrayType(element, True)
     raise _unsupported(f"Arrow type {atype}", column, path)
@@ -168,7 +169,7 @@ def spark_type_of(
 
 def file_spark_schema(parquet_file: Any, *, binary_as_string: bool = False) -> StructType:
     """The Spark schema of an open :class:`lazyscan.parquet.ParquetFile`."""
-    from lazyscan.parquet.metadata import PhysicalType
+    from lazyscan.parquet.metadata import ConvertedType, PhysicalType
 
     arrow_schema = parquet_file.arrow_schema
     file_schema = parquet_file.schema
@@ -177,8 +178,17 @@ def file_spark_schema(parquet_file: Any, *, binary_as_string: bool = False) -> S
         leaves: tuple[int, ...] = (
             file_schema.field_leaves[i] if i < len(file_schema.field_leaves) else ()
         )
-        desc = file_schema.columns[leaves[0]] if len(leaves) == 1 else None
-        int96 = bool(desc is not None and desc.flat and desc.physical_type == PhysicalType.INT96)
+        descs = [file_schema.columns[leaf] for leaf in leaves]
+        for d in descs:
+            if d.converted_type == ConvertedType.INTERVAL:
+                raise _unsupported("Parquet type INTERVAL", ".".join(d.path), parquet_file.path)
+        stamps = {d.physical_type == PhysicalType.INT96 for d in descs if pa.types.is_timestamp(d.arrow_type)}
+        if len(stamps) > 1:
+            raise _unsupported(
+                "a nested column holding INT96 and other timestamps", field.name, parquet_file.path,
+                "lazyscan gives INT96 Spark's TIMESTAMP type by column, not by nested field",
+            )
+        int96 = stamps == {True}
         stype = spark_type_of(
             field.type,
             field.name,
