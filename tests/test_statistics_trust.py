@@ -484,3 +484,19 @@ def test_orc_cpp_bloom_filters_of_orc_1024() -> None:
         for value in sorted(set(ids))[:5]:
             got = lazyscan.scan(str(path), where=f"id = {value}").to_table().num_rows
             assert got == ids.count(value), (name, value)
+
+
+def test_inspect_names_the_writer_rules_that_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``lazyscan inspect`` says which statistics pruning leaves unused for the file's writer,
+    with the rule's source; a writer no rule names gets no such line."""
+    from lazyscan.cli.main import main
+
+    assert main(["inspect", str(foreign_file("h2oai_group_small.parquet"))]) == 0
+    out = capsys.readouterr().out
+    assert "statistics not used for pruning" in out and "ARROW-12513" in out
+    assert main(["inspect", str(DATA / "orc-testing" / "bad_bloom_filter_1.6.0.orc")]) == 0
+    out = capsys.readouterr().out
+    assert "written by orc-cpp" in out and "ORC-1024" in out
+    pq.write_table(pa.table({"x": [1.5, None]}), tmp_path / "new.parquet")  # this pyarrow: no known bug
+    assert main(["inspect", str(tmp_path / "new.parquet")]) == 0
+    assert "statistics not used" not in capsys.readouterr().out

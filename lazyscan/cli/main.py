@@ -18,11 +18,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lazyscan.errors import LazyScanError
+
+if TYPE_CHECKING:
+    from lazyscan.format.writers import StatisticsTrust
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -159,6 +162,11 @@ def _inspect_orc(path: str) -> str:
         + (f" ({f.block_size:,} B blocks)" if f.compression else "")
         + f", row index stride {f.row_index_stride:,}"
     ]
+    from lazyscan.orc.statistics import file_trust
+
+    trust = file_trust(f.postscript, f.footer)
+    lines.append(f"written by {trust.writer.name} {trust.writer.text or ''}".rstrip() + f", writer version {ps.writer_version}")
+    lines += _writer_rules(trust)
     lines.append(f"schema: {f.arrow_schema}")
     for s in range(f.num_stripes):
         info = f.stripe(s)
@@ -195,13 +203,22 @@ def _is_orc(path: str) -> bool:
         return src.size >= 3 and src.read_at(0, 3) == b"ORC"
 
 
+def _writer_rules(trust: StatisticsTrust) -> list[str]:
+    """The writer's known statistics bugs that apply to this file: what pruning leaves unused."""
+    if not trust.rules:
+        return []
+    return ["statistics not used for pruning (known bugs of this writer):"] + [f"  {r.describe()}" for r in trust.rules]
+
+
 def _inspect(path: str) -> str:
+    from lazyscan.format.writers import parquet_trust
     from lazyscan.parquet import ParquetFile
 
     if _is_orc(path):
         return _inspect_orc(path)
     pf = ParquetFile(path)
     lines = [f"{path}: {pf.num_rows:,} rows, {pf.num_row_groups} row groups, created by {pf.metadata.created_by}"]
+    lines += _writer_rules(parquet_trust(pf.metadata.created_by))
     lines.append(f"schema: {pf.arrow_schema}")
     for rg in range(pf.num_row_groups):
         r = pf.metadata.row_groups[rg]
