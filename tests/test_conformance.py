@@ -62,10 +62,6 @@ CHECKS = ("whole", "units", "selections", "predicates", "pruning")
 
 #: (file, check) -> why it fails today; strict xfails, removed when the fix lands
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("parquet-testing/floating_orders_nan_count.parquet", "predicates"): (
-        "found by this module: x IN (NaN, ...) misses NaNs whose bits are not the canonical NaN's "
-        "(pyarrow.compute.is_in hashes bits); Spark's In and InSet hold every NaN equal"
-    ),
 }
 
 #: files lazyscan refuses on purpose, with the error class and the README's word for it

@@ -206,6 +206,21 @@ def test_nan_semantics_like_spark(files: dict) -> None:
             assert got.num_rows == int(expected.sum()), (where, opts)
 
 
+def test_in_matches_nan_of_every_bit_pattern(tmp_path: Path) -> None:
+    """Spark's In and InSet hold every NaN equal; Arrow's is_in hashes bits, so a NaN written
+    with other payload bits (as floating_orders_nan_count.parquet holds) must still match."""
+    bits = np.array([1.0, np.nan, 2.0, np.nan, -0.0]).view(np.uint64).copy()
+    bits[1] = 0x7FF8000000000001  # a quiet NaN with payload
+    bits[3] = 0xFFF8000000000000  # negative NaN
+    for dictionary in (True, False):
+        path = tmp_path / f"nan_{dictionary}.parquet"
+        pq.write_table(pa.table({"x": bits.view(np.float64), "i": range(5)}), path, use_dictionary=dictionary)
+        for where, rows in [("x IN ('NaN', 2.0)", [1, 2, 3]), ("x NOT IN ('NaN', 0.0)", [0, 2]), ("x IN (1.0)", [0])]:
+            for opts in ({}, {"pushdown": False}, {"dictionary_eval": False}):
+                got = lazyscan.scan(str(path), columns=["i"], where=where, **opts).to_table()
+                assert got.column("i").to_pylist() == rows, (where, dictionary, opts)
+
+
 def test_statistics_prune_sorted_file(tmp_path: Path) -> None:
     n = 100 * 1000
     table = pa.table({"k": np.arange(n) // 1000, "v": np.arange(n)})

@@ -163,6 +163,11 @@ class BoundIn(BoundExpr):
             values = pa.concat_arrays([values, pa.array([0.0, -0.0], type=et)])
         return values
 
+    @property
+    def has_nan(self) -> bool:
+        """The list holds NaN: every NaN matches it, whatever its bits (Arrow hashes bits)."""
+        return any(lit.is_nan for lit in self.literals)
+
     def __getstate__(self) -> dict[str, Any]:  # caches are not pickled
         return {k: v for k, v in self.__dict__.items() if k not in ("sort_keys", "value_set")}
 

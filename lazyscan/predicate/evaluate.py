@@ -94,6 +94,8 @@ def _compare(node: BoundCompare, arr: pa.Array) -> pa.Array:
 
 def _in(node: BoundIn, arr: pa.Array) -> pa.Array:
     matched = pc.is_in(arr, value_set=node.value_set)
+    if node.has_nan:
+        matched = pc.or_(matched, pc.is_nan(arr))
     result = pc.if_else(pc.is_valid(arr), matched, _NULL_BOOL)
     if node.has_null:
         result = pc.if_else(result, pa.scalar(True), _NULL_BOOL)
