@@ -117,6 +117,8 @@ def column_difference(ours: pa.Array | pa.ChunkedArray, ref: pa.Array | pa.Chunk
             return str(e).lstrip(": ")
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             return f"the reference cannot be compared: {e}"
+        except (OverflowError, ValueError) as e:  # values Python's types cannot hold (dates past year 9999)
+            return f"values differ ({type(e).__name__} converting them: {e})"
         return None
     with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
         ref = ref.cast(ours.type)
@@ -124,7 +126,11 @@ def column_difference(ours: pa.Array | pa.ChunkedArray, ref: pa.Array | pa.Chunk
         return None
     if ours.null_count != ref.null_count:
         return f"null count {ours.null_count} != {ref.null_count}"
-    for i, (x, y) in enumerate(zip(ours.to_pylist(), ref.to_pylist())):
+    try:
+        pairs = list(zip(ours.to_pylist(), ref.to_pylist()))
+    except (OverflowError, ValueError) as e:
+        return f"values differ ({type(e).__name__} converting them: {e})"
+    for i, (x, y) in enumerate(pairs):
         if not same_value(x, y):
             return f"row {i}: {x!r} != {y!r}"
     return None
