@@ -888,17 +888,26 @@ class Finding:
     @property
     def signature(self) -> str:
         """What identifies the bug rather than the case: for an exception its class and the
-        innermost lazyscan frame; for other rows the kind of mutation, the kind of read and
-        pyarrow's verdict; for a crash or hang the read it happened in."""
+        innermost lazyscan frame; for other rows the family of the mutation (damaged bytes, or
+        the structure it changed) and pyarrow's verdict; for a crash or hang also the read."""
         if self.kind in ("raw exception", "harness error"):
             return f"{self.kind}: {self.message.split(':')[0]} at {_innermost_lazyscan_frame(self.trace)}"
         if self.kind == "wrong rows":
-            return f"{self.kind}: {self.mutation}, {_read_kind(self.phase)}, {self.verdict}"
+            return f"{self.kind}: {_family(self.mutation)}, {self.verdict}"
         return f"{self.kind}: {self.mutation}, {_read_kind(self.phase)}"
 
     def describe(self) -> str:
         text = f"seed {self.seed} case {self.case}: {self.kind} in {self.phase}\n  mutation: {self.what}\n  {self.message}"
         return text + ("\n" + self.trace if self.trace else "")
+
+
+#: mutations that damage bytes without regard to what they hold: one family of findings
+_DAMAGE = ("bit flip", "truncation", "page body", "dictionary page body", "stream bytes")
+
+
+def _family(mutation: str) -> str:
+    fmt, _, name = mutation.partition(" ")
+    return f"{fmt} damaged bytes" if name in _DAMAGE else mutation
 
 
 def _read_kind(phase: str) -> str:
@@ -935,6 +944,8 @@ def _row_keys(t: pa.Table) -> list[str]:
 def _is_subsequence(small: pa.Table, big: pa.Table) -> bool:
     if small.column_names != big.column_names:
         return False
+    with contextlib.suppress(pa.ArrowException):
+        big = big.cast(small.schema)  # ORC timestamps: pyarrow's nanoseconds in lazyscan's unit
     it = iter(_row_keys(big))
     return all(any(k == b for b in it) for k in _row_keys(small))
 
@@ -983,8 +994,9 @@ def check_mutant(s: Seed, m: Mutant, path: Path, seed: int, case: int, phase: Ca
     ref: pa.Table | None = None
     if use_reference:
         with contextlib.suppress(Exception):  # pyarrow's refusal, whatever it raises
-            ref = pyarrow_read(path)
-            ref.schema.names  # noqa: B018 - names that are not UTF-8 cannot be compared: a refusal too
+            read = pyarrow_read(path)
+            read.column_names  # noqa: B018 - names that are not UTF-8 cannot be compared: a refusal too
+            ref = read
     candidates = [s.original]
     if ref is not None and table_difference(ref, s.original, unit_free) is not None:
         candidates.append(ref)
@@ -1008,13 +1020,16 @@ def check_mutant(s: Seed, m: Mutant, path: Path, seed: int, case: int, phase: Ca
                 wanted.append(expected(c))
             except (IndexError, KeyError, pa.ArrowException):
                 continue  # the selection is outside that reading, or names columns it does not have
-        if any(table_difference(got, w, unit_free) is None for w in wanted):
-            out.reads.append("right")
-            return
-        if subset_ok and wanted and _is_subsequence(got, wanted[0]):
-            out.reads.append("fewer")
-            return
-        why = table_difference(got, wanted[0], unit_free) if wanted else "no reading holds these rows"
+        try:
+            if any(table_difference(got, w, unit_free) is None for w in wanted):
+                out.reads.append("right")
+                return
+            if subset_ok and wanted and _is_subsequence(got, wanted[0]):
+                out.reads.append("fewer")
+                return
+            why = table_difference(got, wanted[0], unit_free) if wanted else "no reading holds these rows"
+        except UnicodeDecodeError as e:
+            why = f"column names that are not UTF-8 ({e})"
         out.findings.append(Finding(seed, case, "wrong rows", where, m.what, f"{why} ({refs})", "", m.kind, refs))
 
     judge("whole scan", lambda: lazyscan.scan(str(path), threads=1).to_table(), lambda t: t, False)

@@ -1,0 +1,190 @@
+"""Structure-aware fuzzing: every mutated file gives the right rows or a clear lazyscan error,
+never another exception, a crash, a hang or other rows (``tests/support/fuzz.py`` says how the
+files are mutated and judged).
+
+``test_mutated_files`` runs the cases of a fixed seed for a time budget (``LAZYSCAN_FUZZ_SECONDS``,
+default 28); a longer run with another seed is a command::
+
+    python -m tests.support.fuzz --seed 2 --minutes 10
+
+which prints each finding as ``seed S case N`` with its mutation; ``--case N`` replays it.
+
+:data:`KNOWN_FINDINGS` holds what the fuzzer found that is not fixed yet, by signature (the kind
+of mutation, of read and pyarrow's verdict; for an exception its class and innermost lazyscan
+frame). Findings with those signatures are printed but do not fail the run; each entry names one
+case, replayed by a strict xfail, so that the fix of a finding fails the suite until its entry is
+removed here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support import fuzz
+
+SEED = 20261126
+BUDGET_SECONDS = float(os.environ.get("LAZYSCAN_FUZZ_SECONDS", "28"))
+
+#: signature -> (seed, case) of one case showing it, and what it is
+KNOWN_FINDINGS: dict[str, tuple[tuple[int, int], str]] = {
+    "wrong rows: parquet damaged bytes, pyarrow refuses the mutant": (
+        (1, 1956),
+        "definition levels above the column's maximum (a damaged RLE run) read as nulls where pyarrow refuses "
+        "them ('Malformed levels'); and a selective read decodes only the values it selects, so damage "
+        "elsewhere in the page that a full read rejects (a dictionary index out of range) goes unnoticed",
+    ),
+    "wrong rows: parquet page header, pyarrow refuses the mutant": (
+        (1, 490),
+        "a page whose encoding says PLAIN but holds DELTA_BINARY_PACKED bytes: a selection within the first "
+        "bytes of the page reads them as values; the full read checks the page's size and refuses it",
+    ),
+    "wrong rows: parquet footer, pyarrow refuses the mutant": (
+        (1, 547),
+        "a schema pyarrow refuses is read: TIMESTAMP without a unit (as milliseconds), DECIMAL with a negative "
+        "scale or without a precision, a leaf without a repetition type",
+    ),
+    "wrong rows: parquet footer, pyarrow reads other rows": (
+        (2, 2091),
+        "the same with a schema pyarrow reads differently: a DECIMAL precision too small for the values, a "
+        "TIMESTAMP logical type without its fields",
+    ),
+    "wrong rows: parquet footer, pyarrow reads the original rows": (
+        (2, 3887),
+        "a row group's num_rows that contradicts the file's num_rows and its required columns' value counts is "
+        "believed: the next row group's rows are numbered after it",
+    ),
+    "wrong rows: parquet dictionary page header, pyarrow refuses the mutant": (
+        (2, 1035),
+        "a dictionary page whose num_values is smaller than the entries it holds: dictionary pruning drops row "
+        "groups whose codes point past the shortened dictionary (a full read refuses them)",
+    ),
+    "wrong rows: parquet damaged bytes, pyarrow reads other rows": (
+        (2, 6062),
+        "a damaged page decodes to other values than pyarrow decodes from it",
+    ),
+    "wrong rows: orc damaged bytes, pyarrow reads the original rows": (
+        (2, 1005),
+        "a damaged ROW_INDEX stream: its positions are trusted to seek (see the row index entry below)",
+    ),
+    "wrong rows: orc row index, pyarrow reads the original rows": (
+        (1, 531),
+        "row-index positions are trusted to seek, as ORC's own readers trust them; a wrong position reads other rows",
+    ),
+    "wrong rows: orc damaged bytes, pyarrow refuses the mutant": (
+        (1, 6),
+        "dictionary lengths adding up to less than DICTIONARY_DATA holds are accepted (lazyscan checks '>', "
+        "pyarrow's ORC reader requires equality); a selective read decodes a stream only up to its last "
+        "selected row, so later damage a full read rejects goes unnoticed",
+    ),
+    "wrong rows: orc damaged bytes, pyarrow reads other rows": (
+        (1, 1805),
+        "a damaged integer RLE v2 stream decodes to other values than pyarrow's ORC reader decodes from it",
+    ),
+    "wrong rows: orc footer, pyarrow reads other rows": (
+        (1, 683),
+        "a type changed in the footer (DOUBLE to BYTE) while the statistics stay double: pruning compares with "
+        "statistics of another type",
+    ),
+    "wrong rows: orc footer, pyarrow reads the original rows": (
+        (1, 2051),
+        "rowIndexStride 0 while the stripes hold row indexes: row-group statistics are placed on the wrong rows "
+        "and prune matching ones",
+    ),
+    "wrong rows: orc footer, pyarrow refuses the mutant": (
+        (1, 2246),
+        "a type changed in the footer (TIMESTAMP to BINARY) is read from the other type's streams, not refused",
+    ),
+    "wrong rows: orc stripe footer, pyarrow reads other rows": (
+        (20261126, 368),
+        "a stream moved to another column in the stripe footer: lazyscan and pyarrow read different rows from "
+        "the inconsistent stripe, neither refuses it",
+    ),
+    "wrong rows: orc stripe footer, pyarrow refuses the mutant": (
+        (1, 2321),
+        "a column encoding changed from DIRECT_V2 to DIRECT: the RLE v2 stream decodes as RLE v1 without an error",
+    ),
+}
+
+
+def test_mutated_files(tmp_path: Path) -> None:
+    report = fuzz.run(SEED, BUDGET_SECONDS, tmp_path)
+    print(report.summary())
+    assert report.cases >= 100, f"only {report.cases} cases ran in {BUDGET_SECONDS} s"
+    assert report.reads.get("right", 0) > 0 and report.reads.get("error", 0) > 0, report.reads
+    known = [f for f in report.findings if f.signature in KNOWN_FINDINGS]
+    for f in known:
+        print(f"known: {f.signature}: seed {f.seed} case {f.case}")
+    new = [f for f in report.findings if f.signature not in KNOWN_FINDINGS]
+    assert not new, f"{len(new)} findings (replay with python -m tests.support.fuzz --seed S --case N):\n\n" + "\n\n".join(
+        f"{f.signature}\n{f.describe()}" for f in new
+    )
+
+
+@pytest.fixture(scope="module")
+def known_cases_replayed(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[int, int], set[str]]:
+    """The cases of :data:`KNOWN_FINDINGS` replayed in a child process (one per seed):
+    (seed, case) -> the signatures of its findings."""
+    found: dict[tuple[int, int], set[str]] = {key: set() for key, _ in KNOWN_FINDINGS.values()}
+    for seed in sorted({seed for seed, _ in found}):
+        cases = sorted(case for s, case in found if s == seed)
+        report = fuzz.run(seed, 0, tmp_path_factory.mktemp(f"known-{seed}"), cases=cases)
+        for f in report.findings:
+            found[(seed, f.case)].add(f.signature)
+    return found
+
+
+@pytest.mark.parametrize(
+    "signature",
+    [pytest.param(sig, marks=pytest.mark.xfail(strict=True, reason=reason)) for sig, (_, reason) in KNOWN_FINDINGS.items()],
+)
+def test_known_finding_still_found(known_cases_replayed: dict[tuple[int, int], set[str]], signature: str) -> None:
+    """Each known finding's case: it passes (and the strict xfail fails the suite) once the
+    finding is fixed."""
+    key, _ = KNOWN_FINDINGS[signature]
+    assert signature not in known_cases_replayed[key]
+
+
+def test_a_crash_is_caught_and_named(tmp_path: Path) -> None:
+    report = fuzz.run(SEED, 0, tmp_path, cases=[3, 4], crash_at=3)
+    assert report.cases == 2
+    crash = [f for f in report.findings if f.kind == "crash"]
+    assert len(crash) == 1 and crash[0].case == 3 and "exit code" in crash[0].message
+
+
+def test_round_trips_of_the_seeds_metadata(tmp_path: Path) -> None:
+    """The decoded footers, page headers and protobuf messages encode back to the same bytes:
+    a mutation changes only the field it names."""
+    for path in fuzz.write_seeds(tmp_path):
+        data = path.read_bytes()
+        if path.suffix == ".parquet":
+            lay = fuzz.parquet_layout(data)
+            assert fuzz._with_footer(lay.body, lay.footer) == data
+            for _, _, start, end, _ in lay.pages:
+                assert fuzz.encode(fuzz._typed_at(data, start)[0]) == data[start:end]
+        else:
+            lay = fuzz.orc_layout(data)
+            assert fuzz._orc_tail(lay) == data
+            ps = data[-1 - data[-1] : -1]
+            assert fuzz.encode_message(fuzz.parse_message(ps, "PostScript")) == ps
+            raw = fuzz._unframe(data[lay.footer_at : len(data) - 1 - data[-1]], lay.codec)[0]
+            assert fuzz.encode_message(fuzz.parse_message(raw, "Footer")) == raw
+            for s in range(len(lay.stripes)):
+                footer, start, length, streams = fuzz._stripe_streams(lay, s)
+                assert fuzz.encode_message(footer) == fuzz._unframe(data[start : start + length], lay.codec)[0]
+                for kind, _, off, n in streams:
+                    if kind == 6:  # ROW_INDEX
+                        index = fuzz._unframe(data[off : off + n], lay.codec)[0]
+                        assert fuzz.encode_message(fuzz.parse_message(index, "RowIndex")) == index
+
+
+def test_mutations_are_reproducible(tmp_path: Path) -> None:
+    seeds = fuzz.load_seeds(Path(fuzz.write_seeds(tmp_path)[0]).parent)
+    for case in range(40):
+        a = fuzz.mutate(seeds, 7, case)[1]
+        b = fuzz.mutate(seeds, 7, case)[1]
+        assert (a.data, a.what) == (b.data, b.what)
+    kinds = {fuzz.mutate(seeds, 7, case)[1].kind for case in range(300)}
+    assert len(kinds) >= 15, kinds  # every kind of mutation of both formats comes up
