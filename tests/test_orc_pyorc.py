@@ -41,6 +41,7 @@ from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain, value_hash
 from lazyscan.parquet.counters import ReadCounters
 from tests.support.compare import assert_same_array
+from tests.support.orc import CONVERTERS, SECOND
 from tests.support.random_data import random_predicate, random_table
 from tests.test_orc_reader import _selections, floored_to_micros, nanos
 from tests.test_predicate_duckdb import duck_sql
@@ -76,23 +77,6 @@ PROBED = [c for c in BLOOM_COLUMNS if c not in ("ts", "dec9", "ch")]
 LAYOUTS = {"direct": 0.0, "dictionary": 1.0}  # pyorc's dict_key_size_threshold
 N = 20_000
 STRIDE = 1_000
-SECOND = 10**9
-
-
-class NanosConverter(pyorc.converters.ORCConverter):
-    """Timestamps as integer nanoseconds since 1970-01-01 UTC (pyorc's default converter goes
-    through ``datetime``, which has microseconds only)."""
-
-    @staticmethod
-    def from_orc(seconds: int, nanoseconds: int, timezone: Any) -> int:
-        return seconds * SECOND + nanoseconds
-
-    @staticmethod
-    def to_orc(obj: int, timezone: Any) -> tuple[int, int]:
-        return divmod(obj, SECOND)
-
-
-CONVERTERS = {pyorc.TypeKind.TIMESTAMP: NanosConverter, pyorc.TypeKind.TIMESTAMP_INSTANT: NanosConverter}
 
 
 def _clustered(arr: pa.Array) -> pa.Array:

@@ -40,8 +40,8 @@ from lazyscan.parquet import thrift as T
 from lazyscan.parquet.convert import _int96_beyond_int64, _int96_to_units
 from tests.support.data import foreign_file
 from tests.support.footer import Node, ParquetPatch
+from tests.support.orc import CONVERTERS, SECOND
 
-SECOND = 10**9
 UTC = dt.timezone.utc
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
 #: the instants 64-bit nanoseconds hold
@@ -75,19 +75,6 @@ EDGES = [
 ZONES = ["UTC", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "Pacific/Apia", "Europe/Amsterdam"]
 
 
-class NanosConverter(pyorc.converters.ORCConverter):
-    """Timestamps as integer nanoseconds since 1970-01-01 UTC (Python's datetime has
-    microseconds only)."""
-
-    @staticmethod
-    def from_orc(seconds: int, nanoseconds: int, timezone: Any) -> int:
-        return seconds * SECOND + nanoseconds
-
-    @staticmethod
-    def to_orc(obj: int, timezone: Any) -> tuple[int, int]:
-        return divmod(obj, SECOND)
-
-
 class RawConverter(pyorc.converters.ORCConverter):
     """Values as stored (dates as day counts, whatever their size)."""
 
@@ -99,10 +86,6 @@ class RawConverter(pyorc.converters.ORCConverter):
     def to_orc(obj: Any, *rest: Any) -> Any:
         return obj
 
-
-CONVERTERS: dict[pyorc.TypeKind, type[pyorc.converters.ORCConverter]] = {
-    pyorc.TypeKind.TIMESTAMP: NanosConverter, pyorc.TypeKind.TIMESTAMP_INSTANT: NanosConverter,
-}
 
 
 def write_orc(path: Path, schema: str, rows: list[tuple], *, tz: str = "UTC", stride: int = 1000,
