@@ -1,9 +1,6 @@
-"""Scans over filesystems and over the parquet-testing corpus.
-
-- pyarrow and fsspec filesystems give the same rows as local paths;
-- every flat column of every parquet-testing file, under a few predicates built from its own
-  values, gives the same rows with pushdown on (all tiers) as with pushdown off.
-"""
+"""Scans over filesystems: pyarrow and fsspec filesystems, ``file://`` URLs and globs give the
+same rows as local paths. (Pushdown on against off over every file in ``tests/data`` is
+``tests/test_conformance.py``'s and ``tests/test_pruning_never_loses_rows.py``'s.)"""
 
 from __future__ import annotations
 
@@ -17,8 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lazyscan
-from lazyscan.errors import LazyScanError
-from tests.support.data import PARQUET_TESTING, parquet_testing_files
+from tests.support.data import PARQUET_TESTING
 
 DATA = PARQUET_TESTING
 
@@ -63,66 +59,6 @@ def test_file_url_and_glob(folder: Path) -> None:
     assert a["x"].to_pylist() == [5]
     g = lazyscan.scan(str(folder / "part=*" / "*.parquet"), where="x IN (5, 1005)").to_table()
     assert sorted(g["x"].to_pylist()) == [5, 1005]
-
-
-def _literal(v: object, t: pa.DataType) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int,)) and not pa.types.is_timestamp(t):
-        return str(v)
-    if isinstance(v, float):
-        return None if math.isnan(v) or math.isinf(v) else repr(v)
-    if isinstance(v, str):
-        return "'" + v.replace("'", "''") + "'" if "\\" not in v else None
-    if pa.types.is_decimal(t):
-        return str(v)
-    if pa.types.is_date32(t):
-        return f"DATE '{v}'"
-    return None
-
-
-def _cases() -> list[str]:
-    names = []
-    for p in parquet_testing_files():
-        try:
-            pq.read_table(p)
-        except Exception:
-            continue
-        names.append(p.name)
-    return names
-
-
-@pytest.mark.parametrize("name", _cases())
-def test_parquet_testing_predicates_pushdown_on_off(name: str) -> None:
-    path = str(DATA / name)
-    try:
-        pf = lazyscan.ParquetFile(path)
-        schema = pf.arrow_schema
-    except LazyScanError:
-        return
-    table = pq.read_table(path)
-    rng = np.random.default_rng(len(name))
-    for field in list(schema)[:6]:
-        if not (pa.types.is_integer(field.type) or pa.types.is_floating(field.type) or pa.types.is_string(field.type)
-                or pa.types.is_decimal(field.type) or pa.types.is_date32(field.type) or pa.types.is_boolean(field.type)):
-            continue
-        values = [v for v in table.column(field.name).to_pylist() if v is not None]
-        q = f"`{field.name}`"
-        preds = [f"{q} IS NULL", f"{q} IS NOT NULL"]
-        if values:
-            v = values[int(rng.integers(0, len(values)))]
-            lit = _literal(v, field.type)
-            if lit is not None:
-                preds = [f"{q} IS NULL", f"{q} = {lit}", f"NOT ({q} > {lit}) OR {q} IS NULL"]
-        for where in preds:
-            try:
-                on = lazyscan.scan(path, where=where).to_table()
-            except lazyscan.PredicateError:
-                continue
-            off = lazyscan.scan(path, where=where, pushdown=False).to_table()
-            assert _rows(on) == _rows(off), f"{name}: {where}"
 
 
 def test_open_file_left_at_interpreter_exit_is_closed_quietly(tmp_path: Path) -> None:
