@@ -950,6 +950,19 @@ def _is_subsequence(small: pa.Table, big: pa.Table) -> bool:
     return all(any(k == b for b in it) for k in _row_keys(small))
 
 
+def _filtered_reading(t: pa.Table, p: Predicate) -> pa.Table:
+    """The rows of a reading ``t`` that ``p`` keeps. A mutated footer may give the column another
+    type than the predicate's literal (a double column read as tinyint): the literal that type
+    cannot hold is then compared with the column widened to the literal's type, as SQL does."""
+    column = t.column(p.column)
+    try:
+        return filtered(t, p.mask(column))
+    except pa.ArrowInvalid:
+        if not p.values or not (pa.types.is_integer(column.type) and pa.types.is_floating(p.values[0].type)):
+            raise
+        return filtered(t, p.mask(column.cast(p.values[0].type)))
+
+
 def _selection_reads(path: Path, fmt: str, rng: random.Random) -> Iterator[tuple[str, int, np.ndarray, Callable[[], pa.Table], list[str]]]:
     """(description, first row of the unit in the file, rows, read, the columns it reads) of
     random row selections."""
@@ -1048,7 +1061,7 @@ def check_mutant(s: Seed, m: Mutant, path: Path, seed: int, case: int, phase: Ca
     for p in rng.sample(s.predicates, 2):
         where = p.sql()
         judge(f"scan where {where}", lambda where=where: lazyscan.scan(str(path), where=where, threads=1).to_table(),
-              lambda t, p=p: filtered(t, p.mask(t.column(p.column))), m.region == PRUNING)
+              lambda t, p=p: _filtered_reading(t, p), m.region == PRUNING)
     return out
 
 
