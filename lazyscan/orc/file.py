@@ -204,6 +204,13 @@ class OrcFile:
                 arrow_type(self.types, sub, timestamp_unit=self.timestamp_unit),
             ))
         self.arrow_schema = pa.schema([pa.field(c.name, c.arrow_type) for c in self.columns])
+        for i, (t, st) in enumerate(zip(self.types, footer.statistics)):
+            if st.kind is not None and st.kind not in _STATISTICS_KINDS.get(t.kind, (st.kind,)):
+                # a type changed in the footer: the streams hold the other type's values
+                raise self._error(
+                    CorruptFileError, f"the footer's type {P.TYPE_NAMES.get(t.kind, t.kind)} of column {i} contradicts its "
+                    f"{st.kind} statistics", **({"column": self._column_name(i)} if i else {}),
+                )
         total = sum(s.number_of_rows for s in footer.stripes)
         if footer.stripes and total != footer.number_of_rows:
             raise self._error(CorruptFileError, f"stripes hold {total} rows, the footer says {footer.number_of_rows}")
@@ -306,8 +313,24 @@ class OrcFile:
             raise self._error(CorruptFileError, f"stripe footer has {len(sf.columns)} column encodings for {len(self.types)} types", stripe=stripe)
         if sum(st.length for st in sf.streams) > s.index_length + s.data_length:
             raise self._error(CorruptFileError, "stream lengths exceed the stripe", stripe=stripe)
+        problem = _inconsistent_streams(sf, self.types)
+        if problem is not None:
+            column, reason = problem
+            name = self._column_name(column)
+            raise self._error(CorruptFileError, f"inconsistent stripe footer: {reason}", stripe=stripe,
+                              **({"column": name} if name is not None else {}))
         self._stripe_footers[stripe] = sf
         return sf
+
+    def _column_name(self, column_id: int) -> str | None:
+        """The name of ORC column ``column_id``: a top-level column's name, else its id (None
+        for the root)."""
+        if column_id == 0:
+            return None
+        for c in self.columns:
+            if c.id == column_id:
+                return c.name
+        return f"ORC column {column_id}"
 
     def encoding(self, stripe: int, column: int | str) -> P.ColumnEncoding:
         return self.stripe_footer(stripe).columns[self.column(column).id]
@@ -646,6 +669,76 @@ class OrcFile:
 
 
 _STRING_KINDS = (P.STRING, P.VARCHAR, P.CHAR, P.BINARY)
+#: the kinds of statistics (:class:`lazyscan.orc.proto.ColumnStatistics`) each ORC type is written with
+_STATISTICS_KINDS = {
+    P.BOOLEAN: ("boolean",), P.BYTE: ("int",), P.SHORT: ("int",), P.INT: ("int",), P.LONG: ("int",),
+    P.FLOAT: ("double",), P.DOUBLE: ("double",), P.STRING: ("string",), P.VARCHAR: ("string",), P.CHAR: ("string",),
+    P.BINARY: ("binary", "string"), P.DECIMAL: ("decimal",), P.DATE: ("date",),
+    P.TIMESTAMP: ("timestamp", "timestamp-local"), P.TIMESTAMP_INSTANT: ("timestamp", "timestamp-local"),
+    P.LIST: (), P.MAP: (), P.STRUCT: (), P.UNION: (),
+}
+_DICTIONARY_ENCODINGS = (P.DICTIONARY, P.DICTIONARY_V2)
+#: streams any column may have
+_ANY_COLUMN = frozenset((P.PRESENT, P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8))
+#: the stream kinds whose meaning the checks below know (newer kinds are left alone)
+_KNOWN_STREAMS = frozenset(range(P.BLOOM_FILTER_UTF8 + 1))
+
+
+def _allowed_streams(kind: int, encoding: int) -> frozenset[int] | None:
+    """The stream kinds a column of ORC type ``kind`` in ``encoding`` may have (ORC
+    specification, "Column Encodings"); None when the encoding is not one of the type's."""
+    if kind in _STRING_KINDS:
+        if encoding in _DICTIONARY_ENCODINGS:
+            return _ANY_COLUMN | {P.DATA, P.LENGTH, P.DICTIONARY_DATA, P.DICTIONARY_COUNT}
+        return _ANY_COLUMN | {P.DATA, P.LENGTH} if encoding in (P.DIRECT, P.DIRECT_V2) else None
+    if kind == P.DECIMAL:
+        if encoding == P.DECIMAL_64:
+            return _ANY_COLUMN | {P.DATA}
+        return _ANY_COLUMN | {P.DATA, P.SECONDARY} if encoding in (P.DIRECT, P.DIRECT_V2) else None
+    if encoding not in (P.DIRECT, P.DIRECT_V2):
+        return None
+    if kind in (P.TIMESTAMP, P.TIMESTAMP_INSTANT):
+        return _ANY_COLUMN | {P.DATA, P.SECONDARY}
+    if kind in (P.LIST, P.MAP):
+        return _ANY_COLUMN | {P.LENGTH}
+    if kind == P.STRUCT:
+        return _ANY_COLUMN
+    return _ANY_COLUMN | {P.DATA}
+
+
+def _inconsistent_streams(sf: P.StripeFooter, types: list[P.OrcType]) -> tuple[int, str] | None:
+    """(column id, what is wrong) where a stripe's streams and encodings contradict the file's
+    types: a stream of a column the file does not have, two streams of one kind for a column,
+    an encoding the column's type has not, or a stream its type and encoding never have (a
+    stream relabelled to another column or kind would be read as other values); else None.
+    Streams of kinds newer than this reader, and encodings it does not know, are left to the
+    column's read."""
+    seen: set[tuple[int, int]] = set()
+    for st in sf.streams:
+        if st.kind not in _KNOWN_STREAMS:
+            continue
+        what = P.STREAM_NAMES.get(st.kind, str(st.kind))
+        if st.column >= len(types):
+            return st.column, f"a {what} stream of column {st.column}, the file has {len(types)} columns"
+        if (st.column, st.kind) in seen:
+            return st.column, f"two {what} streams for one column"
+        seen.add((st.column, st.kind))
+    for column, (t, enc) in enumerate(zip(types, sf.columns)):
+        if enc.kind not in P.ENCODING_NAMES:
+            continue
+        allowed = _allowed_streams(t.kind, enc.kind)
+        type_name = P.TYPE_NAMES.get(t.kind, str(t.kind))
+        if allowed is None:
+            return column, f"encoding {P.ENCODING_NAMES[enc.kind]} for a {type_name} column"
+    for column, kind in seen:
+        enc = sf.columns[column]
+        if enc.kind not in P.ENCODING_NAMES:
+            continue
+        allowed = _allowed_streams(types[column].kind, enc.kind)
+        if allowed is not None and kind not in allowed:
+            return column, (f"a {P.STREAM_NAMES[kind]} stream for a {P.TYPE_NAMES.get(types[column].kind, types[column].kind)} "
+                            f"column in {P.ENCODING_NAMES[enc.kind]} encoding")
+    return None
 
 
 def _resume(
@@ -887,7 +980,7 @@ class _ColumnDecoder:
         offsets = np.empty(size + 1, np.int64)
         total = _check(K.string_offsets(lengths, offsets), "dictionary LENGTH stream")
         blob = self.data.get(P.DICTIONARY_DATA, np.empty(0, np.uint8))
-        if total > len(blob):
+        if total != len(blob):  # as ORC's readers require: other lengths would misplace every entry
             raise CorruptFileError(f"dictionary lengths add up to {total} bytes, DICTIONARY_DATA holds {len(blob)}")
         return offsets, blob, _byte_values(self.c.arrow_type, size, offsets, blob[:total], "dictionary entries")
 

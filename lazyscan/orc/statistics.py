@@ -77,6 +77,27 @@ def _facts(t: pa.DataType) -> ColumnFacts:
     return ColumnFacts("other", str(t))
 
 
+def _kinds_of(t: pa.DataType) -> tuple[str, ...]:
+    """The kinds of statistics a column of Arrow type ``t`` may carry."""
+    if pa.types.is_integer(t):
+        return ("int",)
+    if pa.types.is_floating(t):
+        return ("double",)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return ("string",)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return ("binary", "string")
+    if pa.types.is_date32(t):
+        return ("date",)
+    if pa.types.is_timestamp(t):
+        return ("timestamp", "timestamp-local")
+    if pa.types.is_decimal(t):
+        return ("decimal",)
+    if pa.types.is_boolean(t):
+        return ("boolean",)
+    return ()
+
+
 def _counts_contradict(stats: P.ColumnStatistics, rows: int) -> bool:
     """Whether the value count and the NULL flag contradict the unit's row count: more values
     than rows, ``hasNull`` false beside fewer values than rows (Hive 3.1 streaming ingest
@@ -105,6 +126,10 @@ def column_stats(
     group freezes ORC's min/max, ORC-629) are left out.
     """
     if stats is None:
+        return None
+    if stats.kind is not None and stats.kind not in _kinds_of(t):
+        # statistics of another type than the column's (a footer whose types and statistics
+        # disagree): even their counts may be another column's
         return None
     if _counts_contradict(stats, rows):
         return ColumnStats(None, None, None, rows)
