@@ -355,7 +355,7 @@ class ParquetFile:
         try:
             schema = build_schema(md.schema, md.key_value_metadata)
         except SchemaError as e:
-            raise self._error(CorruptFileError, f"corrupt schema: {e}") from None
+            raise self._error(CorruptFileError, f"corrupt schema: {e}", column=e.column) from None
         for i, rg in enumerate(md.row_groups):
             if len(rg.columns) != len(schema.columns):
                 raise self._error(
@@ -363,8 +363,29 @@ class ParquetFile:
                     f"row group has {len(rg.columns)} column chunks, schema has {len(schema.columns)} columns",
                     row_group=i,
                 )
+        self._check_row_counts(md, schema)
         _FOOTER_CACHE.put(key, (md, schema))
         return md, schema
+
+    def _check_row_counts(self, md: FileMetaData, schema: FileSchema) -> None:
+        """Refuse a footer whose row counts contradict each other: the row groups' rows must add
+        up to the file's (a file's count of 0 is a writer leaving it out: parquet-testing's
+        ``repeated_no_annotation.parquet``, which pyarrow reads), and a required top-level
+        column holds one value per row of its row group. Rows of later row groups are numbered
+        after the earlier ones', so one wrong count would move every row after it."""
+        total = sum(rg.num_rows for rg in md.row_groups)
+        if md.num_rows and total != md.num_rows:
+            raise self._error(CorruptFileError, f"the row groups hold {total} rows, the footer says the file has {md.num_rows}")
+        required = [d.index for d in schema.columns if d.flat and d.max_definition_level == 0]
+        for i, rg in enumerate(md.row_groups):
+            for c in required:
+                cmd = rg.columns[c].meta_data
+                if cmd is not None and cmd.num_values != rg.num_rows:
+                    raise self._error(
+                        CorruptFileError,
+                        f"required column chunk holds {cmd.num_values} values, its row group has {rg.num_rows} rows",
+                        row_group=i, column=schema.columns[c].name,
+                    )
 
     # ---- simple accessors -----------------------------------------------------------------
 

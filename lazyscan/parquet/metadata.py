@@ -182,7 +182,18 @@ class LogicalType:
     utc_adjusted: bool = False
     bit_width: int = 0
     signed: bool = True
+    #: required fields of the annotation the footer lacks (parquet.thrift), by name: the
+    #: schema refuses such a column, as Arrow and parquet-java do
+    missing: tuple[str, ...] = ()
 
+
+#: the required fields of each parameterized logical type, by Thrift field id
+_REQUIRED_FIELDS = {
+    "DECIMAL": {1: "scale", 2: "precision"},
+    "TIME": {1: "isAdjustedToUTC", 2: "unit"},
+    "TIMESTAMP": {1: "isAdjustedToUTC", 2: "unit"},
+    "INTEGER": {1: "bitWidth", 2: "isSigned"},
+}
 
 _LOGICAL_KINDS = {
     1: "STRING",
@@ -211,14 +222,21 @@ def logical_type_from_thrift(f: dict[int, Any]) -> LogicalType | None:
         kind = _LOGICAL_KINDS.get(fid)
         if kind is None:
             return LogicalType("UNRECOGNIZED")
+        required = _REQUIRED_FIELDS.get(kind, {})
+        if required:
+            value = _struct(value, f"{kind} logical type")
+        missing = tuple(name for fid, name in required.items() if fid not in value)
         if kind == "DECIMAL":
-            return LogicalType(kind, scale=value.get(1, 0), precision=value.get(2, 0))
+            return LogicalType(
+                kind, scale=_int(value.get(1, 0), "decimal scale"), precision=_int(value.get(2, 0), "decimal precision"),
+                missing=missing,
+            )
         if kind in ("TIME", "TIMESTAMP"):
-            unit_fields = value.get(2, {})
+            unit_fields = _struct(value.get(2, {}), "time unit")
             unit = next((_TIME_UNITS.get(k, "") for k in unit_fields), "")
-            return LogicalType(kind, unit=unit, utc_adjusted=bool(value.get(1, False)))
+            return LogicalType(kind, unit=unit, utc_adjusted=bool(value.get(1, False)), missing=missing)
         if kind == "INTEGER":
-            return LogicalType(kind, bit_width=value.get(1, 0), signed=bool(value.get(2, True)))
+            return LogicalType(kind, bit_width=_int(value.get(1, 0), "integer bit width"), signed=bool(value.get(2, True)), missing=missing)
         return LogicalType(kind)
     return None
 

@@ -104,12 +104,113 @@ _CONVERTED_INTS = {
 
 def _decimal_type(precision: int, scale: int) -> pa.DataType:
     if precision <= 38:
-        return pa.decimal128(max(precision, 1), scale)
+        return pa.decimal128(precision, scale)
     return pa.decimal256(precision, scale)
 
 
+#: the physical types each converted type annotates (LogicalTypes.md); MAP, LIST and
+#: MAP_KEY_VALUE annotate groups only
+_CONVERTED_PHYSICAL: dict[ConvertedType, tuple[PhysicalType, ...]] = {
+    **{ct: (PhysicalType.INT32,) for ct in (
+        ConvertedType.INT_8, ConvertedType.INT_16, ConvertedType.INT_32, ConvertedType.UINT_8, ConvertedType.UINT_16,
+        ConvertedType.UINT_32, ConvertedType.DATE, ConvertedType.TIME_MILLIS)},
+    **{ct: (PhysicalType.INT64,) for ct in (
+        ConvertedType.INT_64, ConvertedType.UINT_64, ConvertedType.TIME_MICROS, ConvertedType.TIMESTAMP_MILLIS,
+        ConvertedType.TIMESTAMP_MICROS)},
+    **{ct: (PhysicalType.BYTE_ARRAY,) for ct in (ConvertedType.UTF8, ConvertedType.ENUM, ConvertedType.JSON, ConvertedType.BSON)},
+    ConvertedType.DECIMAL: (PhysicalType.INT32, PhysicalType.INT64, PhysicalType.BYTE_ARRAY, PhysicalType.FIXED_LEN_BYTE_ARRAY),
+    ConvertedType.INTERVAL: (PhysicalType.FIXED_LEN_BYTE_ARRAY,),
+    ConvertedType.MAP: (),
+    ConvertedType.LIST: (),
+    ConvertedType.MAP_KEY_VALUE: (),
+}
+
+
+def _max_decimal_digits(pt: PhysicalType, type_length: int) -> int | None:
+    """The most decimal digits a DECIMAL of this physical type holds (None: no limit)."""
+    if pt == PhysicalType.INT32:
+        return 9
+    if pt == PhysicalType.INT64:
+        return 18
+    if pt == PhysicalType.FIXED_LEN_BYTE_ARRAY:
+        # n bytes of two's complement hold floor(log10(2**(8n - 1) - 1)) digits
+        return len(str(2 ** (8 * type_length - 1) - 1)) - 1 if type_length > 0 else 0
+    return None
+
+
+def _check_decimal(pt: PhysicalType, type_length: int, precision: int, scale: int) -> None:
+    if precision < 1:
+        raise ValueError(f"DECIMAL precision {precision} is not positive")
+    if not 0 <= scale <= precision:
+        raise ValueError(f"DECIMAL scale {scale} is not within 0 and the precision {precision}")
+    most = _max_decimal_digits(pt, type_length)
+    if most is not None and precision > most:
+        raise ValueError(f"DECIMAL precision {precision} exceeds the {most} digits {_physical_name(pt, type_length)} holds")
+
+
+def _physical_name(pt: PhysicalType, type_length: int) -> str:
+    return f"FIXED_LEN_BYTE_ARRAY({type_length})" if pt == PhysicalType.FIXED_LEN_BYTE_ARRAY else pt.name
+
+
+def check_annotation(el: SchemaElement) -> None:
+    """Raise ValueError when a primitive element's type annotation is invalid.
+
+    Follows what Arrow (``parquet/schema.cc``, ``types.cc``) and parquet-java refuse: a logical
+    type lacking a required field, a DECIMAL whose precision is not positive, exceeds what its
+    physical type holds (parquet-java and Spark refuse that; LogicalTypes.md calls it an error)
+    or is below its scale, a negative scale, a time unit other than MILLIS, MICROS or NANOS, an
+    integer width other than 8, 16, 32 or 64, a converted type on a physical type it does not
+    annotate, a FIXED_LEN_BYTE_ARRAY without a positive length. A date, time, timestamp or
+    integer logical type on an integer type it does not fit (TIMESTAMP on INT32, ...) is refused
+    as parquet-java and Spark refuse it (pyarrow reads the integers instead). Annotations
+    lazyscan does not convert by (STRING on INT32, UUID on a 9-byte array, ...) are ignored, as
+    pyarrow ignores them.
+    """
+    pt = el.type
+    assert pt is not None
+    length = el.type_length or 0
+    if pt == PhysicalType.FIXED_LEN_BYTE_ARRAY and length <= 0:
+        raise ValueError(f"FIXED_LEN_BYTE_ARRAY length {el.type_length} is not positive")
+    lt = el.logical_type
+    if lt is not None:
+        if lt.missing:
+            raise ValueError(f"{lt.kind} logical type without its {', '.join(lt.missing)}")
+        kind = lt.kind
+        if kind == "DECIMAL":
+            if pt in (PhysicalType.INT32, PhysicalType.INT64, PhysicalType.BYTE_ARRAY, PhysicalType.FIXED_LEN_BYTE_ARRAY):
+                _check_decimal(pt, length, lt.precision, lt.scale)
+        elif kind in ("TIME", "TIMESTAMP"):
+            if lt.unit not in _UNITS:
+                raise ValueError(f"{kind} logical type without a time unit MILLIS, MICROS or NANOS")
+            if pt == PhysicalType.INT32 and (kind == "TIMESTAMP" or lt.unit != "MILLIS"):
+                raise ValueError(f"{kind}({lt.unit}) cannot annotate INT32")
+            if pt == PhysicalType.INT64 and kind == "TIME" and lt.unit == "MILLIS":
+                raise ValueError("TIME(MILLIS) cannot annotate INT64")
+        elif kind == "INTEGER":
+            if lt.bit_width not in (8, 16, 32, 64):
+                raise ValueError(f"INTEGER logical type of {lt.bit_width} bits (8, 16, 32 or 64)")
+            if (pt == PhysicalType.INT32 and lt.bit_width > 32) or (pt == PhysicalType.INT64 and lt.bit_width != 64):
+                raise ValueError(f"INTEGER({lt.bit_width}) cannot annotate {pt.name}")
+        elif kind == "DATE" and pt == PhysicalType.INT64:
+            raise ValueError("DATE cannot annotate INT64")
+        return
+    ct = el.converted_type
+    if ct is None:
+        return
+    allowed = _CONVERTED_PHYSICAL.get(ct)
+    if allowed is not None and pt not in allowed:
+        target = "a group" if not allowed else " or ".join(p.name for p in allowed)
+        raise ValueError(f"converted type {ct.name} annotates {target}, not {_physical_name(pt, length)}")
+    if ct == ConvertedType.INTERVAL and length != 12:
+        raise ValueError(f"converted type INTERVAL annotates FIXED_LEN_BYTE_ARRAY(12), not {_physical_name(pt, length)}")
+    if ct == ConvertedType.DECIMAL:
+        # a missing scale is 0 (LogicalTypes.md); a missing precision is an error
+        _check_decimal(pt, length, el.precision if el.precision is not None else 0, el.scale or 0)
+
+
 def arrow_type_of(el: SchemaElement, tz_hint: str | None = None) -> pa.DataType:
-    """The Arrow type of a primitive schema element."""
+    """The Arrow type of a primitive schema element (whose annotation :func:`check_annotation`
+    accepts)."""
     pt = el.type
     lt = el.logical_type
     ct = el.converted_type
@@ -128,11 +229,11 @@ def arrow_type_of(el: SchemaElement, tz_hint: str | None = None) -> pa.DataType:
         if kind == "DATE" or (lt is None and ct == ConvertedType.DATE):
             return pa.date32()
         if kind == "TIME" and lt is not None:
-            unit = _UNITS.get(lt.unit, "ms")
+            unit = _UNITS[lt.unit]
             return pa.time32(unit) if unit == "ms" else pa.time64(unit)
         if kind == "TIMESTAMP" and lt is not None:
             tz = (tz_hint or "UTC") if lt.utc_adjusted else None
-            return pa.timestamp(_UNITS.get(lt.unit, "ms"), tz=tz)
+            return pa.timestamp(_UNITS[lt.unit], tz=tz)
         if lt is None and ct is not None:
             if ct in _CONVERTED_INTS:
                 return _int_type(*_CONVERTED_INTS[ct])
@@ -189,7 +290,12 @@ def _timezone_hints(stored: pa.Schema | None) -> dict[str, str]:
 
 
 class SchemaError(ValueError):
-    """The schema elements do not form a valid tree."""
+    """The schema elements do not form a valid tree, or a column's type is invalid
+    (``column``: its dotted name)."""
+
+    def __init__(self, message: str, column: str | None = None) -> None:
+        super().__init__(message)
+        self.column = column
 
 
 def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None]) -> FileSchema:
@@ -222,12 +328,14 @@ def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None])
                 walk(p, d, r, top)
             return
         is_flat = len(p) == 1 and rep != Repetition.REPEATED
+        if el.repetition is None:
+            # only the root may lack one (parquet.thrift); Arrow and parquet-java refuse it
+            raise SchemaError("column without a repetition type", ".".join(p))
         try:
+            check_annotation(el)
             atype = arrow_type_of(el, tz_hints.get(p[0]) if is_flat else None)
         except ValueError as e:
-            raise SchemaError(str(e)) from None
-        if el.type == PhysicalType.FIXED_LEN_BYTE_ARRAY and (el.type_length is None or el.type_length < 0):
-            raise SchemaError(f"column {'.'.join(p)!r} is FIXED_LEN_BYTE_ARRAY without a valid length")
+            raise SchemaError(str(e), ".".join(p)) from None
         lt = el.logical_type
         columns.append(
             ColumnDescriptor(
