@@ -29,29 +29,17 @@ entry.
 
 from __future__ import annotations
 
-import functools
 import os
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
 import pytest
 
-import lazyscan
-from lazyscan.orc import OrcFile
-from lazyscan.parquet import ParquetFile, RowRanges
-from tests.support.predicates import Predicate, filtered
-from tests.support.tables import assert_same_table, column_difference, table_difference
-from tests.support.writers import WriterCase, matrix_table, reference, sample_predicates, writer_cases
+from tests.support.writers import CHECK_FUNCTIONS, Matrix, WriterCase, writer_cases
 
 WIDE = os.environ.get("LAZYSCAN_WRITER_MATRIX", "") == "wide"
 SEED = int(os.environ.get("LAZYSCAN_WRITER_MATRIX_SEED", "33"))
 ROWS = 6_000 if WIDE else 3_000
 PREDICATES = 24 if WIDE else 9
-CHECKS = ("whole", "selections", "predicates", "pruning")
+CHECKS = tuple(CHECK_FUNCTIONS)
 
 _DUCKDB_V2_NESTED = (
     "DuckDB's PARQUET_VERSION V2 writes INT32 as DELTA_BINARY_PACKED that pyarrow refuses "
@@ -82,134 +70,9 @@ def _cases() -> list[object]:
     return out
 
 
-@dataclass(eq=False)
-class Written:
-    """One case's file and its reference reading."""
-
-    case: WriterCase
-    path: Path
-    reference: pa.Table
-
-    @property
-    def orc(self) -> bool:
-        return self.case.fmt == "orc"
-
-    def rng(self, check: str) -> np.random.Generator:
-        return np.random.default_rng(zlib.crc32(f"{SEED}:{self.case.id}:{check}".encode()))
-
-
-class Matrix:
-    """Each case's file, written on first use into one folder for the module."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.table = matrix_table(ROWS, SEED)
-
-    @functools.cache  # noqa: B019  (one Matrix per module)
-    def written(self, case: WriterCase) -> Written:
-        path = self.folder / f"{case.writer}-{case.options}.{case.fmt}"
-        case.write(self.table.select(list(case.columns)), path)
-        return Written(case, path, reference(case, path))
-
-
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
-    return Matrix(tmp_path_factory.mktemp("writer-matrix"))
-
-
-def _scan(w: Written, where: str | None = None, **options: object) -> pa.Table:
-    return lazyscan.scan(str(w.path), where=where, threads=1, **options).to_table()
-
-
-# ---- checks -----------------------------------------------------------------------------------
-
-
-def check_whole(w: Written) -> None:
-    assert_same_table(_scan(w), w.reference, w.case.id, timestamp_unit_free=w.orc)
-
-
-def _selections(n: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """First and last rows, a sparse and a dense random sample, a run of 37 rows."""
-    start = int(rng.integers(0, n))
-    picks = [
-        np.array([0, n - 1]) if n > 1 else np.array([0]),
-        np.sort(rng.choice(n, max(1, n // 100), replace=False)),
-        np.sort(rng.choice(n, max(1, n * 6 // 10), replace=False)),
-        np.arange(start, min(n, start + 37)),
-    ]
-    return [np.unique(p) for p in picks]
-
-
-def _units(w: Written) -> list[int]:
-    if w.orc:
-        f = OrcFile(w.path)
-        return [f.stripe(s).number_of_rows for s in range(f.num_stripes)]
-    md = ParquetFile(str(w.path)).metadata
-    return [rg.num_rows for rg in md.row_groups]
-
-
-def check_selections(w: Written) -> None:
-    rng = w.rng("selections")
-    counts = _units(w)
-    assert sum(counts) == w.reference.num_rows
-    first = 0
-    for unit, n in enumerate(counts):
-        want_unit = w.reference.slice(first, n)
-        first += n
-        for sel in _selections(n, rng) if n else []:
-            want = want_unit.take(pa.array(sel, pa.int64()))
-            where = f"{w.case.id} {'stripe' if w.orc else 'row group'} {unit}, {len(sel)} rows from {sel[:3].tolist()}"
-            if w.orc:
-                f = OrcFile(w.path)
-                for c in f.columns:
-                    for rows in (sel, RowRanges.from_indices(sel)):
-                        why = column_difference(f.read_column(unit, c.name, rows), want.column(c.name), True)
-                        assert why is None, f"{where}, read_column({c.name!r}, {type(rows).__name__}): {why}"
-                continue
-            pf = ParquetFile(str(w.path))
-            flat = [d for d in pf.schema.columns if d.flat]
-            arrays = pf.read_columns(unit, [d.index for d in flat], RowRanges.from_indices(sel))
-            for d, got in zip(flat, arrays):
-                why = column_difference(got, want.column(d.top_level_field))
-                assert why is None, f"{where}, read_columns: {d.name!r}: {why}"
-            for d in flat:
-                why = column_difference(pf.read_column(unit, d.index, sel), want.column(d.top_level_field))
-                assert why is None, f"{where}, read_column({d.name!r}): {why}"
-            assert_same_table(pf.read_row_group(unit, rows=sel), want, f"{where}, read_row_group")
-
-
-@functools.cache
-def _predicates(w: Written) -> tuple[Predicate, ...]:
-    return tuple(sample_predicates(w.reference, w.rng("predicates"), PREDICATES))
-
-
-def check_predicates(w: Written) -> None:
-    failures = []
-    for p in _predicates(w):
-        want = filtered(w.reference, p.mask(w.reference.column(p.column)))
-        got = _scan(w, p.sql(), pushdown=False)
-        why = table_difference(got, want, w.orc)
-        if why:
-            failures.append(f"{p.sql()}: {why}")
-    assert not failures, f"{w.case.id}: {len(failures)} of {len(_predicates(w))} predicates differ:\n" + "\n".join(failures)
-
-
-def check_pruning(w: Written) -> None:
-    failures = []
-    for p in _predicates(w):
-        plain = _scan(w, p.sql(), pushdown=False)
-        why = table_difference(_scan(w, p.sql()), plain)
-        if why:
-            failures.append(f"{p.sql()}: pushdown on against off: {why}")
-    assert not failures, f"{w.case.id}: pruning changed the rows of {len(failures)} predicates:\n" + "\n".join(failures)
-
-
-CHECK_FUNCTIONS: dict[str, Callable[[Written], None]] = {
-    "whole": check_whole,
-    "selections": check_selections,
-    "predicates": check_predicates,
-    "pruning": check_pruning,
-}
+    return Matrix(tmp_path_factory.mktemp("writer-matrix"), ROWS, SEED, PREDICATES)
 
 
 @pytest.mark.parametrize(("case", "check"), _cases())

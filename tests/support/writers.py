@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import math
+import zlib
 import zoneinfo
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,8 +32,12 @@ import pyarrow.compute as pc
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
-from tests.support.predicates import Predicate, comparable, filterable, sql_literal
+import lazyscan
+from lazyscan.orc import OrcFile
+from lazyscan.parquet import ParquetFile, RowRanges
+from tests.support.predicates import Predicate, comparable, filterable, filtered, sql_literal
 from tests.support.random_data import BYTES_POOL, FLOAT_POOL, STRING_POOL
+from tests.support.tables import assert_same_table, column_difference, table_difference
 
 EPOCH = dt.datetime(1970, 1, 1)
 US_PER_DAY = 86_400_000_000
@@ -256,7 +262,7 @@ def pyarrow_cases(wide: bool = False) -> list[WriterCase]:
         "b": "RLE",
     }
     split = dict.fromkeys(["f16", "f32", "f64", "i32", "i64", "fsb", "dec38", "d", "ts_us"], "BYTE_STREAM_SPLIT")
-    bloom = dict.fromkeys(["id", "i32", "i64", "s", "s_low", "bin", "f64", "dec18", "d", "ts_us", "fsb"], {"ndv": 4000, "fpp": 0.05})
+    bloom = {c: {"ndv": 4000, "fpp": 0.05} for c in ["id", "i32", "i64", "s", "s_low", "bin", "f64", "dec18", "d", "ts_us", "fsb"]}
     rg = {"row_group_size": 1000}
     specs: list[tuple[str, dict[str, Any]]] = [
         ("v1-snappy-dict", {**rg}),
@@ -404,7 +410,7 @@ def _pyorc_converters() -> dict[Any, Any]:
 
 def _pyorc_rows(table: pa.Table) -> list[dict[str, Any]]:
     columns = []
-    for name, column in zip(table.column_names, table.columns):
+    for column in table.columns:
         t = column.type
         if pa.types.is_timestamp(t):
             column = column.cast(pa.int64()) if t.unit == "us" else pc.multiply(column.cast(pa.int64()), 1000)
@@ -642,3 +648,135 @@ def sample_predicates(table: pa.Table, rng: np.random.Generator, count: int) -> 
         else:
             out.append(Predicate(name, op, (pick[0],)))
     return out
+
+
+# ---- files and checks ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Written:
+    """One case's file and its reference reading."""
+
+    case: WriterCase
+    path: Path
+    reference: pa.Table
+    seed: int
+    predicate_count: int
+
+    @property
+    def orc(self) -> bool:
+        return self.case.fmt == "orc"
+
+    def rng(self, check: str) -> np.random.Generator:
+        return np.random.default_rng(zlib.crc32(f"{self.seed}:{self.case.id}:{check}".encode()))
+
+
+class Matrix:
+    """Each case's file, written on first use into ``folder`` (one per test module)."""
+
+    def __init__(self, folder: Path, rows: int, seed: int, predicate_count: int) -> None:
+        self.folder = folder
+        self.seed = seed
+        self.predicate_count = predicate_count
+        self.table = matrix_table(rows, seed)
+
+    @functools.cache  # noqa: B019  (one Matrix per module)
+    def written(self, case: WriterCase) -> Written:
+        path = self.folder / f"{case.writer}-{case.options}.{case.fmt}"
+        case.write(self.table.select(list(case.columns)), path)
+        return Written(case, path, reference(case, path), self.seed, self.predicate_count)
+
+
+def _scan(w: Written, where: str | None = None, **options: object) -> pa.Table:
+    return lazyscan.scan(str(w.path), where=where, threads=1, **options).to_table()
+
+
+# ---- the checks -----------------------------------------------------------------------------------
+
+
+def check_whole(w: Written) -> None:
+    assert_same_table(_scan(w), w.reference, w.case.id, timestamp_unit_free=w.orc)
+
+
+def _selections(n: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """First and last rows, a sparse and a dense random sample, a run of 37 rows."""
+    start = int(rng.integers(0, n))
+    picks = [
+        np.array([0, n - 1]) if n > 1 else np.array([0]),
+        np.sort(rng.choice(n, max(1, n // 100), replace=False)),
+        np.sort(rng.choice(n, max(1, n * 6 // 10), replace=False)),
+        np.arange(start, min(n, start + 37)),
+    ]
+    return [np.unique(p) for p in picks]
+
+
+def _units(w: Written) -> list[int]:
+    if w.orc:
+        f = OrcFile(w.path)
+        return [f.stripe(s).number_of_rows for s in range(f.num_stripes)]
+    md = ParquetFile(str(w.path)).metadata
+    return [rg.num_rows for rg in md.row_groups]
+
+
+def check_selections(w: Written) -> None:
+    rng = w.rng("selections")
+    counts = _units(w)
+    assert sum(counts) == w.reference.num_rows
+    first = 0
+    for unit, n in enumerate(counts):
+        want_unit = w.reference.slice(first, n)
+        first += n
+        for sel in _selections(n, rng) if n else []:
+            want = want_unit.take(pa.array(sel, pa.int64()))
+            where = f"{w.case.id} {'stripe' if w.orc else 'row group'} {unit}, {len(sel)} rows from {sel[:3].tolist()}"
+            if w.orc:
+                f = OrcFile(w.path)
+                for c in f.columns:
+                    for rows in (sel, RowRanges.from_indices(sel)):
+                        why = column_difference(f.read_column(unit, c.name, rows), want.column(c.name), True)
+                        assert why is None, f"{where}, read_column({c.name!r}, {type(rows).__name__}): {why}"
+                continue
+            pf = ParquetFile(str(w.path))
+            flat = [d for d in pf.schema.columns if d.flat]
+            arrays = pf.read_columns(unit, [d.index for d in flat], RowRanges.from_indices(sel))
+            for d, got in zip(flat, arrays):
+                why = column_difference(got, want.column(d.top_level_field))
+                assert why is None, f"{where}, read_columns: {d.name!r}: {why}"
+            for d in flat:
+                why = column_difference(pf.read_column(unit, d.index, sel), want.column(d.top_level_field))
+                assert why is None, f"{where}, read_column({d.name!r}): {why}"
+            assert_same_table(pf.read_row_group(unit, rows=sel), want, f"{where}, read_row_group")
+
+
+@functools.cache
+def _predicates(w: Written) -> tuple[Predicate, ...]:
+    return tuple(sample_predicates(w.reference, w.rng("predicates"), w.predicate_count))
+
+
+def check_predicates(w: Written) -> None:
+    failures = []
+    for p in _predicates(w):
+        want = filtered(w.reference, p.mask(w.reference.column(p.column)))
+        got = _scan(w, p.sql(), pushdown=False)
+        why = table_difference(got, want, w.orc)
+        if why:
+            failures.append(f"{p.sql()}: {why}")
+    assert not failures, f"{w.case.id}: {len(failures)} of {len(_predicates(w))} predicates differ:\n" + "\n".join(failures)
+
+
+def check_pruning(w: Written) -> None:
+    failures = []
+    for p in _predicates(w):
+        plain = _scan(w, p.sql(), pushdown=False)
+        why = table_difference(_scan(w, p.sql()), plain)
+        if why:
+            failures.append(f"{p.sql()}: pushdown on against off: {why}")
+    assert not failures, f"{w.case.id}: pruning changed the rows of {len(failures)} predicates:\n" + "\n".join(failures)
+
+
+CHECK_FUNCTIONS: dict[str, Callable[[Written], None]] = {
+    "whole": check_whole,
+    "selections": check_selections,
+    "predicates": check_predicates,
+    "pruning": check_pruning,
+}
