@@ -15,6 +15,7 @@ the options that change a file's physical layout, and the reference each file is
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import functools
@@ -780,3 +781,96 @@ CHECK_FUNCTIONS: dict[str, Callable[[Written], None]] = {
     "predicates": check_predicates,
     "pruning": check_pruning,
 }
+
+
+# ---- Spark --------------------------------------------------------------------------------------
+
+#: the columns Spark holds (no unsigned integers, half floats, nanoseconds, times or
+#: fixed-size binaries); ``ts_us`` becomes TIMESTAMP_NTZ, ``ts_tz`` TIMESTAMP
+SPARK_COLUMNS = tuple(c for c in ALL_COLUMNS if c not in ("u8", "u16", "u32", "u64", "f16", "ts_ms", "ts_ns", "fsb", "t_us"))
+#: written with the proleptic Gregorian calendar unless a case says otherwise
+_SPARK_CALENDAR = {
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+}
+
+
+def _spark(spark: Any, fmt: str, conf: dict[str, str], options: dict[str, str]) -> Callable[[pa.Table, Path], None]:
+    """Write with Spark (one task, so one part file, moved to ``path``): ``conf`` set on the
+    session for the write, ``options`` given to the DataFrameWriter (Hadoop keys such as
+    ``parquet.writer.version`` reach parquet-java and the ORC writer this way)."""
+
+    def write(table: pa.Table, path: Path) -> None:
+        df = spark.createDataFrame(table).coalesce(1)
+        saved = {k: spark.conf.get(k, None) for k in conf}
+        for k, v in {**_SPARK_CALENDAR, **conf}.items():
+            spark.conf.set(k, v)
+        try:
+            folder = path.with_suffix(".spark")
+            df.write.mode("overwrite").format(fmt).options(**options).save(str(folder))
+        finally:
+            for k in conf:
+                if saved[k] is None:
+                    spark.conf.unset(k)
+                else:
+                    spark.conf.set(k, saved[k])
+            for k in _SPARK_CALENDAR:
+                spark.conf.unset(k)
+        parts = sorted(folder.glob(f"part-*.{fmt}")) or sorted(folder.glob("part-*"))
+        parts = [p for p in parts if not p.name.endswith(".crc")]
+        assert len(parts) == 1, f"Spark wrote {parts}"
+        parts[0].rename(path)
+
+    return write
+
+
+def spark_cases(spark: Any, wide: bool = False) -> list[WriterCase]:
+    """Spark's writers: Parquet through parquet-java (writer versions v1 and v2, the legacy
+    format, INT96 / TIMESTAMP_MICROS / TIMESTAMP_MILLIS, codecs, dictionaries off, small pages
+    and row groups), ORC through ORC's Java writer (codecs, Bloom filter columns, row index
+    strides, small stripes)."""
+    ts = "spark.sql.parquet.outputTimestampType"
+    legacy = "spark.sql.parquet.writeLegacyFormat"
+    small = {"parquet.block.size": str(128 * 1024), "parquet.page.size": "1024", "parquet.page.row.count.limit": "500"}
+    parquet: list[tuple[str, dict[str, str], dict[str, str]]] = [
+        ("v1-snappy-int96", {ts: "INT96"}, {"compression": "snappy", "parquet.block.size": str(256 * 1024)}),
+        ("v2-zstd-micros", {ts: "TIMESTAMP_MICROS"}, {"compression": "zstd", "parquet.writer.version": "v2", **small}),
+        ("legacy-gzip-millis", {ts: "TIMESTAMP_MILLIS", legacy: "true"}, {"compression": "gzip", **small}),
+        ("v2-nodict-lz4raw-int96", {ts: "INT96"}, {"compression": "lz4_raw", "parquet.writer.version": "v2", "parquet.enable.dictionary": "false", **small}),
+        # dates and timestamps in the hybrid Julian calendar, as Spark 2.x wrote them
+        ("v1-legacy-calendar-int96", {ts: "INT96", "spark.sql.parquet.datetimeRebaseModeInWrite": "LEGACY", "spark.sql.parquet.int96RebaseModeInWrite": "LEGACY"}, {"compression": "snappy"}),
+    ]
+    orc: list[tuple[str, dict[str, str], dict[str, str]]] = [
+        ("zlib-bloom", {}, {"compression": "zlib", "orc.bloom.filter.columns": "id,i64,s,s_low,d,dec18", "orc.row.index.stride": "1000"}),
+        ("zstd-small-stripes", {}, {"compression": "zstd", "orc.stripe.size": str(64 * 1024), "orc.row.index.stride": "1000"}),
+    ]
+    if wide:
+        parquet += [
+            ("v1-none-nodict-micros", {ts: "TIMESTAMP_MICROS"}, {"compression": "none", "parquet.enable.dictionary": "false"}),
+            ("legacy-v2-snappy-int96", {ts: "INT96", legacy: "true"}, {"compression": "snappy", "parquet.writer.version": "v2", **small}),
+            ("v1-lz4-millis", {ts: "TIMESTAMP_MILLIS"}, {"compression": "lz4", **small}),
+        ]
+        orc += [
+            ("snappy", {}, {"compression": "snappy"}),
+            ("lz4-bloom", {}, {"compression": "lz4", "orc.bloom.filter.columns": "*", "orc.bloom.filter.fpp": "0.01"}),
+            ("none-stride-2000", {}, {"compression": "none", "orc.row.index.stride": "2000"}),
+        ]
+    return [
+        *(WriterCase("spark", name, "parquet", _spark(spark, "parquet", conf, opts), SPARK_COLUMNS) for name, conf, opts in parquet),
+        *(WriterCase("spark-orc", name, "orc", _spark(spark, "orc", conf, opts), SPARK_COLUMNS) for name, conf, opts in orc),
+    ]
+
+
+def spark_reading(spark: Any, path: Path, fmt: str) -> pa.Table:
+    """Spark's own reader's rows of a file (session time zone UTC), as Arrow."""
+    return spark.read.format(fmt).load(str(path)).toArrow()  # type: ignore[no-any-return]
+
+
+def check_spark_reader(w: Written, spark: Any) -> None:
+    """lazyscan's whole reading equals Spark's own reader's (Spark's types cast to lazyscan's:
+    the type checks are the reference's)."""
+    ours = lazyscan.scan(str(w.path), threads=1).to_table()
+    theirs = spark_reading(spark, w.path, w.case.fmt)
+    with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        theirs = theirs.cast(ours.schema)  # where it cannot, table_difference names the type
+    assert_same_table(ours, theirs, f"{w.case.id}: against Spark's reader", timestamp_unit_free=True)
