@@ -151,7 +151,7 @@ def decode_levels_v1(
         pos += 4
         if length > end - pos:
             raise CorruptFileError(f"levels length {length} exceeds the page")
-        check(K.rle_bp_decode(buf, pos, pos + length, width, count, out), "definition levels")
+        _check_levels(K.rle_bp_decode(buf, pos, pos + length, width, count, out, max_level + 1), max_level)
         return out, pos + length
     if encoding == Encoding.BIT_PACKED:
         nbytes = (count * width + 7) // 8
@@ -160,14 +160,24 @@ def decode_levels_v1(
         bits = np.unpackbits(buf[pos : pos + nbytes], bitorder="big")[: count * width]
         weights = (1 << np.arange(width - 1, -1, -1)).astype(np.int32)
         out[:] = bits.reshape(count, width).astype(np.int32) @ weights
+        if count and max_level < (1 << width) - 1 and int(out.max()) > max_level:
+            _check_levels(K.ERR_BAD_INDEX, max_level)
         return out, pos + nbytes
     raise UnsupportedFeatureError(f"level encoding {_enc_name(encoding)} is not supported")
 
 
 def decode_levels_rle(buf: np.ndarray, pos: int, end: int, max_level: int, count: int) -> np.ndarray:
     out = np.empty(count, dtype=np.int32)
-    check(K.rle_bp_decode(buf, pos, end, bit_width(max_level), count, out), "definition levels")
+    _check_levels(K.rle_bp_decode(buf, pos, end, bit_width(max_level), count, out, max_level + 1), max_level)
     return out
+
+
+def _check_levels(code: int, max_level: int) -> None:
+    """A level decoder's result: a level above the column's maximum is a corrupt page (pyarrow:
+    "Malformed levels"), not a null."""
+    if code == K.ERR_BAD_INDEX:
+        raise CorruptFileError(f"definition levels: a level above the column's maximum {max_level}")
+    check(code, "definition levels")
 
 
 def _enc_name(encoding: int) -> str:
@@ -237,12 +247,19 @@ def decode_plain(
 
 
 def decode_dictionary_page(buf: np.ndarray, desc: ColumnDescriptor, count: int) -> Values:
-    """A dictionary page: ``count`` PLAIN values (byte arrays stay located in the buffer)."""
+    """A dictionary page: ``count`` PLAIN values (byte arrays stay located in the buffer), which
+    must fill the page: a page holding more entries than its header counts is corrupt (its
+    count, not its bytes, would decide which codes are in range, and dictionary pruning would
+    drop row groups whose codes a read refuses)."""
     if desc.physical_type == PhysicalType.BYTE_ARRAY:
         starts = np.empty(count, dtype=np.int64)
         lengths = np.empty(count, dtype=np.int64)
-        check(K.plain_byte_array_locate(buf, 0, len(buf), count, starts, lengths), "PLAIN byte arrays")
+        end = check(K.plain_byte_array_locate(buf, 0, len(buf), count, starts, lengths), "PLAIN byte arrays")
+        if end != len(buf):
+            raise CorruptFileError(f"dictionary page of {count} entries holds {len(buf) - end} bytes more")
         return LocatedByteArrays(buf, starts, lengths)
+    if desc.physical_type != PhysicalType.BOOLEAN and count * fixed_width(desc) != len(buf):
+        raise CorruptFileError(f"dictionary page of {count} entries of {fixed_width(desc)} bytes holds {len(buf)} bytes")
     return decode_plain(buf, 0, len(buf), desc, count, None)
 
 
@@ -299,7 +316,11 @@ def decode_values(
             if bad < 0:
                 check(got, "dictionary indices")
         else:
-            check(K.rle_bp_decode_selected(buf, pos + 1, end, width, count, idx, codes), "dictionary indices")
+            got = K.rle_bp_decode_codes_selected(buf, pos + 1, end, width, count, idx, codes, dict_size)
+            if got == K.ERR_BAD_INDEX:
+                # a run walked over, or a code stored beside a selected one
+                raise CorruptFileError(f"dictionary index out of range for a dictionary of {dict_size} entries")
+            check(got, "dictionary indices")
             bad = K.check_dict_indices(codes, n_out, dict_size)
         if bad >= 0:
             raise CorruptFileError(
@@ -315,9 +336,12 @@ def decode_values(
         n_out = count if idx is None else len(idx)
         out = np.empty(n_out, dtype=np.int32)
         if idx is None:
-            check(K.rle_bp_decode(buf, pos + 4, pos + 4 + length, 1, count, out), "RLE booleans")
+            got = K.rle_bp_decode(buf, pos + 4, pos + 4 + length, 1, count, out, 2)
         else:
-            check(K.rle_bp_decode_selected(buf, pos + 4, pos + 4 + length, 1, count, idx, out), "RLE booleans")
+            got = K.rle_bp_decode_codes_selected(buf, pos + 4, pos + 4 + length, 1, count, idx, out, 2)
+        if got == K.ERR_BAD_INDEX:
+            raise CorruptFileError("RLE booleans: a run of a value other than 0 and 1")
+        check(got, "RLE booleans")
         return out.astype(np.uint8), False
     if encoding == Encoding.DELTA_BINARY_PACKED and pt in (PhysicalType.INT32, PhysicalType.INT64):
         n_out = count if idx is None else len(idx)

@@ -276,7 +276,8 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             if enc != 0 and enc != 2 and enc != H._MISSING:
                 return -1
             count = header[H._DICT_NUM]
-            if count * width > usize:
+            # fixed-width entries fill the page exactly; byte arrays take 4 bytes each at least
+            if (count * width != usize) if width > 0 else (count * 4 > usize):
                 return -1
             info[_I_DICT_OFF] = total
             info[_I_DICT_END] = total + usize
@@ -411,53 +412,53 @@ def _dictionary_ready(buf, dec, lazy, dl, need):
 
 
 @_jit
-def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, sel, first, valid, k0, positions, levels, buf, lazy, li):
-    """Definition levels of a page up to its last selected row: marks ``valid[k0 + j]`` for the
-    selected rows ``sel`` (absolute, minus ``first``) and writes the positions of the non-null
-    ones among the page's values to ``positions``. Returns (count, start of the values) or an
-    error code as count."""
+def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, num, sel, first, valid, k0, positions, levels, buf, lazy, li):
+    """Definition levels of a page: marks ``valid[k0 + j]`` for the selected rows ``sel``
+    (absolute, minus ``first``) and writes the positions of the non-null ones among the page's
+    values to ``positions``. Every level of the page is checked (one above the maximum is an
+    error, as in a read of the whole page) and counted, unpacked only up to the last selected
+    row. Returns (count, start of the values, the page's non-null values) or an error code as
+    count."""
     m = sel.shape[0]
     if max_def == 0:
         for j in range(m):
             positions[j] = sel[j] - first
             valid[k0 + j] = 1
-        return m, b0
+        return m, b0, np.int64(-1)
     if kind == 1:
         have = _avail(buf, dec, lazy, li, b0 + 4, b1)
         if have < 0:
-            return have, 0
+            return have, 0, 0
     lpos, lend = level_span(dec, b0, b1, kind, rep_len, def_len)
     if lpos < 0:
-        return lpos, 0
+        return lpos, 0, 0
     vpos = lend
     last = sel[m - 1] - first
-    end = _avail(buf, dec, lazy, li, _hybrid_guess(lpos, last + 1, 1), lend)
+    end = _avail(buf, dec, lazy, li, lend, lend)
     if end < 0:
-        return end, 0
-    got = K.rle_bp_decode_codes(dec, lpos, end, 1, last + 1, levels, np.int64(1) << 32)
-    if got < 0 and end < lend:
-        end = _avail(buf, dec, lazy, li, lend, lend)
-        if end < 0:
-            return end, 0
-        got = K.rle_bp_decode_codes(dec, lpos, end, 1, last + 1, levels, np.int64(1) << 32)
+        return end, 0, 0
+    nonnull = K.rle_bp_count_ones(dec, lpos, end, 1, num, 2)
+    if nonnull < 0:
+        return nonnull, 0, 0
+    got = K.rle_bp_decode_codes(dec, lpos, end, 1, last + 1, levels, np.int64(2))
     if got < 0:
-        return got, 0
+        return got, 0, 0
     count = 0
-    nonnull = 0
+    nonnull_before = 0
     j = 0
     for r in range(last + 1):
         v = levels[r] == 1
         if j < m and sel[j] - first == r:
             if v:
-                positions[count] = nonnull
+                positions[count] = nonnull_before
                 count += 1
                 valid[k0 + j] = 1
             else:
                 valid[k0 + j] = 0
             j += 1
         if v:
-            nonnull += 1
-    return count, vpos
+            nonnull_before += 1
+    return count, vpos, nonnull
 
 
 @_jit
@@ -472,36 +473,46 @@ def _most_selected(pages):
 
 
 @_jit
-def _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy):
+def _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, plain_width):
     """Check page ``p`` of the table, mark ``valid`` for its selected rows and write the
     positions of the non-null ones among its values; returns (count, start of the values, end
-    of the body), or an error code as count."""
+    of the body, the page's non-null values), or an error code as count. A PLAIN page must
+    hold ``plain_width`` bytes (at least) per non-null value, as a read of the whole page
+    requires, before any of its values is returned."""
     lo = pages[p, _LO]
     hi = pages[p, _HI]
     if hi <= lo:
-        return 0, 0, 0
+        return 0, 0, 0, 0
     first = pages[p, _FIRST]
     b0 = pages[p, _BODY]
     b1 = pages[p, _BODY_END]
     if b0 < 0 or b1 > dec.shape[0] or b0 > b1 or lo < 0 or hi > idx.shape[0]:
-        return K.ERR_BAD_ARGUMENT, 0, 0
+        return K.ERR_BAD_ARGUMENT, 0, 0, 0
     sel = idx[lo:hi]
+    num = pages[p, _NUM]
     last = sel[hi - lo - 1] - first
-    if sel[0] < first or last >= pages[p, _NUM]:
-        return K.ERR_BAD_ARGUMENT, 0, 0
+    if sel[0] < first or last >= num:
+        return K.ERR_BAD_ARGUMENT, 0, 0, 0
     levels = np.empty(last + 1 if max_def > 0 else 0, np.int32)
-    count, vpos = _levels_and_positions(
-        dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, sel, first, valid, lo, positions, levels,
+    count, vpos, nonnull = _levels_and_positions(
+        dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN], max_def, num, sel, first, valid, lo, positions, levels,
         buf, lazy, pages[p, _LAZY],
     )
-    return count, vpos, b1
+    if count < 0:
+        return count, 0, 0, 0
+    if nonnull < 0:
+        nonnull = num
+    if pages[p, _ENC] == 0 and nonnull * plain_width > b1 - vpos:
+        return K.ERR_TRUNCATED, 0, 0, 0
+    return count, vpos, b1, nonnull
 
 
 @_jit
-def _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, li):
+def _dictionary_codes(dec, vpos, b1, positions, count, page_values, dict_count, codes, buf, lazy, li):
     """Replace ``positions[:count]`` (sorted value positions in a dictionary-encoded page whose
-    values start at ``vpos``) by their codes, each checked against ``dict_count``; 0 or an
-    error code. A lazily decompressed page (``li`` >= 0) is decompressed as far as the codes
+    values start at ``vpos``, ``page_values`` of them) by their codes, each checked against
+    ``dict_count`` with the codes beside them (:func:`.kernels.rle_bp_decode_codes_selected`); 0
+    or an error code. A lazily decompressed page (``li`` >= 0) is decompressed as far as the codes
     reach: first as far as bit-packed runs would, then, if the runs go further, to its end."""
     if dict_count < 0 or vpos >= b1:
         return K.ERR_BAD_ARGUMENT
@@ -513,17 +524,17 @@ def _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, l
     end = _avail(buf, dec, lazy, li, _hybrid_guess(vpos + 1, span, bw), b1)
     if end < 0:
         return end
-    err = _codes_of(dec, vpos, end, bw, span, positions, count, dict_count, codes)
+    err = _codes_of(dec, vpos, end, bw, span, page_values, positions, count, dict_count, codes)
     if err < 0 and err != K.ERR_BAD_INDEX and end < b1:
         end = _avail(buf, dec, lazy, li, b1, b1)
         if end < 0:
             return end
-        err = _codes_of(dec, vpos, end, bw, span, positions, count, dict_count, codes)
+        err = _codes_of(dec, vpos, end, bw, span, page_values, positions, count, dict_count, codes)
     return err
 
 
 @_jit
-def _codes_of(dec, vpos, b1, bw, span, positions, count, dict_count, codes):
+def _codes_of(dec, vpos, b1, bw, span, page_values, positions, count, dict_count, codes):
     """:func:`_dictionary_codes` of a page readable up to ``b1``; ``positions`` change only on
     success or ``ERR_BAD_INDEX``."""
     first = positions[0]
@@ -531,13 +542,13 @@ def _codes_of(dec, vpos, b1, bw, span, positions, count, dict_count, codes):
         # dense between the first and the last: unpacking every code there is faster than
         # seeking each
         every = np.empty(span - first, np.int32)
-        got = K.rle_bp_decode_codes_from(dec, vpos + 1, b1, bw, first, span, every, dict_count)
+        got = K.rle_bp_decode_codes_window(dec, vpos + 1, b1, bw, first, span, page_values, every, dict_count)
         if got < 0:
             return got
         for j in range(count):
             positions[j] = every[positions[j] - first]
         return 0
-    got = K.rle_bp_decode_selected(dec, vpos + 1, b1, bw, span, positions[:count], codes)
+    got = K.rle_bp_decode_codes_selected(dec, vpos + 1, b1, bw, page_values, positions[:count], codes, dict_count)
     if got < 0:
         return got
     for j in range(count):
@@ -558,13 +569,13 @@ def _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count,
     for p in range(pages.shape[0]):
         if pages[p, _ENC] == 0:
             continue
-        count, vpos, b1 = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
+        count, vpos, b1, nonnull = _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, 0)
         if count < 0:
             return count
         counts[p] = count
         if count == 0:
             continue
-        err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, pages[p, _LAZY])
+        err = _dictionary_codes(dec, vpos, b1, positions, count, nonnull, dict_count, codes, buf, lazy, pages[p, _LAZY])
         if err < 0:
             return err
         lo = pages[p, _LO]
@@ -575,16 +586,16 @@ def _largest_code(dec, pages, idx, max_def, valid, positions, codes, dict_count,
 
 
 @_jit
-def _known_codes_or_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts):
+def _known_codes_or_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts, plain_width):
     """Page ``p``'s codes into ``positions`` when :func:`_largest_code` found them (count, 0,
-    0), else :func:`_page_positions` of it."""
+    0, 0), else :func:`_page_positions` of it."""
     if counts[p] < 0:
-        return _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy)
+        return _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, plain_width)
     count = counts[p]
     lo = pages[p, _LO]
     for j in range(count):
         positions[j] = page_codes[lo + j]
-    return count, np.int64(0), np.int64(0)
+    return count, np.int64(0), np.int64(0), np.int64(0)
 
 
 @_jit
@@ -616,7 +627,9 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
                 return err
     nulls = 0
     for p in range(pages.shape[0]):
-        count, vpos, b1 = _known_codes_or_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts)
+        count, vpos, b1, nonnull = _known_codes_or_positions(
+            dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts, width
+        )
         if count < 0:
             return count
         # a dictionary page whose codes were found first looks them up in the ready dictionary
@@ -631,7 +644,7 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
                     return have if have < 0 else K.ERR_TRUNCATED
                 base = vpos
             else:
-                err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, pages[p, _LAZY])
+                err = _dictionary_codes(dec, vpos, b1, positions, count, nonnull, dict_count, codes, buf, lazy, pages[p, _LAZY])
                 if err < 0:
                     return err
                 base = dict_off
@@ -693,7 +706,8 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
         lo = pages[p, _LO]
         hi = pages[p, _HI]
         li = pages[p, _LAZY]
-        count, vpos, b1 = _known_codes_or_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts)
+        # a PLAIN value is at least its 4-byte length
+        count, vpos, b1, nonnull = _known_codes_or_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, page_codes, counts, 4)
         if count < 0:
             return count
         j = 0
@@ -734,7 +748,7 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                     v += 1
             continue
         if count > 0 and counts[p] < 0:
-            err = _dictionary_codes(dec, vpos, b1, positions, count, dict_count, codes, buf, lazy, li)
+            err = _dictionary_codes(dec, vpos, b1, positions, count, nonnull, dict_count, codes, buf, lazy, li)
             if err < 0:
                 return err
         for k in range(lo, hi):

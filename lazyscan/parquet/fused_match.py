@@ -172,7 +172,8 @@ def _page_levels(dec, pages, p, max_def, levels):
     if lpos < 0:
         return lpos, 0
     vpos = lend
-    got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(1) << 32)
+    # a level above 1 is an error (the general path then names it), not a null
+    got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(2))
     if got < 0:
         return got, 0
     count = 0
@@ -203,6 +204,8 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
                 dict_hit[i] = 1
                 any_dict = True
             pos += length
+        if pos != end:  # more entries than the header counts: the general path refuses the page
+            return K.ERR_BAD_LENGTH
     most = 0
     for p in range(npages):
         most = max(most, pages[p, _NUM])

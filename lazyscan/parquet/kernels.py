@@ -323,6 +323,31 @@ def _gather_packed(buf, start, end, bit_width, sel, k0, k1, base, out):
 
 
 @_jit
+def _groups_in_range(buf, start, end, bit_width, sel, k0, k1, base, run_values, ulimit):
+    """Whether every value of each group of eight of a bit-packed run at ``start`` that holds a
+    selected value (``sel[k0:k1] - base``) is below ``ulimit``: the run's first ``run_values``
+    values, as far as their bytes lie before ``end``. A group is ``bit_width`` bytes, so a
+    damaged byte changes values of one group only: a selected value it changed has its
+    neighbours checked with it, as a read of the whole run checks them."""
+    mask = _mask(bit_width)
+    if ulimit > mask:
+        return True  # no value of this width reaches the bound
+    last = -1
+    for k in range(k0, k1):
+        g = (sel[k] - base) >> 3
+        if g == last:
+            continue
+        last = g
+        for j in range(8 * g, min(8 * g + 8, run_values)):
+            bit = j * bit_width
+            if start + ((bit + bit_width + 7) >> 3) > end:
+                break
+            if (_bits_at(buf, end, start, bit, bit_width) & mask) >= ulimit:
+                return False
+    return True
+
+
+@_jit
 def _rle_value(buf, pos, byte_width):
     """The repeated value of an RLE run: ``byte_width`` little-endian bytes at ``pos``."""
     v = np.uint64(0)
@@ -335,15 +360,18 @@ def _rle_value(buf, pos, byte_width):
 def _next_run(buf, pos, end, bit_width, byte_width, remaining):
     """The run of a hybrid stream whose header is at ``pos``, of which at most ``remaining``
     values are wanted: (bit-packed, values taken, where its body starts, where the next run
-    starts); the last is an error code when the header or the body does not fit before ``end``."""
+    starts); the last is an error code when the header or the body does not fit before ``end``
+    (``end`` must be the stream's end: a bit-packed run must fit whole)."""
     packed, n, pos = _run_header(buf, pos, end)
     if pos < 0:
         return packed, 0, pos, pos
     take = min(n, remaining)
-    size = (take * bit_width + 7) // 8 if packed else byte_width
+    # a bit-packed run's groups lie whole before ``end`` (writers pad the last group; Arrow
+    # refuses a run the data cannot hold), even when fewer of its values are wanted
+    size = (n * bit_width + 7) // 8 if packed else byte_width
     if size > end - pos:
         return packed, take, pos, np.int64(ERR_TRUNCATED)
-    return packed, take, pos, pos + size
+    return packed, take, pos, pos + ((take * bit_width + 7) // 8 if packed else size)
 
 
 @_jit
@@ -392,6 +420,71 @@ def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
             out[i : i + take] = _as_i32(v)
         i += take
     return ERR_BAD_INDEX if bad else count
+
+
+@_jit_inline
+def _popcount(x):
+    """Set bits of the uint64 ``x``."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@_jit
+def rle_bp_count_ones(buf, pos, end, bit_width, count, limit):
+    """How many of the ``count`` values of an RLE/bit-packed hybrid stream are 1 (the non-null
+    rows of a page's definition levels of maximum 1), every value checked against ``limit``
+    (``ERR_BAD_INDEX``) without writing any: RLE runs by their headers, bit-packed runs of
+    width 1 a word at a time."""
+    if bit_width < 0 or bit_width > 32:
+        return ERR_BAD_BIT_WIDTH
+    if count < 0 or not _check_range(buf, pos, end):
+        return ERR_BAD_ARGUMENT
+    byte_width = (bit_width + 7) // 8
+    ulimit = np.uint64(limit)
+    mask = _mask(bit_width)
+    ones = np.int64(0)
+    i = np.int64(0)
+    while i < count:
+        if pos >= end:
+            if bit_width == 0:
+                return ERR_BAD_INDEX if ulimit == 0 else ones
+            return ERR_TRUNCATED
+        packed, take, body, pos = _next_run(buf, pos, end, bit_width, byte_width, count - i)
+        if pos < 0:
+            return pos
+        if not packed:
+            v = _rle_value(buf, body, byte_width)
+            if v >= ulimit:
+                return ERR_BAD_INDEX
+            if v == 1:
+                ones += take
+        elif bit_width == 1:
+            if ulimit < 2:
+                for j in range(take):
+                    if (buf[body + (j >> 3)] >> (j & 7)) & 1 >= ulimit:
+                        return ERR_BAD_INDEX
+            b = body
+            full = take >> 3  # whole bytes
+            while full >= 8:
+                ones += _popcount(_load_u64(buf, b))
+                b += 8
+                full -= 8
+            for t in range(full):
+                ones += _popcount(np.uint64(buf[b + t]))
+            rest = take & 7
+            if rest:
+                ones += _popcount(np.uint64(buf[b + full]) & np.uint64((1 << rest) - 1))
+        else:
+            for j in range(take):
+                v = _bits_at(buf, end, body, j * bit_width, bit_width) & mask
+                if v >= ulimit:
+                    return ERR_BAD_INDEX
+                if v == 1:
+                    ones += 1
+        i += take
+    return ones
 
 
 @_jit
@@ -457,8 +550,17 @@ def rle_bp_decode_dict_values(buf, pos, end, bit_width, count, dictionary, out):
 @_jit
 def rle_bp_decode_codes_from(buf, pos, end, bit_width, first, count, out, dict_size):
     """:func:`rle_bp_decode_codes` of the values ``first..count`` only: ``out[j]`` is value
-    ``first + j``. Runs ending before ``first`` are skipped by their headers, unread; only the
-    values written are checked against ``dict_size``. Returns ``count - first`` or an error code."""
+    ``first + j``. Runs ending before ``first`` are skipped by their headers (an RLE run's value
+    still checked), unread; :func:`rle_bp_decode_codes_window` with no values after ``count``."""
+    return rle_bp_decode_codes_window(buf, pos, end, bit_width, first, count, count, out, dict_size)
+
+
+@_jit
+def rle_bp_decode_codes_window(buf, pos, end, bit_width, first, count, total, out, dict_size):
+    """:func:`rle_bp_decode_codes_from` of a stream of ``total`` values: ``dict_size`` also
+    bounds the values sharing a bit-packed group of eight with a decoded one (see
+    :func:`_groups_in_range`) and the value of every RLE run walked over. Returns
+    ``count - first`` or an error code."""
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
     if first < 0 or count < first or out.shape[0] < count - first or not _check_range(buf, pos, end):
@@ -466,6 +568,7 @@ def rle_bp_decode_codes_from(buf, pos, end, bit_width, first, count, out, dict_s
     byte_width = (bit_width + 7) // 8
     ulimit = np.uint64(dict_size)
     mask = _mask(bit_width)
+    check_groups = ulimit <= mask
     bad = 0
     i = np.int64(0)
     while i < count:
@@ -477,38 +580,53 @@ def rle_bp_decode_codes_from(buf, pos, end, bit_width, first, count, out, dict_s
                     bad += count - a
                 return ERR_BAD_INDEX if bad else count - first
             return ERR_TRUNCATED
-        packed, take, body, pos = _next_run(buf, pos, end, bit_width, byte_width, count - i)
-        if pos < 0:
-            return pos
+        packed, n, body = _run_header(buf, pos, end)
+        if body < 0:
+            return body
+        take = min(n, count - i)
+        size = (take * bit_width + 7) // 8 if packed else byte_width
+        if size > end - body:
+            return ERR_TRUNCATED
+        pos = body + size
         stop = i + take
-        if stop > first:
+        if not packed:
+            x = _rle_value(buf, body, byte_width)
+            if x >= ulimit:
+                bad += max(stop - max(i, first), 1)
+            if stop > first:
+                out[max(i, first) - first : stop - first] = _as_i32(x)
+        elif stop > first:
             a = max(i, first)
-            if packed:
-                # the values before the next group of eight one by one, then whole groups
-                head = min((8 - (a - i) % 8) % 8, stop - a)
-                for v in range(a, a + head):
-                    x = _bits_at(buf, end, body, (v - i) * bit_width, bit_width) & mask
-                    bad += x >= ulimit
-                    out[v - first] = _as_i32(x)
-                g = a + head
-                if g < stop:
-                    bad += _unpack_run(buf, body + (g - i) * bit_width // 8, end, bit_width, stop - g, out, g - first, dict_size)
-            else:
-                x = _rle_value(buf, body, byte_width)
-                if x >= ulimit:
-                    bad += stop - a
-                out[a - first : stop - first] = _as_i32(x)
+            # the values before the next group of eight one by one, then whole groups
+            head = min((8 - (a - i) % 8) % 8, stop - a)
+            if check_groups:
+                for v in range(a - (a - i) % 8, a):  # the first group's values before ``first``
+                    bad += (_bits_at(buf, end, body, (v - i) * bit_width, bit_width) & mask) >= ulimit
+                if stop == count:  # the last group's values after ``count``
+                    for v in range(stop, min(i + (stop - 1 - i) // 8 * 8 + 8, i + min(n, total - i))):
+                        bit = (v - i) * bit_width
+                        if body + ((bit + bit_width + 7) >> 3) > end:
+                            break
+                        bad += (_bits_at(buf, end, body, bit, bit_width) & mask) >= ulimit
+            for v in range(a, a + head):
+                x = _bits_at(buf, end, body, (v - i) * bit_width, bit_width) & mask
+                bad += x >= ulimit
+                out[v - first] = _as_i32(x)
+            g = a + head
+            if g < stop:
+                bad += _unpack_run(buf, body + (g - i) * bit_width // 8, end, bit_width, stop - g, out, g - first, dict_size)
         i = stop
     return ERR_BAD_INDEX if bad else count - first
 
 
-def rle_bp_decode(buf, pos, end, bit_width, count, out):
+def rle_bp_decode(buf, pos, end, bit_width, count, out, limit=_NO_BOUND):
     """Decode ``count`` values of an RLE/bit-packed hybrid stream into ``out[:count]``.
 
-    ``bit_width`` 0..32; the stream has no length prefix. Returns ``count`` or an error code.
-    (A Python call of :func:`rle_bp_decode_codes` without a bound: one compiled kernel.)
+    ``bit_width`` 0..32; the stream has no length prefix. Returns ``count`` or an error code:
+    ``ERR_BAD_INDEX`` when a value is ``limit`` or more (levels above their maximum).
+    (A Python call of :func:`rle_bp_decode_codes`: one compiled kernel.)
     """
-    return rle_bp_decode_codes(buf, pos, end, bit_width, count, out, _NO_BOUND)
+    return rle_bp_decode_codes(buf, pos, end, bit_width, count, out, limit)
 
 
 @_jit
@@ -518,6 +636,15 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
     Bit-packed values are read directly at their bit offsets, so groups without a selected
     index are never unpacked; parsing stops after the last selected value. Returns ``len(sel)``.
     """
+    return rle_bp_decode_codes_selected(buf, pos, end, bit_width, count, sel, out, _NO_BOUND)
+
+
+@_jit
+def rle_bp_decode_codes_selected(buf, pos, end, bit_width, count, sel, out, limit):
+    """:func:`rle_bp_decode_selected` of dictionary indices (or levels) below ``limit``:
+    ``ERR_BAD_INDEX`` when a selected value, the value of an RLE run walked over, or a value
+    sharing a bit-packed group of eight with a selected one (:func:`_groups_in_range`) is not.
+    ``count`` is the stream's number of values."""
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
     nsel = sel.shape[0]
@@ -526,13 +653,14 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
     if not _check_sel(sel, count):
         return ERR_BAD_ARGUMENT
     byte_width = (bit_width + 7) // 8
+    ulimit = np.uint64(limit)
     i = np.int64(0)
     k = np.int64(0)
     while k < nsel:
         if pos >= end:
             if bit_width == 0:
                 out[k:nsel] = 0
-                return nsel
+                return ERR_BAD_INDEX if ulimit == 0 else nsel
             return ERR_TRUNCATED
         packed, n, pos = _run_header(buf, pos, end)
         if pos < 0:
@@ -547,12 +675,17 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
                 if need > end - pos:
                     return ERR_TRUNCATED
                 _gather_packed(buf, pos, end, bit_width, sel, k, last, i, out)
+                if not _groups_in_range(buf, pos, end, bit_width, sel, k, last, i, take, ulimit):
+                    return ERR_BAD_INDEX
                 k = last
             pos = pos + nbytes if nbytes <= end - pos else end
         else:
-            if k < nsel and sel[k] < stop:
-                if byte_width > end - pos:
+            if byte_width > end - pos:
+                if k < nsel and sel[k] < stop:
                     return ERR_TRUNCATED
+            elif _rle_value(buf, pos, byte_width) >= ulimit:
+                return ERR_BAD_INDEX
+            if k < nsel and sel[k] < stop:
                 v = _as_i32(_rle_value(buf, pos, byte_width))
                 while k < nsel and sel[k] < stop:
                     out[k] = v
