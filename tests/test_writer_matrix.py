@@ -30,6 +30,7 @@ entry.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 
@@ -60,7 +61,7 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
 CASES = writer_cases(wide=WIDE)
 
 
-def _cases() -> list[object]:
+def _cases() -> list[Any]:
     out = []
     for case in CASES:
         for check in CHECKS:

@@ -688,7 +688,7 @@ class Matrix:
         return Written(case, path, reference(case, path), self.seed, self.predicate_count)
 
 
-def _scan(w: Written, where: str | None = None, **options: object) -> pa.Table:
+def _scan(w: Written, where: str | None = None, **options: Any) -> pa.Table:
     return lazyscan.scan(str(w.path), where=where, threads=1, **options).to_table()
 
 
