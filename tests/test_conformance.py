@@ -116,7 +116,7 @@ class Reference:
 def _storage(table: pa.Table) -> pa.Table:
     """Extension columns (JSON, UUID, ...) as their storage, which pyarrow.compute can filter."""
     for i, field in enumerate(table.schema):
-        if isinstance(field.type, pa.ExtensionType):
+        if isinstance(field.type, pa.BaseExtensionType):
             column = pa.chunked_array([c.storage for c in table.column(i).chunks], field.type.storage_type)
             table = table.set_column(i, field.with_type(field.type.storage_type), column)
     return table

@@ -21,7 +21,7 @@ _UNIT_NANOS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 def plain_type(t: pa.DataType) -> pa.DataType:
     """A type as lazyscan returns it: dictionaries decoded, extension types as their storage,
     large and view string/binary/list types as the plain ones (recursively)."""
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):
         return plain_type(t.storage_type)
     if pa.types.is_dictionary(t):
         return plain_type(t.value_type)
