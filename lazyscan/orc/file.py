@@ -33,7 +33,7 @@ from lazyscan.io.source import ReadOptions, Source, SourceError, open_source
 from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
-from lazyscan.orc.positions import PositionColumns, Resume, position_columns, stream_layout
+from lazyscan.orc.positions import RUN, PositionColumns, Resume, position_columns, stream_layout
 from lazyscan.orc.statistics import bloom_filters_trusted, column_stats, file_trust
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.selection import RowRanges
@@ -131,6 +131,7 @@ class OrcFile:
         self._stripe_footers: dict[int, P.StripeFooter] = {}
         self._row_indexes: dict[tuple[int, int], list[P.RowIndexEntry] | None] = {}
         self._positions: dict[tuple[int, int], np.ndarray | None] = {}
+        self._seekable: dict[tuple[str, int, int], tuple[np.ndarray, dict[int, PositionColumns]] | None] = {}
         self._stripe_stats: list[list[P.ColumnStatistics]] | None = None
         self._metadata_bytes: memoryview | None = None
         self._read_tail()
@@ -288,8 +289,10 @@ class OrcFile:
     def row_group_statistics(self, stripe: int, column: int | str) -> list[ColumnStats | None] | None:
         """Per row group (``row_index_stride`` rows) of a stripe, the column's statistics."""
         c = self.column(column)
+        if not self._index_fits(stripe):
+            return None
         index = self.row_index(stripe, c.name)
-        if not index:
+        if not index or len(index) != self._row_groups(stripe):
             return None
         rows = self.stripe(stripe).number_of_rows
         stride = self.row_index_stride
@@ -388,6 +391,45 @@ class OrcFile:
                 raise self._error(CorruptFileError, f"the file ends inside stream {P.STREAM_NAMES.get(st.kind, st.kind)}", stripe=stripe)
         return views
 
+    def _row_groups(self, stripe: int) -> int:
+        """The row groups of a stripe (entries its row indexes must have); 0 without a stride."""
+        stride = self.row_index_stride
+        return -(-self.stripe(stripe).number_of_rows // stride) if stride > 0 else 0
+
+    def _index_fits(self, stripe: int) -> bool:
+        """Whether the stripe's row indexes may be used at all: the file has a row index stride
+        (a stride of 0 beside row indexes would place their entries on other rows)."""
+        return self.row_index_stride > 0 and self.stripe(stripe).number_of_rows > 0
+
+    def _seek_positions(self, stripe: int, c: OrcColumn) -> tuple[np.ndarray, dict[int, PositionColumns]] | None:
+        """The column's row-index positions in a stripe and where each stream's lie in them,
+        when they can be trusted to seek: one entry per row group, as many positions as the
+        column's streams take, the first row group at the start of every stream, each stream's
+        positions ascending and inside the stream. None otherwise: the stripe is then read
+        from the start of its streams, as a full read does (once per stripe and column)."""
+        key = ("seek", stripe, c.id)
+        if key in self._seekable:
+            return self._seekable[key]
+        found = None
+        try:
+            matrix = self.positions(stripe, c.name) if self._index_fits(stripe) else None
+            if matrix is not None and matrix.shape[0] == self._row_groups(stripe) and matrix.shape[1] > 0:
+                enc = self.stripe_footer(stripe).columns[c.id]
+                streams = self.streams(stripe, c.id)
+                layout = stream_layout(c.type.kind, enc.kind, P.PRESENT in streams, P.SECONDARY in streams)
+                where = position_columns(layout, self.compression != NONE, matrix.shape[1], exact=True)
+                # a position's values to skip are values a writer holds back before it writes a
+                # run: at most one run's (ORC's writers: 512 for RLE v2, 130 for RLE v1 and bytes)
+                v2 = enc.kind in (P.DIRECT_V2, P.DICTIONARY_V2, P.DECIMAL_64) or (
+                    c.type.kind == P.DECIMAL and P.SECONDARY not in streams)
+                longest = {kind: 512 if v2 and how == RUN and c.type.kind != P.BYTE else 130 for kind, how in layout}
+                if _positions_fit(matrix, where, streams, self.compression != NONE, self.block_size, longest):
+                    found = matrix, where
+        except (CorruptFileError, UnsupportedFeatureError):
+            found = None  # the whole-stripe read reports what is wrong, with its place
+        self._seekable[key] = found
+        return found
+
     def positions(self, stripe: int, column: int | str) -> np.ndarray | None:
         """The row index's positions of a column in a stripe: one row per row group, one
         column per position (see :mod:`lazyscan.orc.positions`); None without a row index or
@@ -452,12 +494,8 @@ class OrcFile:
         n = self.stripe(stripe).number_of_rows
         if stride <= 0 or selection.is_empty:
             return None
-        try:
-            matrix = self.positions(stripe, c.name)
-        except CorruptFileError:
-            return None  # the whole-stripe read reports it with its place
-        if matrix is None or matrix.shape[1] == 0:
-            return None  # some writers leave the positions out: the stripe is read whole
+        if self._seek_positions(stripe, c) is None:
+            return None  # no positions (some writers leave them out), or ones that cannot be trusted
         first = selection.starts // stride
         last = (selection.ends - 1) // stride
         # row groups covered by the selected ranges, as runs: ranges ascend and do not overlap
@@ -477,16 +515,14 @@ class OrcFile:
         in one kernel call."""
         g0, g1 = spans
         stride = self.row_index_stride
+        n = self.stripe(stripe).number_of_rows
         enc = self.stripe_footer(stripe).columns[c.id]
         streams = self.streams(stripe, c.id)
-        matrix = self.positions(stripe, c.name)
-        assert matrix is not None
+        seek = self._seek_positions(stripe, c)
+        assert seek is not None
+        matrix, where = seek
         entries = matrix.shape[0]
-        if int(g1[-1]) >= entries:
-            raise CorruptFileError(f"row index has {entries} entries, the stripe needs {int(g1[-1]) + 1}")
         compressed = self.compression != NONE
-        layout = stream_layout(c.type.kind, enc.kind, P.PRESENT in streams)
-        where = position_columns(layout, compressed, matrix.shape[1])
         if compressed:
             slop = (2 + (_MAX_RUN_BYTES - 1) // self.block_size) * (3 + self.block_size)
         else:
@@ -539,28 +575,37 @@ class OrcFile:
                                   stop_at=int(s) >> 1, extra=int(s) & 1)
                 for a, s, i in zip(p_start.tolist(), p_stop.tolist(), at.tolist())
             ]
-            data[kind], starts[kind] = _resume(parts, matrix[g0], col, p_start, compressed)
+            data[kind], starts[kind] = _resume(parts, matrix[g0], matrix[after], has_next, col, p_start, compressed)
         cnt.decompress_seconds += time.perf_counter() - t0
         cnt.bytes_decompressed += sum(len(data[k]) for k in where)
         t0 = time.perf_counter()
-        # each span is decoded from its first row to its last selected row
+        # each span is decoded from its first row to its last selected row; past it, the runs
+        # of every stream are walked over (headers only) to the end of the span's last row
+        # group, where they must arrive at the next row group's position or the stream's end:
+        # a wrong position or a damaged run shows there, and the stripe is then read whole
         rows = selection.to_indices()
         first_rows = g0 * stride
         span = np.searchsorted(first_rows, rows, side="right") - 1
         span_rows = np.zeros(len(g0), np.int64)
         np.maximum.at(span_rows, span, rows - first_rows[span] + 1)
-        base = np.cumsum(span_rows) - span_rows
-        local = rows - first_rows[span] + base[span]  # the selected rows among those decoded
+        full_rows = np.minimum((g1 + 1) * stride, n) - first_rows
         present = None
-        counts = span_rows
-        keep = local
+        counts, full_counts = span_rows, full_rows
+        base = np.cumsum(span_rows) - span_rows
+        keep = rows - first_rows[span] + base[span]  # the selected rows among those decoded
         if P.PRESENT in starts:
-            present = _boolean_values(data[P.PRESENT], starts[P.PRESENT], span_rows)
-            ones = np.concatenate([[0], np.cumsum(present, dtype=np.int64)])
-            counts = ones[base + span_rows] - ones[base]
-            present = present[local]
-            keep = ones[local][present]
-        decoder = _ColumnDecoder(c, enc, data, counts, self.stripe_footer(stripe).writer_timezone, starts, dictionary)
+            # the bits of whole spans: the values each span's other streams hold
+            full_base = np.cumsum(full_rows) - full_rows
+            bits = _boolean_values(data[P.PRESENT], starts[P.PRESENT], full_rows)
+            ones = np.concatenate([[0], np.cumsum(bits, dtype=np.int64)])
+            counts = ones[full_base + span_rows] - ones[full_base]
+            full_counts = ones[full_base + full_rows] - ones[full_base]
+            local = rows - first_rows[span] + full_base[span]
+            present = bits[local]
+            before = ones[local] - ones[full_base[span]] + (np.cumsum(counts) - counts)[span]
+            keep = before[present]
+        decoder = _ColumnDecoder(c, enc, data, counts, self.stripe_footer(stripe).writer_timezone, starts, dictionary,
+                                 full_counts)
         try:
             arr = decoder.decode(keep)
         except _BadValue as e:
@@ -741,11 +786,51 @@ def _inconsistent_streams(sf: P.StripeFooter, types: list[P.OrcType]) -> tuple[i
     return None
 
 
+def _positions_fit(
+    matrix: np.ndarray, where: dict[int, PositionColumns], streams: dict[int, P.Stream], compressed: bool, block_size: int,
+    longest: dict[int, int],
+) -> bool:
+    """Whether row-index positions (one row per row group) can be used to seek: every stream
+    starts at the first row group, each stream's positions lie inside it (a compression chunk
+    starting inside the stream, an offset within the chunk's decompressed bytes, values to
+    skip within ``longest[kind]``, bits within a byte) and do not go back from one row group
+    to the next."""
+    if (matrix < 0).any() or (matrix[0] != 0).any():
+        return False
+    for kind, col in where.items():
+        st = streams.get(kind)
+        if st is None:
+            return False
+        chunk = matrix[:, col.chunk]
+        at_end = chunk == st.length  # a row group without values in this stream, at its end
+        if (chunk > st.length).any():
+            return False
+        if compressed:
+            within = matrix[:, col.within]
+            if (within > block_size).any() or (within[at_end] != 0).any():
+                return False
+        if col.bits >= 0 and (matrix[:, col.bits] > 7).any():
+            return False
+        if col.skip >= 0 and (matrix[:, col.skip] > longest[kind]).any():
+            return False
+        used = [i for i in (col.chunk, col.within, col.skip, col.bits) if i >= 0]
+        step = np.diff(matrix[:, used], axis=0)
+        if len(step):
+            first = np.argmax(step != 0, axis=1)  # the first position that changes decides the order
+            if (step[np.arange(len(step)), first] < 0).any():
+                return False
+    return True
+
+
 def _resume(
-    parts: list[Decompressed], entries: np.ndarray, col: PositionColumns, piece_starts: np.ndarray, compressed: bool
+    parts: list[Decompressed], entries: np.ndarray, nexts: np.ndarray, has_next: np.ndarray, col: PositionColumns,
+    piece_starts: np.ndarray, compressed: bool,
 ) -> tuple[np.ndarray, Resume]:
-    """The decompressed pieces of a stream as one buffer, and where each span starts in it
-    (``entries``: the row-index entry of each span's first row group)."""
+    """The decompressed pieces of a stream as one buffer, where each span starts in it
+    (``entries``: the row-index entry of each span's first row group) and where its values
+    must end: at the entry of the row group after it (``nexts``, where ``has_next``), else at
+    the end of the stream (the end of the span's piece, read to the stream's end). The
+    positions were checked once per stripe (:func:`_positions_fit`)."""
     sizes = np.array([len(p.data) for p in parts], np.int64)
     bases = np.concatenate([[0], np.cumsum(sizes)])
     buf = parts[0].data if len(parts) == 1 else np.concatenate([p.data for p in parts])
@@ -753,31 +838,41 @@ def _resume(
     piece = np.searchsorted(piece_starts, chunk, side="right") - 1
     if (piece < 0).any():
         raise CorruptFileError("row index position lies before the bytes read")
+    end = bases[piece + 1]
+    spans = len(chunk)
+    # the start of each span and of the row group after it, in one pass
+    at = np.concatenate([chunk, np.where(has_next, nexts[:, col.chunk], chunk)])
+    in_piece = np.concatenate([piece, piece])
     if compressed:
+        within = np.concatenate([entries[:, col.within], np.where(has_next, nexts[:, col.within], 0)])
         offsets = np.concatenate([p.chunk_offsets for p in parts])
         landed = np.concatenate([p.data_offsets + b for p, b in zip(parts, bases[:-1].tolist())])
-        within = entries[:, col.within]
         if len(offsets):
-            i = np.minimum(np.searchsorted(offsets, chunk), len(offsets) - 1)
-            found = offsets[i] == chunk
+            piece_of_chunk = np.repeat(np.arange(len(parts)), [len(p.chunk_offsets) for p in parts])
+            i = np.minimum(np.searchsorted(offsets, at), len(offsets) - 1)
+            found = (offsets[i] == at) & (piece_of_chunk[i] == in_piece)
+            chunk_end = np.append(landed[1:], bases[-1])  # a piece's last chunk ends where the next piece begins
+            if (found & (within > chunk_end[i] - landed[i])).any():
+                raise CorruptFileError("row index position lies beyond its compression chunk")
+            located = landed[i] + within
         else:
-            i = np.zeros(len(chunk), np.int64)
-            found = np.zeros(len(chunk), bool)
-            landed = np.zeros(1, np.int64)
+            found = np.zeros(len(at), bool)
+            located = np.zeros(len(at), np.int64)
         # a position just past the last chunk read (with nothing inside it) is the piece's end
         if not (found | (within == 0)).all():
             raise CorruptFileError("row index position is not the start of a compression chunk")
-        pos = np.where(found, landed[i] + within, bases[piece + 1])
+        located = np.where(found, located, bases[in_piece + 1])
     else:
-        pos = chunk - piece_starts[piece] + bases[piece]
-    end = bases[piece + 1]
-    if (pos > end).any():
+        located = at - piece_starts[in_piece] + bases[in_piece]
+    pos, next_pos = located[:spans], np.where(has_next, located[spans:], end)
+    if (pos > end).any() or (next_pos > end).any() or (next_pos < pos).any():
         raise CorruptFileError("row index position lies beyond the bytes read")
-    skip = entries[:, col.skip] if col.skip >= 0 else np.zeros(len(chunk), np.int64)
-    bits = entries[:, col.bits] if col.bits >= 0 else np.zeros(len(chunk), np.int64)
-    if (bits > 7).any() or (bits < 0).any() or (skip < 0).any():
-        raise CorruptFileError("row index position skips more bits than a byte holds")
-    return buf, Resume(pos, end, skip, bits)
+    zeros = np.zeros(spans, np.int64)
+    skip = entries[:, col.skip] if col.skip >= 0 else zeros
+    bits = entries[:, col.bits] if col.bits >= 0 else zeros
+    next_skip = np.where(has_next, nexts[:, col.skip], 0) if col.skip >= 0 else zeros
+    next_bits = np.where(has_next, nexts[:, col.bits], -1) if col.bits >= 0 else zeros
+    return buf, Resume(pos, end, skip, bits, next_pos, next_skip, next_bits)
 
 
 def _as_selection(rows: RowRanges | np.ndarray | Sequence[int] | None, n: int) -> RowRanges | None:
@@ -795,10 +890,12 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def _boolean_values(buf: np.ndarray, at: Resume, counts: np.ndarray) -> np.ndarray:
-    """A boolean stream (bits MSB first over byte RLE): ``counts[i]`` values from span ``i``."""
+def _boolean_values(buf: np.ndarray, at: Resume, counts: np.ndarray, full_counts: np.ndarray | None = None) -> np.ndarray:
+    """A boolean stream (bits MSB first over byte RLE): ``counts[i]`` values from span ``i``,
+    which holds ``full_counts[i]`` (default: ``counts``)."""
     out = np.empty(int(counts.sum()), np.bool_)
-    _check(K.boolean_spans(buf, at.pos, at.end, at.skip, at.bits, counts, out.view(np.uint8)), "boolean stream")
+    check_k, check_pos = at.bit_checks(counts if full_counts is None else full_counts)
+    _check(K.boolean_spans(buf, at.pos, at.end, at.skip, at.bits, counts, out.view(np.uint8), check_k, check_pos), "boolean stream")
     return out
 
 
@@ -828,17 +925,20 @@ def _with_nulls(arr: pa.Array, present: np.ndarray | None, n: int) -> pa.Array:
 
 class _ColumnDecoder:
     """Decodes the non-null values of one flat column of a stripe from its streams: the whole
-    stripe, or spans of row groups (``counts[i]`` values from span ``i``; ``starts``: where each
+    stripe, or spans of row groups (``counts[i]`` values from span ``i``, which holds
+    ``full_counts[i]``: the values after them are checked, not decoded; ``starts``: where each
     positioned stream resumes for each span)."""
 
     def __init__(
         self, c: OrcColumn, enc: P.ColumnEncoding, data: dict[int, np.ndarray], counts: np.ndarray, writer_tz: str,
         starts: dict[int, Resume] | None = None, dictionary: tuple[np.ndarray, np.ndarray, pa.Array] | None = None,
+        full_counts: np.ndarray | None = None,
     ) -> None:
         self.c = c
         self.enc = enc
         self.data = data
         self.counts = counts
+        self.full_counts = counts if full_counts is None else full_counts
         self.count = int(counts.sum())
         self.writer_tz = writer_tz
         self.starts = starts or {}
@@ -864,14 +964,21 @@ class _ColumnDecoder:
             return Resume.whole(len(buf))
         return r
 
-    def ints(self, kind: int, signed: bool, counts: np.ndarray | None = None) -> np.ndarray:
-        counts = self.counts if counts is None else counts
+    def ints(self, kind: int, signed: bool, counts: np.ndarray | None = None, whole_spans: bool = False) -> np.ndarray:
+        """The stream's integers: ``counts`` from its start, or the spans' values (all of each
+        span's with ``whole_spans``)."""
+        spans = counts is None
+        if spans:
+            counts = self.full_counts if whole_spans else self.counts
+        assert counts is not None
         total = int(counts.sum())
         out = np.empty(total, np.int64)
         if total:
             buf = self.stream(kind)
-            r = self.at(kind, buf) if counts is self.counts else Resume.whole(len(buf))
-            _check(K.int_rle_spans(self.v2, buf, r.pos, r.end, r.skip, counts, signed, out), f"{P.STREAM_NAMES[kind]} stream")
+            r = self.at(kind, buf) if spans else Resume.whole(len(buf))
+            check_k, check_pos = r.run_checks(self.full_counts if spans else counts)
+            _check(K.int_rle_spans(self.v2, buf, r.pos, r.end, r.skip, counts, signed, out, check_k, check_pos),
+                   f"{P.STREAM_NAMES[kind]} stream")
         return out
 
     def kept(self, values: np.ndarray) -> np.ndarray:
@@ -886,13 +993,14 @@ class _ColumnDecoder:
         t = self.c.arrow_type
         if k == P.BOOLEAN:
             buf = self.stream(P.DATA)
-            return pa.array(self.kept(_boolean_values(buf, self.at(P.DATA, buf), self.counts)), pa.bool_())
+            return pa.array(self.kept(_boolean_values(buf, self.at(P.DATA, buf), self.counts, self.full_counts)), pa.bool_())
         if k == P.BYTE:
             out = np.empty(self.count, np.uint8)
             if self.count:
                 buf = self.stream(P.DATA)
                 r = self.at(P.DATA, buf)
-                _check(K.byte_rle_spans(buf, r.pos, r.end, r.skip, self.counts, out), "DATA stream")
+                check_k, check_pos = r.run_checks(self.full_counts)
+                _check(K.byte_rle_spans(buf, r.pos, r.end, r.skip, self.counts, out, check_k, check_pos), "DATA stream")
             return pa.array(self.kept(out).view(np.int8), pa.int8())
         if k in (P.SHORT, P.INT, P.LONG):
             vals = self.kept(self.ints(P.DATA, True))
@@ -916,11 +1024,13 @@ class _ColumnDecoder:
     def floats(self, width: int) -> pa.Array:
         buf = self.stream(P.DATA)
         r = self.at(P.DATA, buf)
-        need = self.counts * width
+        need = self.full_counts * width
         if (r.pos + need > r.end).any():
-            raise CorruptFileError(f"DATA stream holds fewer than the {self.count} values expected")
+            raise CorruptFileError(f"DATA stream holds fewer than the {int(self.full_counts.sum())} values expected")
+        if (r.pos + need != r.next_pos)[self.full_counts > 0].any():
+            raise CorruptFileError(f"DATA stream holds more than the {self.count} values expected, or the row index misplaces them")
         if len(need) == 1 and self.keep is None:
-            raw = buf[int(r.pos[0]) : int(r.pos[0] + need[0])]
+            raw = buf[int(r.pos[0]) : int(r.pos[0]) + self.count * width]
         else:
             # values are fixed width: the kept ones are picked straight from the bytes
             wanted = np.arange(self.count, dtype=np.int64) if self.keep is None else self.keep
@@ -935,24 +1045,29 @@ class _ColumnDecoder:
         m = self.out_count
         t = self.c.arrow_type
         if self.enc.kind in (P.DIRECT, P.DIRECT_V2):
-            lengths = self.ints(P.LENGTH, False)
-            offsets = np.empty(n + 1, np.int64)
+            # the lengths of whole spans: where each span's bytes end is checked
+            lengths = self.ints(P.LENGTH, False, whole_spans=True)
+            offsets = np.empty(len(lengths) + 1, np.int64)
             total = _check(K.string_offsets(lengths, offsets), "LENGTH stream")
             data = self.stream(P.DATA)
-            r = self.at(P.DATA, data) if n else Resume.whole(0)
+            r = self.at(P.DATA, data) if len(lengths) else Resume.whole(0)
             # each span's values lie back to back from where the span starts
-            bounds = np.concatenate([[0], np.cumsum(self.counts)])
-            span_bytes = offsets[bounds[1:]] - offsets[bounds[:-1]]
+            full_bounds = np.concatenate([[0], np.cumsum(self.full_counts)])
+            span_bytes = offsets[full_bounds[1:]] - offsets[full_bounds[:-1]]
             if (r.pos + span_bytes > r.end).any():
                 raise CorruptFileError(f"string lengths add up to more bytes than the DATA stream holds ({len(data)})")
-            if len(self.counts) == 1 and self.keep is None:
+            if (r.pos + span_bytes != r.next_pos)[self.full_counts > 0].any():
+                raise CorruptFileError("string lengths add up to fewer bytes than the DATA stream holds, or the row index misplaces them")
+            if len(self.counts) == 1 and self.keep is None and n == len(lengths):
                 start = int(r.pos[0])
                 arr = _byte_values(t, n, offsets, data[start : start + total], "string values")
             else:
+                bounds = np.concatenate([[0], np.cumsum(self.counts)])
                 wanted = np.arange(n, dtype=np.int64) if self.keep is None else self.keep
                 span = np.searchsorted(bounds, wanted, side="right") - 1
-                starts = offsets[wanted] - offsets[bounds[span]] + r.pos[span]
-                sizes = lengths[wanted]
+                at = wanted - bounds[span] + full_bounds[span]  # among the lengths of whole spans
+                starts = offsets[at] - offsets[full_bounds[span]] + r.pos[span]
+                sizes = lengths[at]
                 out_offsets = np.empty(m + 1, np.int64)
                 out_data = np.empty(int(sizes.sum()), np.uint8)
                 _check(K.gather_ranges(data, starts, sizes, out_offsets, out_data), "string values")
@@ -999,7 +1114,7 @@ class _ColumnDecoder:
             if n:
                 buf = self.stream(P.DATA)
                 r = self.at(P.DATA, buf)
-                _check(K.varint128_spans(buf, r.pos, r.end, self.counts, lo, hi), "decimal DATA stream")
+                _check(K.varint128_spans(buf, r.pos, r.end, self.counts, lo, hi, r.next_pos, self.full_counts), "decimal DATA stream")
             scales = self.kept(self.ints(P.SECONDARY, True))
             lo, hi = self.kept(lo), self.kept(hi)
             if len(lo) and (scales != t.scale).any():

@@ -12,6 +12,15 @@ Every decoder reads ``buf[pos:end]``, drops the first ``skip`` values (a row-ind
 inside a run), writes ``count`` values to ``out`` and returns the position after the last run it
 read, or a negative ``ERR_*`` code. Input bytes are untrusted: every read is bounds checked and
 every loop is bounded by ``count`` or the input size. Kernels never raise.
+
+The run-length decoders also check where their runs lie (``check_k``, ``check_pos``; -1: no
+check): a run must start at byte ``check_pos`` with value ``check_k`` (counting the skipped
+values), or the last run must end there; runs past the values wanted are walked over (their
+headers read, their values not decoded) up to that point. A whole stream is checked against
+its end (``count`` values, its length): a run that overruns the values the stripe holds, or
+bytes left after its last run, is an error. A row-index seek is checked against the next row
+group's position (the run holding that row group's first value starts there): a position or
+run that is off shows, at the cost of reading the headers of the rest of the row group.
 """
 
 from __future__ import annotations
@@ -22,11 +31,14 @@ import numpy as np
 ERR_TRUNCATED = -1
 ERR_BAD_HEADER = -2
 ERR_BAD_ARGUMENT = -3
+ERR_MISPLACED = -4
 
 ERROR_MESSAGES: dict[int, str] = {
     ERR_TRUNCATED: "the stream ends before all values were read",
     ERR_BAD_HEADER: "malformed run header, bit width or varint",
     ERR_BAD_ARGUMENT: "inconsistent kernel arguments (output too small)",
+    ERR_MISPLACED: "the runs do not end where the stream's end or the row index places them (a damaged run, "
+                   "bytes after the last value, or a wrong row-index position)",
 }
 
 _jit = numba.njit(nogil=True, cache=True)
@@ -47,18 +59,30 @@ def _emit(run, n, k, skip, out, count):
 
 
 @_jit
-def byte_rle(buf, pos, end, skip, count, out):
+def byte_rle(buf, pos, end, skip, count, out, check_k, check_pos):
     """Byte run-length decoding: control 0..127 repeats the next byte control + 3 times,
     -128..-1 is followed by -control literal bytes."""
     if out.shape[0] < count or skip < 0:
         return ERR_BAD_ARGUMENT
     total = skip + count
     k = 0
-    while k < total:
+    hit = check_k < 0
+    while k < total or k < check_k:
+        if k == check_k:
+            if pos != check_pos:
+                return ERR_MISPLACED
+            hit = True
         if pos >= end:
             return ERR_TRUNCATED
         control = np.int64(buf[pos])
         pos += 1
+        if k >= total:  # walking to the check point
+            n = control + 3 if control < 128 else 256 - control
+            pos += 1 if control < 128 else n
+            if pos > end:
+                return ERR_TRUNCATED
+            k += n
+            continue
         if control < 128:
             n = control + 3
             if pos >= end:
@@ -80,6 +104,8 @@ def byte_rle(buf, pos, end, skip, count, out):
                     out[j] = buf[pos + i]
             pos += n
             k += n
+    if not hit and (k != check_k or pos != check_pos):
+        return ERR_MISPLACED
     return pos
 
 
@@ -93,8 +119,9 @@ def _uvarint(buf, pos, end):
             return result, -1
         b = np.uint64(buf[pos])
         pos += 1
-        if shift < 64:
-            result |= (b & np.uint64(0x7F)) << np.uint64(shift)
+        if shift == 63 and b > np.uint64(1):
+            return result, -1  # bits beyond the 64 of a value
+        result |= (b & np.uint64(0x7F)) << np.uint64(shift)
         if b < 128:
             return result, pos
         shift += 7
@@ -108,7 +135,7 @@ def _unzigzag(u):
 
 
 @_jit
-def int_rle_v1(buf, pos, end, signed, skip, count, out):
+def int_rle_v1(buf, pos, end, signed, skip, count, out, check_k, check_pos):
     """Integer RLE version 1: a run (control 0..127: control + 3 values, a signed delta byte,
     a varint base) or -control literal varints."""
     if out.shape[0] < count or skip < 0:
@@ -116,11 +143,26 @@ def int_rle_v1(buf, pos, end, signed, skip, count, out):
     run = np.empty(130, np.int64)
     total = skip + count
     k = 0
-    while k < total:
+    hit = check_k < 0
+    while k < total or k < check_k:
+        if k == check_k:
+            if pos != check_pos:
+                return ERR_MISPLACED
+            hit = True
         if pos >= end:
             return ERR_TRUNCATED
         control = np.int64(buf[pos])
         pos += 1
+        if k >= total:  # walking to the check point: the run's varints are passed over
+            n = control + 3 if control < 128 else 256 - control
+            for _ in range(1 if control < 128 else n):
+                if control < 128:
+                    pos += 1  # the delta byte
+                _, pos = _uvarint(buf, pos, end)
+                if pos < 0:
+                    return ERR_TRUNCATED
+            k += n
+            continue
         if control < 128:
             n = control + 3
             if pos >= end:
@@ -143,6 +185,8 @@ def int_rle_v1(buf, pos, end, signed, skip, count, out):
                     return ERR_TRUNCATED
                 run[i] = _unzigzag(u) if signed else np.int64(u)
         k = _emit(run, n, k, skip, out, count)
+    if not hit and (k != check_k or pos != check_pos):
+        return ERR_MISPLACED
     return pos
 
 
@@ -240,8 +284,40 @@ def _unpack_be(buf, pos, end, width, n, dst):
     return stop
 
 
+@_jit_inline
+def _v2_run_end(buf, pos, end, first, n):
+    """The position after the RLE v2 run of ``n`` values whose header starts at ``pos``
+    (``first``: its first byte), from its header alone; a negative ``ERR_*`` code."""
+    kind = first >> 6
+    if kind == 0:  # SHORT_REPEAT
+        pos += 2 + ((first >> 3) & 7)
+    else:
+        code = (first >> 1) & 0x1F
+        if kind == 1:  # DIRECT
+            pos += 2 + (_width(code) * n + 7) // 8
+        elif kind == 2:  # PATCHED_BASE
+            if pos + 4 > end:
+                return ERR_TRUNCATED
+            third = np.int64(buf[pos + 2])
+            fourth = np.int64(buf[pos + 3])
+            patch_bits = _closest_width(_width(third & 0x1F) + ((fourth >> 5) & 7) + 1)
+            pos += 4 + ((third >> 5) & 7) + 1 + (_width(code) * n + 7) // 8 + (patch_bits * (fourth & 0x1F) + 7) // 8
+        else:  # DELTA
+            _, pos = _uvarint(buf, pos + 2, end)
+            if pos < 0:
+                return ERR_BAD_HEADER
+            _, pos = _uvarint(buf, pos, end)
+            if pos < 0:
+                return ERR_BAD_HEADER
+            if code != 0:
+                if n < 2:
+                    return ERR_BAD_HEADER
+                pos += (_width(code) * (n - 2) + 7) // 8
+    return pos if pos <= end else ERR_TRUNCATED
+
+
 @_jit
-def int_rle_v2(buf, pos, end, signed, skip, count, out):
+def int_rle_v2(buf, pos, end, signed, skip, count, out, check_k, check_pos):
     """Integer RLE version 2 (SHORT_REPEAT, DIRECT, PATCHED_BASE, DELTA runs of up to 512)."""
     if out.shape[0] < count or skip < 0:
         return ERR_BAD_ARGUMENT
@@ -249,7 +325,12 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
     patches = np.empty(32, np.int64)
     total = skip + count
     k = 0
-    while k < total:
+    hit = check_k < 0
+    while k < total or k < check_k:
+        if k == check_k:
+            if pos != check_pos:
+                return ERR_MISPLACED
+            hit = True
         if pos >= end:
             return ERR_TRUNCATED
         first = np.int64(buf[pos])
@@ -260,6 +341,12 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
             if pos + 2 > end:
                 return ERR_TRUNCATED
             n = (((first & 1) << 8) | np.int64(buf[pos + 1])) + 1
+        if k >= total:  # walking to the check point
+            pos = _v2_run_end(buf, pos, end, first, n)
+            if pos < 0:
+                return pos
+            k += n
+            continue
         # a run wholly inside the output window is decoded in place, others through ``run``
         direct = k >= skip and k - skip + n <= count
         dst = out[k - skip : k - skip + n] if direct else run
@@ -359,6 +446,8 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out):
             k += n
         else:
             k = _emit(run, n, k, skip, out, count)
+    if not hit and (k != check_k or pos != check_pos):
+        return ERR_MISPLACED
     return pos
 
 
@@ -471,8 +560,9 @@ def dictionary_size(offsets, codes):
 
 
 @_jit
-def int_rle_spans(v2, buf, starts, ends, skips, counts, signed, out):
-    """:func:`int_rle_v2` (``v2``) or :func:`int_rle_v1` over spans."""
+def int_rle_spans(v2, buf, starts, ends, skips, counts, signed, out, check_k, check_pos):
+    """:func:`int_rle_v2` (``v2``) or :func:`int_rle_v1` over spans, each checked against
+    ``check_k[i]``, ``check_pos[i]``."""
     o = 0
     for i in range(starts.shape[0]):
         c = counts[i]
@@ -481,9 +571,9 @@ def int_rle_spans(v2, buf, starts, ends, skips, counts, signed, out):
         if o + c > out.shape[0] or ends[i] > buf.shape[0]:
             return ERR_BAD_ARGUMENT
         if v2:
-            r = int_rle_v2(buf, starts[i], ends[i], signed, skips[i], c, out[o : o + c])
+            r = int_rle_v2(buf, starts[i], ends[i], signed, skips[i], c, out[o : o + c], check_k[i], check_pos[i])
         else:
-            r = int_rle_v1(buf, starts[i], ends[i], signed, skips[i], c, out[o : o + c])
+            r = int_rle_v1(buf, starts[i], ends[i], signed, skips[i], c, out[o : o + c], check_k[i], check_pos[i])
         if r < 0:
             return r
         o += c
@@ -491,8 +581,8 @@ def int_rle_spans(v2, buf, starts, ends, skips, counts, signed, out):
 
 
 @_jit
-def byte_rle_spans(buf, starts, ends, skips, counts, out):
-    """:func:`byte_rle` over spans."""
+def byte_rle_spans(buf, starts, ends, skips, counts, out, check_k, check_pos):
+    """:func:`byte_rle` over spans, each checked against ``check_k[i]``, ``check_pos[i]``."""
     o = 0
     for i in range(starts.shape[0]):
         c = counts[i]
@@ -500,7 +590,7 @@ def byte_rle_spans(buf, starts, ends, skips, counts, out):
             continue
         if o + c > out.shape[0] or ends[i] > buf.shape[0]:
             return ERR_BAD_ARGUMENT
-        r = byte_rle(buf, starts[i], ends[i], skips[i], c, out[o : o + c])
+        r = byte_rle(buf, starts[i], ends[i], skips[i], c, out[o : o + c], check_k[i], check_pos[i])
         if r < 0:
             return r
         o += c
@@ -508,9 +598,10 @@ def byte_rle_spans(buf, starts, ends, skips, counts, out):
 
 
 @_jit
-def boolean_spans(buf, starts, ends, skips, bits, counts, out):
+def boolean_spans(buf, starts, ends, skips, bits, counts, out, check_k, check_pos):
     """Boolean streams (bits MSB first over byte RLE) over spans; ``bits`` of the first byte of
-    each span belong to the row group before it."""
+    each span belong to the row group before it; the byte runs of span ``i`` are checked
+    against ``check_k[i]``, ``check_pos[i]`` (in bytes)."""
     o = 0
     most = 0
     for i in range(starts.shape[0]):
@@ -524,7 +615,7 @@ def boolean_spans(buf, starts, ends, skips, bits, counts, out):
         if o + c > out.shape[0] or ends[i] > buf.shape[0] or b < 0 or b > 7:
             return ERR_BAD_ARGUMENT
         nbytes = (b + c + 7) // 8
-        r = byte_rle(buf, starts[i], ends[i], skips[i], nbytes, packed)
+        r = byte_rle(buf, starts[i], ends[i], skips[i], nbytes, packed, check_k[i], check_pos[i])
         if r < 0:
             return r
         for j in range(c):
@@ -535,18 +626,30 @@ def boolean_spans(buf, starts, ends, skips, bits, counts, out):
 
 
 @_jit
-def varint128_spans(buf, starts, ends, counts, lo, hi):
-    """:func:`varint128` over spans (decimal values start at a byte, never inside a run)."""
+def varint128_spans(buf, starts, ends, counts, lo, hi, check_pos, check_counts):
+    """:func:`varint128` over spans (decimal values start at a byte, never inside a run):
+    ``counts[i]`` values decoded, and the varints after them passed over up to
+    ``check_counts[i]``, where span ``i`` must end at ``check_pos[i]`` (-1: unchecked)."""
     o = 0
     for i in range(starts.shape[0]):
         c = counts[i]
-        if c == 0:
+        if c == 0 and check_counts[i] == 0:
             continue
         if o + c > lo.shape[0] or ends[i] > buf.shape[0]:
             return ERR_BAD_ARGUMENT
         r = varint128(buf, starts[i], ends[i], 0, c, lo[o : o + c], hi[o : o + c])
         if r < 0:
             return r
+        left = check_counts[i] - c  # varints still to pass over: count their last bytes
+        e = ends[i]
+        while left > 0:
+            if r >= e:
+                return ERR_TRUNCATED
+            if buf[r] < 128:
+                left -= 1
+            r += 1
+        if check_pos[i] >= 0 and r != check_pos[i]:
+            return ERR_MISPLACED
         o += c
     return o
 

@@ -23,8 +23,9 @@ RAW, RUN, BITS = 0, 1, 2
 _EXTRA = {RAW: 0, RUN: 1, BITS: 2}
 
 
-def stream_layout(kind: int, encoding: int, has_present: bool) -> list[tuple[int, int]]:
-    """(stream kind, position kind) in index order for a flat column."""
+def stream_layout(kind: int, encoding: int, has_present: bool, has_secondary: bool = True) -> list[tuple[int, int]]:
+    """(stream kind, position kind) in index order for a flat column (a decimal column without
+    a SECONDARY stream holds its values as integers, as ``DECIMAL_64`` does)."""
     out: list[tuple[int, int]] = [(P.PRESENT, BITS)] if has_present else []
     if kind == P.BOOLEAN:
         out.append((P.DATA, BITS))
@@ -38,7 +39,7 @@ def stream_layout(kind: int, encoding: int, has_present: bool) -> list[tuple[int
         else:
             out.extend([(P.DATA, RAW), (P.LENGTH, RUN)])
     elif kind == P.DECIMAL:
-        if encoding == P.DECIMAL_64:
+        if encoding == P.DECIMAL_64 or not has_secondary:
             out.append((P.DATA, RUN))
         else:
             out.extend([(P.DATA, RAW), (P.SECONDARY, RUN)])
@@ -60,8 +61,10 @@ class PositionColumns:
     bits: int
 
 
-def position_columns(layout: list[tuple[int, int]], compressed: bool, width: int) -> dict[int, PositionColumns]:
-    """Per stream kind, the columns of its position in entries of ``width`` positions."""
+def position_columns(layout: list[tuple[int, int]], compressed: bool, width: int, exact: bool = False) -> dict[int, PositionColumns]:
+    """Per stream kind, the columns of its position in entries of ``width`` positions (with
+    ``exact``, entries must hold no more positions than the streams take: more would mean the
+    positions belong to other streams, e.g. of a PRESENT stream the stripe footer lost)."""
     out: dict[int, PositionColumns] = {}
     i = 0
     for stream, how in layout:
@@ -71,6 +74,8 @@ def position_columns(layout: list[tuple[int, int]], compressed: bool, width: int
         j = i + (2 if compressed else 1)
         out[stream] = PositionColumns(i, i + 1 if compressed else -1, j if how != RAW else -1, j + 1 if how == BITS else -1)
         i += need
+    if exact and i != width:
+        raise CorruptFileError(f"row index entry has {width} positions, the column's streams take {i}")
     return out
 
 
@@ -78,15 +83,37 @@ def position_columns(layout: list[tuple[int, int]], compressed: bool, width: int
 class Resume:
     """Where each span of row groups starts in one stream's decompressed bytes (``pos``),
     where the bytes read for it end (``end``), the values of a run and the bits of a byte to
-    skip there; one entry per span."""
+    skip there; and where the span's values must end: the position of the row group after it
+    (``next_pos``, ``next_skip``, ``next_bits``), or the stream's end (``next_bits`` -1: the
+    last byte of a boolean stream may hold padding bits). One entry per span."""
 
     pos: np.ndarray
     end: np.ndarray
     skip: np.ndarray
     bits: np.ndarray
+    next_pos: np.ndarray
+    next_skip: np.ndarray
+    next_bits: np.ndarray
 
     @staticmethod
     def whole(length: int) -> Resume:
-        """A stream read from its start to ``length``."""
+        """A stream read from its start to ``length``, its values ending there."""
         zero = np.zeros(1, np.int64)
-        return Resume(zero, np.array([length], np.int64), zero, zero)
+        end = np.array([length], np.int64)
+        return Resume(zero, end, zero, zero, end, zero, np.full(1, -1, np.int64))
+
+    def run_checks(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(check_k, check_pos) for the run-length kernels of spans of ``values`` values: the
+        run holding the value after each span starts at ``next_pos``, ``next_skip`` values
+        before it (counted from the span's first run, skipped values included)."""
+        return self.skip + values - self.next_skip, self.next_pos
+
+    def bit_checks(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The same for boolean streams (runs of bytes of 8 values): a span that ends before
+        another row group ends at its bit; the stream's last byte may be partly padding."""
+        bits = self.bits + values
+        at_group = self.next_bits >= 0
+        if ((bits % 8 != self.next_bits) & at_group & (values > 0)).any():
+            raise CorruptFileError("a boolean stream's values do not end at the bit the row index places the next row group at")
+        nbytes = np.where(at_group, bits // 8, (bits + 7) // 8)
+        return self.skip + nbytes - self.next_skip, self.next_pos
