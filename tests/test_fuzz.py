@@ -35,47 +35,6 @@ KNOWN_FINDINGS: dict[str, tuple[tuple[int, int], str]] = {
         "a DECIMAL precision too small for the values (pyarrow and Spark's vectorized reader read them whole, as "
         "lazyscan does): the binder folds a comparison with a literal beyond the declared precision to false",
     ),
-    "wrong rows: orc damaged bytes, pyarrow reads the original rows": (
-        (2, 1005),
-        "a damaged ROW_INDEX stream: its positions are trusted to seek (see the row index entry below)",
-    ),
-    "wrong rows: orc row index, pyarrow reads the original rows": (
-        (1, 531),
-        "row-index positions are trusted to seek, as ORC's own readers trust them; a wrong position reads other rows",
-    ),
-    "wrong rows: orc damaged bytes, pyarrow refuses the mutant": (
-        (1, 6),
-        "dictionary lengths adding up to less than DICTIONARY_DATA holds are accepted (lazyscan checks '>', "
-        "pyarrow's ORC reader requires equality); a selective read decodes a stream only up to its last "
-        "selected row, so later damage a full read rejects goes unnoticed",
-    ),
-    "wrong rows: orc damaged bytes, pyarrow reads other rows": (
-        (1, 1805),
-        "a damaged integer RLE v2 stream decodes to other values than pyarrow's ORC reader decodes from it",
-    ),
-    "wrong rows: orc footer, pyarrow reads other rows": (
-        (1, 683),
-        "a type changed in the footer (DOUBLE to BYTE) while the statistics stay double: pruning compares with "
-        "statistics of another type",
-    ),
-    "wrong rows: orc footer, pyarrow reads the original rows": (
-        (1, 2051),
-        "rowIndexStride 0 while the stripes hold row indexes: row-group statistics are placed on the wrong rows "
-        "and prune matching ones",
-    ),
-    "wrong rows: orc footer, pyarrow refuses the mutant": (
-        (1, 2246),
-        "a type changed in the footer (TIMESTAMP to BINARY) is read from the other type's streams, not refused",
-    ),
-    "wrong rows: orc stripe footer, pyarrow reads other rows": (
-        (20261126, 368),
-        "a stream moved to another column in the stripe footer: lazyscan and pyarrow read different rows from "
-        "the inconsistent stripe, neither refuses it",
-    ),
-    "wrong rows: orc stripe footer, pyarrow refuses the mutant": (
-        (1, 2321),
-        "a column encoding changed from DIRECT_V2 to DIRECT: the RLE v2 stream decodes as RLE v1 without an error",
-    ),
 }
 
 
