@@ -323,31 +323,6 @@ def _gather_packed(buf, start, end, bit_width, sel, k0, k1, base, out):
 
 
 @_jit
-def _groups_in_range(buf, start, end, bit_width, sel, k0, k1, base, run_values, ulimit):
-    """Whether every value of each group of eight of a bit-packed run at ``start`` that holds a
-    selected value (``sel[k0:k1] - base``) is below ``ulimit``: the run's first ``run_values``
-    values, as far as their bytes lie before ``end``. A group is ``bit_width`` bytes, so a
-    damaged byte changes values of one group only: a selected value it changed has its
-    neighbours checked with it, as a read of the whole run checks them."""
-    mask = _mask(bit_width)
-    if ulimit > mask:
-        return True  # no value of this width reaches the bound
-    last = -1
-    for k in range(k0, k1):
-        g = (sel[k] - base) >> 3
-        if g == last:
-            continue
-        last = g
-        for j in range(8 * g, min(8 * g + 8, run_values)):
-            bit = j * bit_width
-            if start + ((bit + bit_width + 7) >> 3) > end:
-                break
-            if (_bits_at(buf, end, start, bit, bit_width) & mask) >= ulimit:
-                return False
-    return True
-
-
-@_jit
 def _rle_value(buf, pos, byte_width):
     """The repeated value of an RLE run: ``byte_width`` little-endian bytes at ``pos``."""
     v = np.uint64(0)
@@ -558,8 +533,9 @@ def rle_bp_decode_codes_from(buf, pos, end, bit_width, first, count, out, dict_s
 @_jit
 def rle_bp_decode_codes_window(buf, pos, end, bit_width, first, count, total, out, dict_size):
     """:func:`rle_bp_decode_codes_from` of a stream of ``total`` values: ``dict_size`` also
-    bounds the values sharing a bit-packed group of eight with a decoded one (see
-    :func:`_groups_in_range`) and the value of every RLE run walked over. Returns
+    bounds the values sharing a bit-packed group of eight with the first or the last decoded
+    one (a damaged byte changes values of one group only: a decoded value it changed has its
+    neighbours checked with it) and the value of every RLE run walked over. Returns
     ``count - first`` or an error code."""
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
@@ -642,9 +618,10 @@ def rle_bp_decode_selected(buf, pos, end, bit_width, count, sel, out):
 @_jit
 def rle_bp_decode_codes_selected(buf, pos, end, bit_width, count, sel, out, limit):
     """:func:`rle_bp_decode_selected` of dictionary indices (or levels) below ``limit``:
-    ``ERR_BAD_INDEX`` when a selected value, the value of an RLE run walked over, or a value
-    sharing a bit-packed group of eight with a selected one (:func:`_groups_in_range`) is not.
-    ``count`` is the stream's number of values."""
+    ``ERR_BAD_INDEX`` when a selected value or the value of an RLE run walked over is not
+    (bit-packed values beside the selected ones stay unread: checking the groups of eight
+    holding selected values costs 10-30 % of a read of 2-10 % of TPC-H lineitem's dictionary
+    columns). ``count`` is the stream's number of values."""
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
     nsel = sel.shape[0]
@@ -675,18 +652,20 @@ def rle_bp_decode_codes_selected(buf, pos, end, bit_width, count, sel, out, limi
                 if need > end - pos:
                     return ERR_TRUNCATED
                 _gather_packed(buf, pos, end, bit_width, sel, k, last, i, out)
-                if not _groups_in_range(buf, pos, end, bit_width, sel, k, last, i, take, ulimit):
-                    return ERR_BAD_INDEX
+                for kk in range(k, last):
+                    if np.uint64(np.uint32(out[kk])) >= ulimit:
+                        return ERR_BAD_INDEX
                 k = last
             pos = pos + nbytes if nbytes <= end - pos else end
         else:
             if byte_width > end - pos:
                 if k < nsel and sel[k] < stop:
                     return ERR_TRUNCATED
-            elif _rle_value(buf, pos, byte_width) >= ulimit:
-                return ERR_BAD_INDEX
-            if k < nsel and sel[k] < stop:
-                v = _as_i32(_rle_value(buf, pos, byte_width))
+            else:
+                x = _rle_value(buf, pos, byte_width)
+                if x >= ulimit:  # a run skipped is checked too: its value is at hand
+                    return ERR_BAD_INDEX
+                v = _as_i32(x)
                 while k < nsel and sel[k] < stop:
                     out[k] = v
                     k += 1
