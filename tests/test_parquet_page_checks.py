@@ -1,0 +1,139 @@
+"""Damaged pages give a CorruptFileError naming the page on every route (whole reads, the general
+selective path and the fused one), where pyarrow refuses them too: levels above the column's
+maximum, a PLAIN page too short for its values, a dictionary page holding more entries than its
+header counts, dictionary codes out of range in the runs a selective read walks over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import lazyscan
+from lazyscan.errors import CorruptFileError
+from lazyscan.parquet import ParquetFile, clear_caches
+from lazyscan.parquet import kernels as K
+from lazyscan.parquet.page_header import parse_page_header
+from tests.support.footer import encode
+from tests.support.fuzz import _typed_at
+
+ROWS = 1000
+
+
+def _write(path: Path, table: pa.Table, **kw: object) -> Path:
+    pq.write_table(table, path, compression="none", data_page_version="1.0", row_group_size=ROWS, **kw)  # type: ignore[arg-type]
+    clear_caches()
+    return path
+
+
+def _page_body(path: Path, column: str, page: int = 0) -> tuple[int, int]:
+    """(file offset of the data page's header, of its body)."""
+    pf = ParquetFile(path)
+    info = pf.page_layout(0, column).pages[page]
+    data = np.frombuffer(path.read_bytes(), np.uint8)
+    header = parse_page_header(data, info.offset, len(data))
+    return info.offset, info.offset + header.header_size
+
+
+def _patched(path: Path, at: int, value: int) -> Path:
+    data = bytearray(path.read_bytes())
+    data[at] = value
+    out = path.with_name("damaged.parquet")
+    out.write_bytes(bytes(data))
+    clear_caches()
+    return out
+
+
+def _every_route_refuses(path: Path, column: str, match: str) -> None:
+    pf = ParquetFile(path)
+    with pytest.raises(CorruptFileError, match=match) as e:
+        pf.read_column(0, column)
+    assert e.value.location.column == column and e.value.location.page is not None
+    for rows in ([0], [0, 1, 2], np.arange(0, ROWS, 4)):  # fused (first row only), fused, general
+        with pytest.raises(CorruptFileError, match=match):
+            pf.read_column(0, column, np.array(rows))
+    with pytest.raises(CorruptFileError):
+        lazyscan.scan(str(path)).to_table()
+
+
+def test_definition_level_above_the_maximum_is_not_a_null(tmp_path: Path) -> None:
+    """A flat optional column's levels are one RLE run of 1s; its value byte set to 2 (or 255)
+    is a level above the maximum: pyarrow refuses it ("Malformed levels"), lazyscan too, on
+    every route, the fused one included although the run lies past its selected rows."""
+    path = _write(tmp_path / "levels.parquet", pa.table({"x": pa.array(np.arange(ROWS), pa.int64())}), use_dictionary=False)
+    _, body = _page_body(path, "x")
+    data = path.read_bytes()
+    assert data[body + 4 : body + 7] == bytes([0xD0, 0x0F, 1])  # levels: RLE run of 1000 ones
+    for bad in (2, 255):
+        damaged = _patched(path, body + 6, bad)
+        with pytest.raises(Exception, match="Malformed levels"):
+            pq.read_table(damaged)
+        _every_route_refuses(damaged, "x", "level above the column's maximum")
+
+
+def test_plain_page_too_short_for_its_values_is_refused_on_every_route(tmp_path: Path) -> None:
+    """A page of DELTA_BINARY_PACKED bytes whose header says PLAIN: the selected first values
+    lie in the page, but the page cannot hold its 1000 PLAIN values, which every route checks
+    before returning any (the fused route used to read the first bytes as values)."""
+    table = pa.table({"x": pa.array(np.arange(ROWS) * 3, pa.int64())})
+    path = _write(tmp_path / "delta.parquet", table, use_dictionary=False, column_encoding={"x": "DELTA_BINARY_PACKED"})
+    start, body = _page_body(path, "x")
+    data = path.read_bytes()
+    header = _typed_at(data, start)[0]
+    assert header[5].value[2].value == 5  # DELTA_BINARY_PACKED
+    header[5].value[2].value = 0  # PLAIN
+    raw = encode(header)
+    assert len(raw) == body - start
+    damaged = tmp_path / "plain.parquet"
+    damaged.write_bytes(data[:start] + raw + data[body:])
+    clear_caches()
+    with pytest.raises(Exception):  # noqa: B017 - pyarrow's refusal, whatever it raises
+        pq.read_table(damaged)
+    _every_route_refuses(damaged, "x", "PLAIN values need|the encoded data ends")
+
+
+def test_dictionary_page_with_more_entries_than_counted_is_refused_before_pruning(tmp_path: Path) -> None:
+    """A dictionary page whose num_values is half its entries: its codes beyond that count made
+    dictionary pruning drop the row group where a read refuses it; the page must hold exactly
+    its entries, so pruning and reads refuse it alike."""
+    values = [f"v{i:03d}" for i in range(40)]
+    table = pa.table({"s": pa.array([values[i % 40] for i in range(ROWS)])})
+    path = _write(tmp_path / "dict.parquet", table, use_dictionary=True)
+    pf = ParquetFile(path)
+    off, _ = pf.page_layout(0, "s").dictionary  # type: ignore[misc]
+    data = path.read_bytes()
+    header = _typed_at(data, off)[0]
+    assert header[7].value[1].value == 40
+    header[7].value[1].value = 20
+    size = len(encode(_typed_at(data, off)[0]))
+    raw = encode(header)
+    assert len(raw) == size
+    damaged = tmp_path / "short-dict.parquet"
+    damaged.write_bytes(data[:off] + raw + data[off + size :])
+    clear_caches()
+    with pytest.raises(Exception):  # noqa: B017
+        pq.read_table(damaged)
+    with pytest.raises(CorruptFileError, match="dictionary page of 20 entries holds"):
+        ParquetFile(damaged).read_dictionary(0, "s")
+    for where in ("s = 'v030'", "s IN ('v031', 'v032')", "s = 'v001'"):
+        with pytest.raises(CorruptFileError):
+            lazyscan.scan(str(damaged), where=where).to_table()
+
+
+def test_selected_codes_check_the_rle_runs_walked_over() -> None:
+    """A selective decode of dictionary codes checks the value of every RLE run it walks over
+    on its way to the selected values (its value is at hand), as a whole decode would."""
+    # RLE run of 3 values of code 7, then a bit-packed group of eight codes 0..7 (width 3)
+    stream = np.frombuffer(bytes([3 << 1, 7, (1 << 1) | 1, 0x88, 0xC6, 0xFA]), np.uint8)
+    out = np.zeros(2, np.int32)
+    assert K.rle_bp_decode_codes_selected(stream, 0, len(stream), 3, 11, np.array([3, 4]), out, 8) == 2
+    assert out.tolist() == [0, 1]
+    assert K.rle_bp_decode_codes_selected(stream, 0, len(stream), 3, 11, np.array([3, 4]), out, 5) == K.ERR_BAD_INDEX
+    assert K.rle_bp_decode_codes_selected(stream, 0, len(stream), 3, 11, np.array([3, 4]), out, 1 << 32) == 2
+    # the selected codes themselves (the RLE run now of code 2)
+    stream = np.frombuffer(bytes([3 << 1, 2, (1 << 1) | 1, 0x88, 0xC6, 0xFA]), np.uint8)
+    assert K.rle_bp_decode_codes_selected(stream, 0, len(stream), 3, 11, np.array([9]), out, 7) == 1 and out[0] == 6
+    assert K.rle_bp_decode_codes_selected(stream, 0, len(stream), 3, 11, np.array([10]), out, 7) == K.ERR_BAD_INDEX
