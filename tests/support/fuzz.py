@@ -21,8 +21,11 @@ by pyarrow. The property is *the right rows or a clear error*: each lazyscan rea
 :class:`lazyscan.errors.LazyScanError`, or returns the rows of the original file or the rows
 pyarrow reads from the mutant. A filtered scan whose mutation changed only what pruning reads
 (statistics, column index, Bloom filter, encoding lists) may lose rows the lie rules out, never
-add or change one. Anything else is a finding: another exception (with its traceback), other
-rows, a crash of the process or a hang.
+add or change one. A read of a file whose stored values alone were damaged may keep what its
+statistics rule in (``_trusting_statistics``), and a selective ORC read may return the damaged
+values of one column where the full read refuses the stripe (``_damaged_values_only``: ORC has
+no checksums). Anything else is a finding: another exception (with its traceback), other rows,
+a crash of the process or a hang.
 
 Cases run in a child process (a crash or hang is caught and the child replaced; faulthandler
 writes the stack of either). Case ``n`` of seed ``s`` is the same mutation on every run.
@@ -196,6 +199,9 @@ class Mutant:
     what: str
     region: str = DATA
     kind: str = ""  # the format and the mutation's name
+    #: ORC: the column id whose value bytes (a PRESENT, DATA, LENGTH, DICTIONARY_DATA or
+    #: SECONDARY stream) alone were damaged
+    damaged_column: int | None = None
 
 
 class Skip(Exception):
@@ -805,7 +811,7 @@ def _orc_stream_bytes(data: bytes, rng: random.Random) -> Mutant:
     out[off + i] = rng.choice([out[off + i] ^ (1 << rng.randrange(8)), rng.randrange(256), 0, 0xFF])
     region = PRUNING if kind in (7, 8) else DATA  # a damaged row index may also misplace rows: not allowed
     return Mutant(bytes(out), f"stripe {s} column {column} stream kind {kind} at {off}: byte {i} of {length}: {data[off + i]} -> {out[off + i]}",
-                  region)
+                  region, damaged_column=column if kind in (0, 1, 2, 3, 5) else None)
 
 
 def _flip_bit(data: bytes, rng: random.Random) -> Mutant:
@@ -953,7 +959,14 @@ def _is_subsequence(small: pa.Table, big: pa.Table) -> bool:
 def _filtered_reading(t: pa.Table, p: Predicate) -> pa.Table:
     """The rows of a reading ``t`` that ``p`` keeps. A mutated footer may give the column another
     type than the predicate's literal (a double column read as tinyint): the literal that type
-    cannot hold is then compared with the column widened to the literal's type, as SQL does."""
+    cannot hold is then compared with the column widened to the literal's type, as SQL does.
+    It may also rename the column to a name that differs only in case (``F64``): the
+    predicate's name then finds it, as Spark resolves names without regard to case."""
+    if p.column not in t.column_names:
+        same = [n for n in t.column_names if n.lower() == p.column.lower()]
+        if len(same) != 1:
+            raise KeyError(p.column)
+        p = dataclasses.replace(p, column=same[0])
     column = t.column(p.column)
     try:
         return filtered(t, p.mask(column))
@@ -963,9 +976,25 @@ def _filtered_reading(t: pa.Table, p: Predicate) -> pa.Table:
         return filtered(t, p.mask(column.cast(p.values[0].type)))
 
 
-#: mutations of stored values alone (a page's bytes): what the file says about its values
-#: (statistics, page index, Bloom filters) still describes the original ones
-_VALUE_DAMAGE = ("parquet page body", "parquet dictionary page body", "parquet bit flip")
+#: mutations of stored values alone (a page's bytes, a stream's bytes): what the file says about
+#: its values (statistics, page index, Bloom filters) still describes the original ones
+_VALUE_DAMAGE = ("parquet page body", "parquet dictionary page body", "parquet bit flip", "orc stream bytes", "orc bit flip")
+
+
+def _damaged_values_only(got: pa.Table, want: pa.Table, column: str, unit_free: bool) -> bool:
+    """Whether ``got`` is the rows ``want`` (the original file's) but for the values of
+    ``column``, the one column whose value bytes were damaged.
+
+    ORC keeps no checksums: damage to the bytes of a stream that leaves its runs well formed
+    (a deflate block that still inflates, a value byte of a run) reads as other values, which
+    only a read of the whole stripe can show to be wrong (the lengths no longer add up to the
+    stream, a later run is cut). A selective read decodes the rows it needs and checks the runs
+    of their row groups, not the whole stripe, so it returns the damaged values of its rows
+    where the full read (and pyarrow, which reads whole stripes) refuses the stripe. Its rows
+    and every other column must still be the original ones."""
+    if column not in got.column_names or got.column_names != want.column_names or got.num_rows != want.num_rows:
+        return False
+    return table_difference(got.drop_columns([column]), want.drop_columns([column]), unit_free) is None
 
 
 def _trusting_statistics(got: pa.Table, original: pa.Table, damaged: pa.Table, p: Predicate) -> bool:
@@ -1016,8 +1045,10 @@ def _selection_reads(path: Path, fmt: str, rng: random.Random) -> Iterator[tuple
         n = f.stripe(s).number_of_rows
         if n > 0:
             rows = np.sort(np.array(rng.sample(range(n), min(n, rng.choice([1, 7, 100])))))
+            # by position: a mutated footer may give two columns one name
             yield (f"stripe {s} read_column(rows)", start, rows,
-                   lambda s=s, rows=rows: pa.table({c.name: f.read_column(s, c.name, rows) for c in f.columns}), [c.name for c in f.columns])
+                   lambda s=s, rows=rows: pa.Table.from_arrays([f.read_column(s, i, rows) for i in range(len(f.columns))],
+                                                               names=[c.name for c in f.columns]), [c.name for c in f.columns])
         start += n
 
 
@@ -1042,6 +1073,8 @@ def check_mutant(s: Seed, m: Mutant, path: Path, seed: int, case: int, phase: Ca
         candidates.append(ref)
     refs = "pyarrow reads the original rows" if len(candidates) == 1 and ref is not None else (
         "pyarrow refuses the mutant" if ref is None else "pyarrow reads other rows")
+    # the top-level column whose value bytes alone were damaged (the seeds' columns are flat: ORC id i + 1)
+    damaged = s.original.column_names[m.damaged_column - 1] if m.damaged_column and m.damaged_column <= s.original.num_columns else None
 
     def judge(where: str, read: Callable[[], pa.Table], expected: Callable[[pa.Table], pa.Table], subset_ok: bool,
               predicate: Predicate | None = None) -> None:
@@ -1071,6 +1104,10 @@ def check_mutant(s: Seed, m: Mutant, path: Path, seed: int, case: int, phase: Ca
             if predicate is not None and ref is not None and m.kind in _VALUE_DAMAGE and _trusting_statistics(got, s.original, ref, predicate):
                 out.reads.append("right")
                 return
+            if (damaged is not None and ref is None and where != "whole scan" and out.reads[:1] == ["error"] and wanted
+                    and _damaged_values_only(got, wanted[0], damaged, unit_free)):
+                out.reads.append("damaged values")  # the full read refuses the stripe: see _damaged_values_only
+                return
             why = table_difference(got, wanted[0], unit_free) if wanted else "no reading holds these rows"
         except UnicodeDecodeError as e:
             why = f"column names that are not UTF-8 ({e})"
@@ -1088,7 +1125,8 @@ def check_mutant(s: Seed, m: Mutant, path: Path, seed: int, case: int, phase: Ca
                                     traceback.format_exc(), m.kind, refs))
         selections = []
     for where, start, rows, read, names in selections[:4]:
-        judge(where, read, lambda t, start=start, rows=rows, names=names: t.select(names).take(pa.array(rows + start)), False)
+        judge(where, read, lambda t, start=start, rows=rows, names=names: (t if t.column_names == names else t.select(names)).take(
+            pa.array(rows + start)), False)
     for p in rng.sample(s.predicates, 2):
         where = p.sql()
         judge(f"scan where {where}", lambda where=where: lazyscan.scan(str(path), where=where, threads=1).to_table(),
