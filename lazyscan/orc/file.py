@@ -1118,6 +1118,10 @@ class _ColumnDecoder:
             scales = self.kept(self.ints(P.SECONDARY, True))
             lo, hi = self.kept(lo), self.kept(hi)
             if len(lo) and (scales != t.scale).any():
+                outside = np.flatnonzero((scales < 0) | (scales > _MAX_DECIMAL_SCALE))
+                if len(outside):
+                    at = int(outside[0])
+                    raise _BadValue(CorruptFileError, at, f"decimal scale {int(scales[at])} is outside 0 to {_MAX_DECIMAL_SCALE}")
                 return self._rescaled(lo, hi, scales)
             limit = 10**t.precision
             bad = K.decimals_beyond(lo, hi, np.uint64(limit & _M64), np.uint64(limit >> 64))
@@ -1131,9 +1135,18 @@ class _ColumnDecoder:
 
     def _rescaled(self, lo: np.ndarray, hi: np.ndarray, scales: np.ndarray) -> pa.Array:
         """Values written at their own scales (ORC Java writes each value's scale), brought to
-        the type's scale: vectorized where every value fits 64 bits, else exact per value."""
+        the type's scale: vectorized where every value fits 64 bits, else exact per value. A
+        value of a typed decimal column written at a larger scale than the column's, with
+        digits the column's scale cannot hold, is an error (writers round values to the
+        column's scale before writing them; pyarrow's reader refuses the loss as well); the
+        untyped decimals of format 0.11 are truncated to the scale they read at."""
         t = self.c.arrow_type
         shift = t.scale - scales
+        if self.c.type.precision:
+            lost = np.flatnonzero(_digits_lost(lo, hi, np.clip(-shift, 0, None)))
+            if len(lost):
+                at = int(lost[0])
+                raise _BadValue(CorruptFileError, at, f"decimal value written at scale {int(scales[at])} has digits {t} does not hold")
         fits = bool(((hi == (lo >> 63)) & (np.abs(shift) <= 18)).all()) and t.precision <= 18
         if fits:
             # the products fit 64 bits where each value is below 10 ** (18 - its shift up)
@@ -1187,6 +1200,19 @@ class _ColumnDecoder:
 
 
 _M64 = (1 << 64) - 1
+#: the largest scale of an ORC decimal (Hive's 38 digits)
+_MAX_DECIMAL_SCALE = 38
+
+
+def _digits_lost(lo: np.ndarray, hi: np.ndarray, drop: np.ndarray) -> np.ndarray:
+    """Per 128-bit integer (``lo``, ``hi``: its two's-complement words), whether dropping its
+    last ``drop`` decimal digits loses a digit that is not zero."""
+    small = (hi == (lo >> 63)) & (drop <= 18)  # 64-bit values: vectorized
+    out = small & (lo % np.power(10, np.clip(drop, 0, 18), dtype=np.int64) != 0)
+    for i in np.flatnonzero(~small & (drop > 0)).tolist():
+        v = (int(hi[i]) << 64) | (int(lo[i]) & _M64)
+        out[i] = v % 10 ** int(drop[i]) != 0
+    return out
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _NO_ZONE = np.empty(0, np.int64)
 
