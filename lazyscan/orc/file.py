@@ -34,7 +34,12 @@ from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
 from lazyscan.orc.positions import RUN, PositionColumns, Resume, position_columns, stream_layout
-from lazyscan.orc.statistics import bloom_filters_trusted, column_stats, file_trust
+from lazyscan.orc.statistics import (
+    bloom_filters_trusted,
+    column_stats,
+    file_trust,
+    stripes_agree_with_file,
+)
 from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.selection import RowRanges
 from lazyscan.parquet.statistics import ColumnStats
@@ -131,6 +136,7 @@ class OrcFile:
         self._stripe_footers: dict[int, P.StripeFooter] = {}
         self._row_indexes: dict[tuple[int, int], list[P.RowIndexEntry] | None] = {}
         self._positions: dict[tuple[int, int], np.ndarray | None] = {}
+        self._stripe_stats_agree: dict[int, bool] = {}
         self._seekable: dict[tuple[str, int, int], tuple[np.ndarray, dict[int, PositionColumns]] | None] = {}
         self._stripe_stats: list[list[P.ColumnStatistics]] | None = None
         self._metadata_bytes: memoryview | None = None
@@ -281,6 +287,11 @@ class OrcFile:
         """The column's statistics over a stripe, in the form predicates compare with."""
         c = self.column(column)
         rows = self.stripe(stripe).number_of_rows
+        if c.id not in self._stripe_stats_agree:
+            every = [self.stripe_statistics(s, c.name) for s in range(self.num_stripes)]
+            self._stripe_stats_agree[c.id] = stripes_agree_with_file(self.file_statistics(c.name), every)
+        if not self._stripe_stats_agree[c.id]:
+            return None  # the stripes' statistics contradict the file's: neither describes the values for sure
         return column_stats(
             self.stripe_statistics(stripe, c.name), c.arrow_type, rows, self._utc_values(stripe, c),
             file_trust(self.postscript, self.footer),

@@ -98,6 +98,34 @@ def _kinds_of(t: pa.DataType) -> tuple[str, ...]:
     return ()
 
 
+def stripes_agree_with_file(file: P.ColumnStatistics | None, stripes: list[P.ColumnStatistics | None]) -> bool:
+    """Whether a column's statistics of every stripe agree with its file statistics, which
+    writers merge from them: the value counts add up, and the least minimum and greatest maximum
+    of the stripes are the file's (for kinds whose bounds merge exactly: integers, dates,
+    doubles without NaN, decimals, timestamps). Missing statistics agree with anything."""
+    if file is None or not stripes or any(s is None for s in stripes):
+        return True
+    known = [s for s in stripes if s is not None]
+    counts = [s.number_of_values for s in known]
+    if file.number_of_values is not None and None not in counts and sum(counts) != file.number_of_values:  # type: ignore[arg-type]
+        return False
+    if file.kind not in ("int", "date", "double", "decimal", "timestamp") or any(s.kind not in (None, file.kind) for s in known):
+        return True
+    holding = [s for s in known if s.number_of_values != 0]
+    if file.minimum is None or file.maximum is None or any(s.minimum is None or s.maximum is None for s in holding) or not holding:
+        return True
+    def value(v: object) -> object:
+        return decimal.Decimal(v) if file.kind == "decimal" else v  # type: ignore[arg-type]
+    try:
+        values = [value(v) for s in holding for v in (s.minimum, s.maximum)] + [value(file.minimum), value(file.maximum)]
+    except decimal.InvalidOperation:
+        return True
+    if any(isinstance(v, float) and math.isnan(v) for v in values):
+        return True
+    lows, highs = values[0:-2:2], values[1:-2:2]
+    return bool(min(lows) == values[-2] and max(highs) == values[-1])  # type: ignore[type-var]
+
+
 def _counts_contradict(stats: P.ColumnStatistics, rows: int) -> bool:
     """Whether the value count and the NULL flag contradict the unit's row count: more values
     than rows, ``hasNull`` false beside fewer values than rows (Hive 3.1 streaming ingest
