@@ -212,3 +212,25 @@ def test_a_file_row_count_left_out_is_not_a_contradiction(tmp_path: Path) -> Non
     path = patch.write(tmp_path / "zero.parquet")
     assert pq.read_table(path).num_rows == 10
     assert lazyscan.scan(str(path)).to_table().equals(table)
+
+
+@pytest.mark.parametrize("name", [None, b"i3\xff2"])
+def test_a_name_missing_or_not_utf8_is_refused(base: Path, tmp_path: Path, name: bytes | None) -> None:
+    """A schema element's name is a required UTF-8 string: pyarrow refuses a file without one,
+    or with bytes that are not UTF-8 (lazyscan used to read them as '' or with U+FFFD)."""
+    change: Change = _drop(4) if name is None else _set(4, T.BINARY, name)
+    path = _mutant(base, tmp_path, "i32", change)
+    with pytest.raises((OSError, UnicodeDecodeError)):  # pyarrow refuses, or gives names Python cannot decode
+        pq.read_table(path).column_names  # noqa: B018
+    with pytest.raises(CorruptFileError, match="without a name" if name is None else "is not UTF-8"):
+        ParquetFile(path)
+
+
+def test_a_chunk_of_another_type_than_the_schema_is_refused_at_the_footer(base: Path, tmp_path: Path) -> None:
+    """The schema says INT64 where the chunks hold booleans: refused when the file opens, so a
+    scan that reads no row of the column cannot give it the schema's type."""
+    path = _mutant(base, tmp_path, "i32", _set(1, T.I32, 2))
+    with pytest.raises(CorruptFileError, match="column chunk type differs from the schema") as e:
+        lazyscan.scan(str(path), where="i8 IS NULL AND i8 IS NOT NULL").to_table()
+    assert e.value.location.column == "i32"
+

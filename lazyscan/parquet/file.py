@@ -368,7 +368,8 @@ class ParquetFile:
         return md, schema
 
     def _check_row_counts(self, md: FileMetaData, schema: FileSchema) -> None:
-        """Refuse a footer whose row counts contradict each other: the row groups' rows must add
+        """Refuse a footer whose chunks' physical types differ from the schema's, or whose row
+        counts contradict each other: the row groups' rows must add
         up to the file's (a file's count of 0 is a writer leaving it out: parquet-testing's
         ``repeated_no_annotation.parquet``, which pyarrow reads), and a required top-level
         column holds one value per row of its row group. Rows of later row groups are numbered
@@ -378,6 +379,11 @@ class ParquetFile:
             raise self._error(CorruptFileError, f"the row groups hold {total} rows, the footer says the file has {md.num_rows}")
         required = [d.index for d in schema.columns if d.flat and d.max_definition_level == 0]
         for i, rg in enumerate(md.row_groups):
+            for desc, chunk in zip(schema.columns, rg.columns):
+                if chunk.meta_data is not None and chunk.meta_data.type != desc.physical_type:
+                    # refused here, not only by a read of the chunk: a scan that reads no row of it
+                    # would give the column the schema's type
+                    raise self._error(CorruptFileError, "column chunk type differs from the schema", row_group=i, column=desc.name)
             for c in required:
                 cmd = rg.columns[c].meta_data
                 if cmd is not None and cmd.num_values != rg.num_rows:

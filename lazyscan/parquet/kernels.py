@@ -351,11 +351,14 @@ def _next_run(buf, pos, end, bit_width, byte_width, remaining):
 
 @_jit
 def _run_header(buf, pos, end):
-    """(is_bitpacked, run length in values, new position) of a hybrid run header."""
+    """(is_bitpacked, run length in values, new position) of a hybrid run header; the position
+    is ``ERR_BAD_HEADER`` for a run of no values, which no writer writes (Arrow refuses it)."""
     h, pos = _uleb128(buf, pos, end)
     if pos < 0:
         return False, 0, pos
     half = h >> np.uint64(1)
+    if half == np.uint64(0):
+        return False, 0, np.int64(ERR_BAD_HEADER)
     if h & np.uint64(1):
         groups = _MAX_RUN_GROUPS if half > np.uint64(_MAX_RUN_GROUPS) else np.int64(half)
         return True, groups * 8, pos

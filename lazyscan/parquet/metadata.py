@@ -268,8 +268,17 @@ def schema_element_from_thrift(f: dict[int, Any]) -> SchemaElement:
         converted = ConvertedType(conv) if conv is not None else None
     except ValueError:
         converted = None
+    if 4 not in f:
+        raise ThriftError("schema element without a name")  # a required field (pyarrow refuses it too)
+    raw_name = f[4]
+    if isinstance(raw_name, bytes):
+        try:
+            raw_name.decode("utf-8")
+        except UnicodeDecodeError:
+            # Thrift strings are UTF-8; pyarrow refuses such a name too
+            raise ThriftError(f"column name {raw_name!r} is not UTF-8") from None
     return SchemaElement(
-        name=_text(f.get(4, b"")),
+        name=_text(raw_name),
         type=_enum(PhysicalType, ptype, "physical type") if ptype is not None else None,
         type_length=_opt_int(f.get(2), "type_length"),
         repetition=_enum(Repetition, rep, "repetition") if rep is not None else None,
