@@ -434,12 +434,27 @@ class OrcFile:
                 v2 = enc.kind in (P.DIRECT_V2, P.DICTIONARY_V2, P.DECIMAL_64) or (
                     c.type.kind == P.DECIMAL and P.SECONDARY not in streams)
                 longest = {kind: 512 if v2 and how == RUN and c.type.kind != P.BYTE else 130 for kind, how in layout}
-                if _positions_fit(matrix, where, streams, self.compression != NONE, self.block_size, longest):
+                # a boolean stream's bits to skip are its values before the row group, modulo 8
+                # (the seek's checks cannot see a bit missing from the stream's last byte)
+                groups = np.arange(matrix.shape[0], dtype=np.int64)
+                before: dict[int, np.ndarray | None] = {P.PRESENT: groups * self.row_index_stride}
+                if c.type.kind == P.BOOLEAN:
+                    before[P.DATA] = groups * self.row_index_stride if P.PRESENT not in streams else self._values_before(stripe, c)
+                if _positions_fit(matrix, where, streams, self.compression != NONE, self.block_size, longest, before):
                     found = matrix, where
         except (CorruptFileError, UnsupportedFeatureError):
             found = None  # the whole-stripe read reports what is wrong, with its place
         self._seekable[key] = found
         return found
+
+    def _values_before(self, stripe: int, c: OrcColumn) -> np.ndarray | None:
+        """The column's values (not NULL) before each row group of a stripe, from its row
+        index's statistics; None when an entry has no value count."""
+        index = self.row_index(stripe, c.name) or []
+        counts = [e.statistics.number_of_values if e.statistics is not None else None for e in index]
+        if not counts or None in counts:
+            return None
+        return np.concatenate([[0], np.cumsum(np.array(counts[:-1], np.int64))])
 
     def positions(self, stripe: int, column: int | str) -> np.ndarray | None:
         """The row index's positions of a column in a stripe: one row per row group, one
@@ -540,6 +555,7 @@ class OrcFile:
             slop = _MAX_RUN_BYTES
         has_next = g1 + 1 < entries
         after = np.minimum(g1 + 1, entries - 1)
+        varints = c.type.kind == P.DECIMAL and P.DATA in where and where[P.DATA].skip < 0
         # per stream, the byte range each span needs; ranges that overlap (spans sharing a
         # compression chunk) merge, so a chunk is fetched and decompressed once; decompression
         # stops at the chunk where the next row group starts (one more if its run began earlier)
@@ -550,6 +566,9 @@ class OrcFile:
             if st is None:
                 raise CorruptFileError(f"the {P.STREAM_NAMES[kind]} stream is missing")
             start = matrix[g0, col.chunk]
+            if not compressed and kind == P.DATA and varints:
+                # the byte before a decimal's position too: a value ends there (checked on decoding)
+                start = np.maximum(start - 1, 0)
             nxt = matrix[after, col.chunk]
             end = np.where(has_next, np.minimum(st.length, nxt + slop), st.length)
             if (start < 0).any() or (start > end).any():
@@ -799,13 +818,13 @@ def _inconsistent_streams(sf: P.StripeFooter, types: list[P.OrcType]) -> tuple[i
 
 def _positions_fit(
     matrix: np.ndarray, where: dict[int, PositionColumns], streams: dict[int, P.Stream], compressed: bool, block_size: int,
-    longest: dict[int, int],
+    longest: dict[int, int], before: dict[int, np.ndarray | None],
 ) -> bool:
     """Whether row-index positions (one row per row group) can be used to seek: every stream
     starts at the first row group, each stream's positions lie inside it (a compression chunk
     starting inside the stream, an offset within the chunk's decompressed bytes, values to
-    skip within ``longest[kind]``, bits within a byte) and do not go back from one row group
-    to the next."""
+    skip within ``longest[kind]``, bits to skip the values ``before[kind]`` each row group
+    leave in their last byte) and do not go back from one row group to the next."""
     if (matrix < 0).any() or (matrix[0] != 0).any():
         return False
     for kind, col in where.items():
@@ -820,8 +839,10 @@ def _positions_fit(
             within = matrix[:, col.within]
             if (within > block_size).any() or (within[at_end] != 0).any():
                 return False
-        if col.bits >= 0 and (matrix[:, col.bits] > 7).any():
-            return False
+        if col.bits >= 0:
+            values = before.get(kind)
+            if values is None or (matrix[:, col.bits] != values % 8).any():
+                return False
         if col.skip >= 0 and (matrix[:, col.skip] > longest[kind]).any():
             return False
         used = [i for i in (col.chunk, col.within, col.skip, col.bits) if i >= 0]
@@ -883,7 +904,7 @@ def _resume(
     bits = entries[:, col.bits] if col.bits >= 0 else zeros
     next_skip = np.where(has_next, nexts[:, col.skip], 0) if col.skip >= 0 else zeros
     next_bits = np.where(has_next, nexts[:, col.bits], -1) if col.bits >= 0 else zeros
-    return buf, Resume(pos, end, skip, bits, next_pos, next_skip, next_bits)
+    return buf, Resume(pos, end, skip, bits, next_pos, next_skip, next_bits, bases[piece])
 
 
 def _as_selection(rows: RowRanges | np.ndarray | Sequence[int] | None, n: int) -> RowRanges | None:
@@ -1125,6 +1146,9 @@ class _ColumnDecoder:
             if n:
                 buf = self.stream(P.DATA)
                 r = self.at(P.DATA, buf)
+                inside = r.pos > r.begin  # the byte before a value's first byte ends the value before it
+                if (buf[r.pos[inside] - 1] >= 128).any():
+                    raise CorruptFileError("a row-index position of the decimal DATA stream lies inside a value")
                 _check(K.varint128_spans(buf, r.pos, r.end, self.counts, lo, hi, r.next_pos, self.full_counts), "decimal DATA stream")
             scales = self.kept(self.ints(P.SECONDARY, True))
             lo, hi = self.kept(lo), self.kept(hi)

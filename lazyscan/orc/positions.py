@@ -85,7 +85,8 @@ class Resume:
     where the bytes read for it end (``end``), the values of a run and the bits of a byte to
     skip there; and where the span's values must end: the position of the row group after it
     (``next_pos``, ``next_skip``, ``next_bits``), or the stream's end (``next_bits`` -1: the
-    last byte of a boolean stream may hold padding bits). One entry per span."""
+    last byte of a boolean stream may hold padding bits); ``begin``: the first byte read for
+    the span (the bytes before its position there were read too). One entry per span."""
 
     pos: np.ndarray
     end: np.ndarray
@@ -94,19 +95,23 @@ class Resume:
     next_pos: np.ndarray
     next_skip: np.ndarray
     next_bits: np.ndarray
+    begin: np.ndarray
 
     @staticmethod
     def whole(length: int) -> Resume:
         """A stream read from its start to ``length``, its values ending there."""
         zero = np.zeros(1, np.int64)
         end = np.array([length], np.int64)
-        return Resume(zero, end, zero, zero, end, zero, np.full(1, -1, np.int64))
+        return Resume(zero, end, zero, zero, end, zero, np.full(1, -1, np.int64), zero)
 
     def run_checks(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(check_k, check_pos) for the run-length kernels of spans of ``values`` values: the
         run holding the value after each span starts at ``next_pos``, ``next_skip`` values
         before it (counted from the span's first run, skipped values included)."""
-        return self.skip + values - self.next_skip, self.next_pos
+        check_k = self.skip + values - self.next_skip
+        if ((check_k < 0) & (values > 0)).any():
+            raise CorruptFileError("a row-index position skips more values of a run than the row group before it leaves")
+        return check_k, self.next_pos
 
     def bit_checks(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The same for boolean streams (runs of bytes of 8 values): a span that ends before
@@ -116,4 +121,7 @@ class Resume:
         if ((bits % 8 != self.next_bits) & at_group & (values > 0)).any():
             raise CorruptFileError("a boolean stream's values do not end at the bit the row index places the next row group at")
         nbytes = np.where(at_group, bits // 8, (bits + 7) // 8)
-        return self.skip + nbytes - self.next_skip, self.next_pos
+        check_k = self.skip + nbytes - self.next_skip
+        if ((check_k < 0) & (values > 0)).any():
+            raise CorruptFileError("a row-index position skips more bytes of a run than the row group before it leaves")
+        return check_k, self.next_pos
