@@ -184,7 +184,7 @@ def test_a_stream_moved_to_another_column_is_refused(original: Path, tmp_path: P
     """The DATA stream of ``ts`` given to the root struct, or to ``d`` (which has its own)."""
     data = original.read_bytes()
     lay = fuzz.orc_layout(data)
-    footer, start, length, _ = fuzz._stripe_streams(lay, 0)
+    _, start, length, _ = fuzz._stripe_streams(lay, 0)
 
     def change(message: list[fuzz.PField]) -> None:
         for f in message:
@@ -247,6 +247,22 @@ def test_dictionary_lengths_must_add_up_to_its_bytes(original: Path, tmp_path: P
         "dictionary lengths add up to fewer or more bytes than DICTIONARY_DATA holds" if m.startswith("dictionary lengths") else m
         for m in messages
     }
+
+
+def test_stripe_statistics_that_contradict_the_file_are_not_used(original: Path, tmp_path: Path) -> None:
+    """The stripe's maximum of ``k`` set to 0 (the file's says 7197): a scan that believed it
+    would take every row of the stripe for ``k < 7170`` without evaluating the predicate."""
+    data = original.read_bytes()
+    lay = fuzz.orc_layout(data)
+    meta = fuzz.parse_message(fuzz._unframe(data[lay.metadata_at : lay.footer_at], lay.codec)[0], "Metadata")
+    k_stats = _field(_field(meta, 1).value, 1, 1).value  # stripe 0, column 1
+    _field(_field(k_stats, 2).value, 2).value = 0  # intStatistics.maximum (zigzag 0)
+    path = _write(tmp_path, fuzz._orc_tail(lay, metadata=fuzz.encode_message(meta)))
+    f = OrcFile(path)
+    assert f.stripe_statistics(0, "k").maximum == 0 and f.file_statistics("k").maximum == 7197
+    assert f.statistics(0, "k") is None
+    got = lazyscan.scan(str(path), where="k < 7170", columns=["k"], threads=1).to_table()
+    assert got.column("k").to_pylist() == list(range(0, 7170, 3))
 
 
 def test_statistics_of_another_kind_than_the_column_are_not_used() -> None:

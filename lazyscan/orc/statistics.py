@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import decimal
 import math
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -98,32 +99,36 @@ def _kinds_of(t: pa.DataType) -> tuple[str, ...]:
     return ()
 
 
+#: kinds of statistics whose bounds writers merge exactly from the stripes' into the file's
+_MERGED_EXACTLY = ("int", "date", "double", "decimal", "timestamp")
+
+
 def stripes_agree_with_file(file: P.ColumnStatistics | None, stripes: list[P.ColumnStatistics | None]) -> bool:
     """Whether a column's statistics of every stripe agree with its file statistics, which
     writers merge from them: the value counts add up, and the least minimum and greatest maximum
     of the stripes are the file's (for kinds whose bounds merge exactly: integers, dates,
     doubles without NaN, decimals, timestamps). Missing statistics agree with anything."""
-    if file is None or not stripes or any(s is None for s in stripes):
-        return True
     known = [s for s in stripes if s is not None]
+    if file is None or not stripes or len(known) != len(stripes):
+        return True
     counts = [s.number_of_values for s in known]
-    if file.number_of_values is not None and None not in counts and sum(counts) != file.number_of_values:  # type: ignore[arg-type]
+    if file.number_of_values is not None and all(n is not None for n in counts) and sum(n or 0 for n in counts) != file.number_of_values:
         return False
-    if file.kind not in ("int", "date", "double", "decimal", "timestamp") or any(s.kind not in (None, file.kind) for s in known):
+    if file.kind not in _MERGED_EXACTLY or any(s.kind not in (None, file.kind) for s in known):
         return True
-    holding = [s for s in known if s.number_of_values != 0]
-    if file.minimum is None or file.maximum is None or any(s.minimum is None or s.maximum is None for s in holding) or not holding:
+    bounds: list[tuple[Any, Any]] = [(s.minimum, s.maximum) for s in known if s.number_of_values != 0]
+    if not bounds or any(lo is None or hi is None for lo, hi in [*bounds, (file.minimum, file.maximum)]):
         return True
-    def value(v: object) -> object:
-        return decimal.Decimal(v) if file.kind == "decimal" else v  # type: ignore[arg-type]
-    try:
-        values = [value(v) for s in holding for v in (s.minimum, s.maximum)] + [value(file.minimum), value(file.maximum)]
-    except decimal.InvalidOperation:
+    whole: tuple[Any, Any] = (file.minimum, file.maximum)
+    if file.kind == "decimal":
+        try:
+            bounds = [(decimal.Decimal(lo), decimal.Decimal(hi)) for lo, hi in bounds]
+            whole = (decimal.Decimal(whole[0]), decimal.Decimal(whole[1]))
+        except decimal.InvalidOperation:
+            return True
+    if any(isinstance(v, float) and math.isnan(v) for b in [*bounds, whole] for v in b):
         return True
-    if any(isinstance(v, float) and math.isnan(v) for v in values):
-        return True
-    lows, highs = values[0:-2:2], values[1:-2:2]
-    return bool(min(lows) == values[-2] and max(highs) == values[-1])  # type: ignore[type-var]
+    return bool(min(lo for lo, _ in bounds) == whole[0] and max(hi for _, hi in bounds) == whole[1])
 
 
 def _counts_contradict(stats: P.ColumnStatistics, rows: int) -> bool:
