@@ -137,3 +137,54 @@ def test_selected_codes_check_the_rle_runs_walked_over() -> None:
     stream = np.frombuffer(bytes([3 << 1, 2, (1 << 1) | 1, 0x88, 0xC6, 0xFA]), np.uint8)
     assert K.rle_bp_decode_codes_selected(stream, 0, len(stream), 3, 11, np.array([9]), out, 7) == 1 and out[0] == 6
     assert K.rle_bp_decode_codes_selected(stream, 0, len(stream), 3, 11, np.array([10]), out, 7) == K.ERR_BAD_INDEX
+
+
+def _v2_with_levels_length(tmp_path: Path, table: pa.Table, column: str, delta: int, **kw: object) -> Path:
+    """``table`` written with v2 pages, uncompressed, the first page of ``column`` declaring
+    ``delta`` more bytes of definition levels than it has (its sizes unchanged)."""
+    path = tmp_path / "v2.parquet"
+    pq.write_table(table, path, compression="none", data_page_version="2.0", row_group_size=ROWS, **kw)  # type: ignore[arg-type]
+    clear_caches()
+    start, body = _page_body(path, column)
+    data = path.read_bytes()
+    header = _typed_at(data, start)[0]
+    v2 = header[8].value  # data_page_header_v2
+    v2[5].value += delta  # definition_levels_byte_length
+    raw = encode(header)
+    assert len(raw) == body - start
+    damaged = tmp_path / "v2-levels.parquet"
+    damaged.write_bytes(data[:start] + raw + data[body:])
+    clear_caches()
+    return damaged
+
+
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_v2_levels_must_take_their_declared_length(tmp_path: Path, dictionary: bool) -> None:
+    """A v2 page whose definition levels are declared longer than they are: the bytes left over
+    would be taken for the first values (a selective read returned another dictionary entry).
+    The levels must end exactly at their declared length, on every route."""
+    values = [None if i % 7 == 3 else f"v{i % 50:02d}" for i in range(ROWS)]
+    table = pa.table({"s": pa.array(values)})
+    damaged = _v2_with_levels_length(tmp_path, table, "s", 3, use_dictionary=dictionary)
+    _every_route_refuses(damaged, "s", "definition levels take")
+
+
+def test_v2_levels_of_a_required_column_are_refused(tmp_path: Path) -> None:
+    """A required column has no definition levels: a v2 page declaring some would start its
+    values late."""
+    table = pa.table({"x": pa.array(np.arange(ROWS), pa.int64())})
+    schema = pa.schema([pa.field("x", pa.int64(), nullable=False)])
+    damaged = _v2_with_levels_length(tmp_path, table.cast(schema), "x", 8, use_dictionary=False)
+    _every_route_refuses(damaged, "x", "required column with 8 bytes of definition levels")
+
+
+def test_hybrid_stream_end() -> None:
+    """Where a hybrid stream ends: after its last run, a bit-packed run with at most the padding
+    of its last group."""
+    # RLE run of 3 ones, then a bit-packed run of 2 groups (width 1)
+    stream = np.frombuffer(bytes([3 << 1, 1, (2 << 1) | 1, 0xFF, 0x01]), np.uint8)
+    for count in (12, 19):
+        assert K.rle_bp_stream_end(stream, 0, len(stream), 1, count) == len(stream)
+    assert K.rle_bp_stream_end(stream, 0, len(stream), 1, 3) == 2  # the RLE run alone
+    assert K.rle_bp_stream_end(stream, 0, len(stream), 1, 11) == K.ERR_BAD_LENGTH  # a group of padding only
+    assert K.rle_bp_stream_end(stream, 0, len(stream) - 1, 1, 19) == K.ERR_TRUNCATED

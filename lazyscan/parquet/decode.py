@@ -167,9 +167,22 @@ def decode_levels_v1(
 
 
 def decode_levels_rle(buf: np.ndarray, pos: int, end: int, max_level: int, count: int) -> np.ndarray:
+    """Decode the v2 levels ``buf[pos:end]``, which must end exactly at ``end``."""
+    width = bit_width(max_level)
     out = np.empty(count, dtype=np.int32)
-    _check_levels(K.rle_bp_decode(buf, pos, end, bit_width(max_level), count, out, max_level + 1), max_level)
+    _check_levels(K.rle_bp_decode(buf, pos, end, width, count, out, max_level + 1), max_level)
+    check_levels_length(K.rle_bp_stream_end(buf, pos, end, width, count), end - pos, end)
     return out
+
+
+def check_levels_length(stream_end: int, length: int, end: int) -> None:
+    """A v2 page's levels must take their declared byte length: bytes left over would shift the
+    values (Arrow's reader takes the values from the declared end whatever the levels took)."""
+    check(stream_end, "definition levels")
+    if stream_end != end:
+        raise CorruptFileError(
+            f"definition levels take {length - (end - stream_end)} bytes, the v2 page header says {length}"
+        )
 
 
 def _check_levels(code: int, max_level: int) -> None:

@@ -1065,6 +1065,14 @@ class ParquetFile:
             levels_len = h2.repetition_levels_byte_length + h2.definition_levels_byte_length
             if levels_len > header.compressed_page_size or levels_len > header.uncompressed_page_size:
                 raise CorruptFileError("v2 page levels exceed the page")
+            if h2.repetition_levels_byte_length:
+                raise CorruptFileError(
+                    f"v2 page of a flat column with {h2.repetition_levels_byte_length} bytes of repetition levels"
+                )
+            if max_def == 0 and h2.definition_levels_byte_length:
+                raise CorruptFileError(
+                    f"v2 page of a required column with {h2.definition_levels_byte_length} bytes of definition levels"
+                )
             levels_start = body_start + h2.repetition_levels_byte_length
             defs = None
             t0 = time.perf_counter()

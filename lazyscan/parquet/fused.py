@@ -305,7 +305,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
                 enc = header[H._V2_ENC]
                 rep = header[H._V2_REP_LEN]
                 dfl = header[H._V2_DEF_LEN]
-                if rep < 0 or dfl < 0 or rep + dfl > csize or rep + dfl > usize:
+                if rep != 0 or dfl < 0 or dfl > csize or dfl > usize or (max_def == 0 and dfl != 0):
                     return -1
                 page_kind = 2
             else:
@@ -440,6 +440,9 @@ def _levels_and_positions(dec, b0, b1, kind, rep_len, def_len, max_def, num, sel
     nonnull = K.rle_bp_count_ones(dec, lpos, end, 1, num, 2)
     if nonnull < 0:
         return nonnull, 0, 0
+    if kind == 2 and K.rle_bp_stream_end(dec, lpos, end, 1, num) != lend:
+        # levels that do not take their declared length: the general path names the fault
+        return K.ERR_BAD_LENGTH, 0, 0
     got = K.rle_bp_decode_codes(dec, lpos, end, 1, last + 1, levels, np.int64(2))
     if got < 0:
         return got, 0, 0

@@ -120,7 +120,7 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
                 enc = header[H._V2_ENC]
                 rep = header[H._V2_REP_LEN]
                 dfl = header[H._V2_DEF_LEN]
-                if rep != 0 or dfl < 0 or dfl > csize or dfl > usize:
+                if rep != 0 or dfl < 0 or dfl > csize or dfl > usize or (max_def == 0 and dfl != 0):
                     return NOT_HERE
                 page_kind = 2
             if num < 0 or rows + num > num_rows:
@@ -176,6 +176,8 @@ def _page_levels(dec, pages, p, max_def, levels):
     got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(2))
     if got < 0:
         return got, 0
+    if pages[p, _KIND] == 2 and K.rle_bp_stream_end(dec, lpos, lend, 1, num) != lend:
+        return K.ERR_BAD_LENGTH, 0
     count = 0
     for r in range(num):
         count += levels[r]

@@ -17,6 +17,7 @@ Levels and dictionary indices (Encodings.md, "Run Length Encoding / Bit-Packing 
 
 - :func:`rle_bp_decode`, :func:`rle_bp_decode_selected`: RLE/bit-packed hybrid, bit width 0..32;
 - :func:`rle_bp_decode_codes`: the same for dictionary indices, bounds checked while unpacking;
+- :func:`rle_bp_stream_end`: where a hybrid stream of so many values ends (v2 levels' lengths);
 - :func:`check_dict_indices`: first dictionary index out of range.
 
 Row selections: :func:`index_runs` (sorted row indices to ranges), :func:`expand_runs` (back),
@@ -347,6 +348,37 @@ def _next_run(buf, pos, end, bit_width, byte_width, remaining):
     if size > end - pos:
         return packed, take, pos, np.int64(ERR_TRUNCATED)
     return packed, take, pos, pos + ((take * bit_width + 7) // 8 if packed else size)
+
+
+@_jit
+def rle_bp_stream_end(buf, pos, end, bit_width, count):
+    """Where the hybrid stream at ``pos`` holding ``count`` values ends: after the run holding
+    its last value, a bit-packed run's groups whole. A bit-packed run whose values go on for a
+    group (8) or more past ``count`` is ``ERR_BAD_LENGTH`` (writers pad only the last group);
+    a run not fitting before ``end`` ``ERR_TRUNCATED``. Only run headers are read."""
+    if bit_width < 0 or bit_width > 32:
+        return np.int64(ERR_BAD_BIT_WIDTH)
+    if count < 0 or not _check_range(buf, pos, end):
+        return np.int64(ERR_BAD_ARGUMENT)
+    byte_width = (bit_width + 7) // 8
+    i = np.int64(0)
+    while i < count:
+        if pos >= end:
+            return np.int64(ERR_TRUNCATED)
+        packed, n, pos = _run_header(buf, pos, end)
+        if pos < 0:
+            return pos
+        if packed:
+            if n - (count - i) >= 8:
+                return np.int64(ERR_BAD_LENGTH)
+            size = n // 8 * bit_width
+        else:
+            size = byte_width
+        if size > end - pos:
+            return np.int64(ERR_TRUNCATED)
+        pos += size
+        i += n
+    return pos
 
 
 @_jit
