@@ -37,9 +37,9 @@ KNOWN_FINDINGS: dict[str, tuple[tuple[int, int], str]] = {
         "code and returns the damaged value (checking each selected code's group costs 10-30 % of selective reads)",
     ),
     "wrong rows: parquet footer, pyarrow reads other rows": (
-        (2, 2091),
-        "a DECIMAL precision too small for the values (pyarrow and Spark's vectorized reader read them whole, as "
-        "lazyscan does): the binder folds a comparison with a literal beyond the declared precision to false",
+        (4, 3033),
+        "a TIMESTAMP logical type whose union member is dropped (no member set): pyarrow reads the column as its "
+        "physical INT64, lazyscan by the converted type TIMESTAMP_MICROS as a timestamp adjusted to UTC",
     ),
 }
 

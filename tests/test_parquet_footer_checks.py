@@ -234,3 +234,32 @@ def test_a_chunk_of_another_type_than_the_schema_is_refused_at_the_footer(base: 
         lazyscan.scan(str(path), where="i8 IS NULL AND i8 IS NOT NULL").to_table()
     assert e.value.location.column == "i32"
 
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["dec >= 100", "dec > 99999.995", "dec < -100", "dec = 123456.78", "dec IN (123456.78, 1.25)", "dec > 1000000", "dec <= 9.99"],
+)
+def test_decimals_beyond_their_precision_are_compared_whole(tmp_path: Path, where: str) -> None:
+    """A DECIMAL(3, 2) column holding values of more digits: readers keep them whole (pyarrow,
+    Spark's vectorized reader), and Spark compares a decimal with a wider literal by widening
+    both (DecimalPrecision), so a literal beyond the declared precision is compared, not folded
+    to false by the precision (which lost the rows); statistics prune by their actual min/max."""
+    values = [decimal.Decimal(v) if v else None for v in ("1.25", "123456.78", "-98765.43", None, "4.00")]
+    table = pa.table({"dec": pa.array(values, pa.decimal128(18, 2))})
+    path = tmp_path / "wide.parquet"
+    pq.write_table(table, path, store_decimal_as_integer=True, store_schema=False)
+    patch = ParquetPatch(path)
+    element = patch.footer[2].value[1][1]
+    element[8] = Node(T.I32, 3)  # converted precision
+    element[10].value[5].value[2] = Node(T.I32, 3)  # logical type's precision
+    clear_caches()
+    damaged = patch.write(tmp_path / "narrow.parquet")
+    assert pq.read_schema(damaged).field("dec").type == pa.decimal128(3, 2)
+    expected = {
+        "dec >= 100": ["123456.78"], "dec > 99999.995": ["123456.78"], "dec < -100": ["-98765.43"],
+        "dec = 123456.78": ["123456.78"], "dec IN (123456.78, 1.25)": ["1.25", "123456.78"], "dec > 1000000": [],
+        "dec <= 9.99": ["1.25", "-98765.43", "4.00"],
+    }[where]
+    got = lazyscan.scan(str(damaged), where=where).to_table().column("dec").cast(pa.decimal128(18, 2)).to_pylist()
+    assert got == [decimal.Decimal(v) for v in expected]

@@ -158,9 +158,14 @@ def column_kind(arrow_type: pa.DataType) -> ColumnKind | None:
     if pa.types.is_floating(t):
         return ColumnKind("float", float_bits={16: 11, 32: 24, 64: 53}[t.bit_width])
     if pa.types.is_decimal(t):
-        limit = 10**t.precision - 1
+        # the storage's range, not the declared precision's: a file may hold values of more
+        # digits than its precision, which readers keep whole (pyarrow, Spark's vectorized
+        # reader), and Spark compares them with a wider literal by widening both
+        # (DecimalPrecision): only what the storage cannot hold is certain
+        bits = t.bit_width
         return ColumnKind(
-            "decimal", -limit, limit, Fraction(10**t.scale), decimal_type=(t.precision, t.scale)
+            "decimal", -(2 ** (bits - 1)), 2 ** (bits - 1) - 1, Fraction(10**t.scale),
+            decimal_type=(t.precision, t.scale),
         )
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return ColumnKind("string")
@@ -448,18 +453,14 @@ _STRING_CAST_TARGET = {
 # storage values and Arrow scalars
 
 
-def _unscaled_to_decimal(unscaled: int, scale: int) -> decimal.Decimal:
-    sign = 1 if unscaled < 0 else 0
-    digits = tuple(int(c) for c in str(abs(unscaled)))
-    return decimal.Decimal((sign, digits, -scale))
-
-
 def make_literal(ref: BoundRef, storage: Any) -> BoundLiteral:
     """A :class:`BoundLiteral` for a value in the column's storage domain."""
     t = ref.value_type
     et = evaluation_type(ref.type)
     if pa.types.is_decimal(t):
-        scalar = pa.scalar(_unscaled_to_decimal(storage, t.scale), type=et)
+        # from the unscaled integer: it may have more digits than the type's precision
+        raw = pa.py_buffer(int(storage).to_bytes(t.bit_width // 8, "little", signed=True))
+        scalar = pa.Array.from_buffers(et, 1, [None, raw])[0]
     elif pa.types.is_string(et) or pa.types.is_large_string(et) or pa.types.is_string_view(et):
         scalar = pa.scalar(storage.decode("utf-8"), type=et)
     elif pa.types.is_floating(t):

@@ -959,7 +959,8 @@ def _is_subsequence(small: pa.Table, big: pa.Table) -> bool:
 def _filtered_reading(t: pa.Table, p: Predicate) -> pa.Table:
     """The rows of a reading ``t`` that ``p`` keeps. A mutated footer may give the column another
     type than the predicate's literal (a double column read as tinyint): the literal that type
-    cannot hold is then compared with the column widened to the literal's type, as SQL does.
+    cannot hold is then compared with the column widened to the literal's type, as SQL does
+    (decimals: both widened, as Spark's DecimalPrecision does).
     It may also rename the column to a name that differs only in case (``F64``): the
     predicate's name then finds it, as Spark resolves names without regard to case."""
     if p.column not in t.column_names:
@@ -971,6 +972,11 @@ def _filtered_reading(t: pa.Table, p: Predicate) -> pa.Table:
     try:
         return filtered(t, p.mask(column))
     except pa.ArrowInvalid:
+        if p.values and pa.types.is_decimal(column.type) and pa.types.is_decimal(p.values[0].type):
+            # a precision too small for the literal (or for the values, which are read whole):
+            # both widened, as Spark's DecimalPrecision compares them
+            wide = pa.decimal128(38, max(column.type.scale, p.values[0].type.scale))
+            return filtered(t, p.mask(column.cast(wide, safe=False)))
         if not p.values or not (pa.types.is_integer(column.type) and pa.types.is_floating(p.values[0].type)):
             raise
         return filtered(t, p.mask(column.cast(p.values[0].type)))
