@@ -8,6 +8,7 @@ import decimal
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -263,3 +264,29 @@ def test_decimals_beyond_their_precision_are_compared_whole(tmp_path: Path, wher
     }[where]
     got = lazyscan.scan(str(damaged), where=where).to_table().column("dec").cast(pa.decimal128(18, 2)).to_pylist()
     assert got == [decimal.Decimal(v) for v in expected]
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_optional_column_declared_required_is_refused_on_every_route(tmp_path: Path, version: str, dictionary: bool) -> None:
+    """An OPTIONAL string column whose schema says REQUIRED: its pages' levels are read as
+    values. A whole read finds the values do not fit the page (v1) or the levels a required
+    column cannot have (v2); a selective read must find it too, not return values read from the
+    levels' bytes (it decoded a dictionary code or a length prefix there and stopped at the
+    selected rows)."""
+    rows = 1000
+    values = [None if i % 7 == 3 else f"s{i % 50:02d}-{i}" for i in range(rows)]
+    path = tmp_path / "optional.parquet"
+    pq.write_table(pa.table({"x": pa.array(values)}), path, compression="snappy", data_page_version=version,
+                   use_dictionary=dictionary, row_group_size=rows, store_schema=False)
+    patch = ParquetPatch(path)
+    patch.footer[2].value[1][1][3] = Node(T.I32, 0)  # repetition_type REQUIRED
+    clear_caches()
+    damaged = patch.write(tmp_path / "required.parquet")
+    pf = ParquetFile(damaged)
+    for selection in (None, [0], [5, 6, 7], list(range(0, rows, 4)), [rows - 1]):
+        with pytest.raises(CorruptFileError) as e:
+            pf.read_column(0, "x", None if selection is None else np.array(selection))
+        assert e.value.location.column == "x" and e.value.location.page is not None
+    with pytest.raises(CorruptFileError):
+        lazyscan.scan(str(damaged), where="x = 's05-5'").to_table()

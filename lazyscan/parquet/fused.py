@@ -749,6 +749,20 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                         break
                     pos += 4 + length
                     v += 1
+            # the page's other values must lie in it too, as a read of the whole page requires
+            # (a page read by another schema, its levels taken for values, fails here)
+            while v < nonnull:
+                if b1 - pos < 4:
+                    return K.ERR_TRUNCATED
+                if pos + 4 > have:
+                    have = _avail(buf, dec, lazy, li, pos + 4 + _GRAIN, b1)
+                    if have < 0:
+                        return have
+                length = np.int64(K._load_u32(dec, pos))
+                if length > b1 - pos - 4:
+                    return K.ERR_TRUNCATED
+                pos += 4 + length
+                v += 1
             continue
         if count > 0 and counts[p] < 0:
             err = _dictionary_codes(dec, vpos, b1, positions, count, nonnull, dict_count, codes, buf, lazy, li)
