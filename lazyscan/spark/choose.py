@@ -790,7 +790,7 @@ class _Plan:
             chosen = [resolve_name(c, names, self.settings.case_sensitive) for c in self.columns]
         except PredicateError as e:
             raise LazyScanError(f"{', '.join(self.paths)}: {e}") from None
-        return df.select(*[F.col(_quoted(n)) for n in chosen])
+        return df.select(*[_quoted(n) for n in chosen])
 
     def _tasks_frame(self) -> Any:
         from lazyscan.spark.options import SourceSettings
