@@ -170,12 +170,13 @@ def test_v2_levels_must_take_their_declared_length(tmp_path: Path, dictionary: b
 
 
 def test_v2_levels_of_a_required_column_are_refused(tmp_path: Path) -> None:
-    """A required column has no definition levels: a v2 page declaring some would start its
-    values late."""
+    """A required column has no definition levels: a v2 page declaring bytes of them that are
+    not runs of zeros (some writers write such a run header: parquet-testing's
+    rle_boolean_encoding.parquet) would start its values late."""
     table = pa.table({"x": pa.array(np.arange(ROWS), pa.int64())})
     schema = pa.schema([pa.field("x", pa.int64(), nullable=False)])
     damaged = _v2_with_levels_length(tmp_path, table.cast(schema), "x", 8, use_dictionary=False)
-    _every_route_refuses(damaged, "x", "required column with 8 bytes of definition levels")
+    _every_route_refuses(damaged, "x", "8 bytes of definition levels of a column without")
 
 
 def test_hybrid_stream_end() -> None:
@@ -188,3 +189,41 @@ def test_hybrid_stream_end() -> None:
     assert K.rle_bp_stream_end(stream, 0, len(stream), 1, 3) == 2  # the RLE run alone
     assert K.rle_bp_stream_end(stream, 0, len(stream), 1, 11) == K.ERR_BAD_LENGTH  # a group of padding only
     assert K.rle_bp_stream_end(stream, 0, len(stream) - 1, 1, 19) == K.ERR_TRUNCATED
+
+
+def test_file_cut_inside_v2_levels_with_its_footer_kept(tmp_path: Path) -> None:
+    """A file cut inside the definition levels of a v2 page, its footer written after the cut:
+    the levels' tail is footer bytes, which read as 0/1 levels (a selective read of rows past
+    the cut returned an extra null where the whole read refused the values). Levels that no
+    longer end at their declared length, or hold other than the page header's ``num_nulls``
+    nulls, are refused on every route; any read that succeeds gives the original rows."""
+    values = [None if i % 9 == 4 else f"v{i % 40:02d}" for i in range(2 * ROWS)]
+    table = pa.table({"k": pa.array(np.arange(2 * ROWS)), "s": pa.array(values)})
+    path = tmp_path / "cut.parquet"
+    pq.write_table(table, path, compression="none", data_page_version="2.0", row_group_size=ROWS,
+                   data_page_size=512)
+    clear_caches()
+    pf = ParquetFile(path)
+    data = path.read_bytes()
+    info = pf.page_layout(0, "s").pages[-1]
+    header = parse_page_header(np.frombuffer(data, np.uint8), info.offset, len(data))
+    levels = header.data_page_header_v2.definition_levels_byte_length  # type: ignore[union-attr]
+    assert levels > 8
+    footer_length = int.from_bytes(data[-8:-4], "little")
+    first = info.first_row
+    expected = table.column("s").to_pylist()[:ROWS]
+    refused = 0
+    for cut in range(info.offset + header.header_size + 1, info.offset + header.header_size + levels):
+        damaged = tmp_path / f"damaged-{cut}.parquet"
+        damaged.write_bytes(data[:cut] + data[-8 - footer_length :])
+        clear_caches()
+        dpf = ParquetFile(damaged)
+        for rows in (None, np.arange(first, ROWS), np.arange(first, ROWS, 3), np.array([ROWS - 1])):
+            try:
+                got = dpf.read_column(0, "s", rows).to_pylist()
+            except CorruptFileError:
+                refused += 1
+                continue
+            want = expected if rows is None else [expected[r] for r in rows]
+            assert got == want, (cut, rows)
+    assert refused

@@ -175,6 +175,17 @@ def decode_levels_rle(buf: np.ndarray, pos: int, end: int, max_level: int, count
     return out
 
 
+def check_zero_levels(buf: np.ndarray, pos: int, length: int, count: int, kind: str) -> None:
+    """The v2 levels ``buf[pos:pos + length]`` of a column whose maximum level is 0: none, or
+    runs of ``count`` zeros of bit width 0 taking exactly ``length`` bytes (some writers write a
+    run header); other bytes there would start the values late."""
+    if length == 0:
+        return
+    end = pos + length
+    if end > len(buf) or K.rle_bp_stream_end(buf, pos, end, 0, count) != end:
+        raise CorruptFileError(f"v2 page: {length} bytes of {kind} levels of a column without {kind} levels")
+
+
 def check_levels_length(stream_end: int, length: int, end: int) -> None:
     """A v2 page's levels must take their declared byte length: bytes left over would shift the
     values (Arrow's reader takes the values from the declared end whatever the levels took)."""

@@ -42,6 +42,7 @@ from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.decode import (
     PageValues,
     Values,
+    check_zero_levels,
     decode_data_page,
     decode_dictionary_page,
     decode_levels_rle,
@@ -1065,19 +1066,17 @@ class ParquetFile:
             levels_len = h2.repetition_levels_byte_length + h2.definition_levels_byte_length
             if levels_len > header.compressed_page_size or levels_len > header.uncompressed_page_size:
                 raise CorruptFileError("v2 page levels exceed the page")
-            if h2.repetition_levels_byte_length:
-                raise CorruptFileError(
-                    f"v2 page of a flat column with {h2.repetition_levels_byte_length} bytes of repetition levels"
-                )
-            if max_def == 0 and h2.definition_levels_byte_length:
-                raise CorruptFileError(
-                    f"v2 page of a required column with {h2.definition_levels_byte_length} bytes of definition levels"
-                )
+            check_zero_levels(buf, body_start, h2.repetition_levels_byte_length, n, "repetition")
+            if max_def == 0:
+                check_zero_levels(buf, body_start + h2.repetition_levels_byte_length, h2.definition_levels_byte_length, n, "definition")
             levels_start = body_start + h2.repetition_levels_byte_length
             defs = None
             t0 = time.perf_counter()
             if max_def > 0:
                 defs = decode_levels_rle(buf, levels_start, levels_start + h2.definition_levels_byte_length, max_def, n)
+                nulls = n - int(np.count_nonzero(defs == max_def))
+                if nulls != h2.num_nulls:
+                    raise CorruptFileError(f"v2 page levels hold {nulls} nulls, its header says {h2.num_nulls}")
             c.decode_seconds += time.perf_counter() - t0
             values_raw = buf[body_start + levels_len : body_end]
             vsize = header.uncompressed_page_size - levels_len

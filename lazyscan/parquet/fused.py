@@ -59,8 +59,8 @@ _INT32_MAX = 2**31 - 1
 
 # columns of the page table the decode kernels read; _LAZY: the page's row in the table of
 # snappy streams decompressed as far as the kernels read (-1: the body is decompressed whole)
-_KIND, _BODY, _BODY_END, _NUM, _ENC, _REP_LEN, _DEF_LEN, _FIRST, _LO, _HI, _LAZY = range(11)
-_PAGE_FIELDS = 11
+_KIND, _BODY, _BODY_END, _NUM, _ENC, _REP_LEN, _DEF_LEN, _FIRST, _LO, _HI, _LAZY, _NULLS = range(12)
+_PAGE_FIELDS = 12
 
 #: a selective read decompresses snappy pages (dictionary and data pages) only as far as the
 #: kernels read them (snappy.until): its kernels decompress faster per byte than cramjam
@@ -325,6 +325,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             pages[k, _LO] = plan[i, _P_LO]
             pages[k, _HI] = plan[i, _P_HI]
             pages[k, _LAZY] = -1
+            pages[k, _NULLS] = header[H._V2_NULLS] if page_kind == 2 else -1
             k += 1
             if lazy.shape[0] > nl and plan[i, _P_HI] > plan[i, _P_LO]:
                 levels = rep + dfl if page_kind == 2 else 0
@@ -505,6 +506,9 @@ def _page_positions(dec, pages, p, idx, max_def, valid, positions, buf, lazy, pl
         return count, 0, 0, 0
     if nonnull < 0:
         nonnull = num
+    elif pages[p, _KIND] == 2 and num - nonnull != pages[p, _NULLS]:
+        # a v2 page's levels must hold the nulls its header counts (the general path names it)
+        return K.ERR_BAD_LENGTH, 0, 0, 0
     if pages[p, _ENC] == 0 and nonnull * plain_width > b1 - vpos:
         return K.ERR_TRUNCATED, 0, 0, 0
     return count, vpos, b1, nonnull

@@ -42,6 +42,7 @@ from lazyscan.parquet.fused import (
     _I_JOBS,
     _JOB_FIELDS,
     _KIND,
+    _NULLS,
     _NUM,
     _PAGE_FIELDS,
     _REP_LEN,
@@ -137,6 +138,7 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
             pages[k, _REP_LEN] = rep
             pages[k, _DEF_LEN] = dfl
             pages[k, _FIRST] = rows
+            pages[k, _NULLS] = header[H._V2_NULLS] if page_kind == 2 else -1
             page_at[k] = pos
             k += 1
             rows += num
@@ -181,6 +183,8 @@ def _page_levels(dec, pages, p, max_def, levels):
     count = 0
     for r in range(num):
         count += levels[r]
+    if pages[p, _KIND] == 2 and num - count != pages[p, _NULLS]:
+        return K.ERR_BAD_LENGTH, 0
     return count, vpos
 
 
