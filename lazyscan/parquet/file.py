@@ -1074,7 +1074,11 @@ class ParquetFile:
             t0 = time.perf_counter()
             if max_def > 0:
                 defs = decode_levels_rle(buf, levels_start, levels_start + h2.definition_levels_byte_length, max_def, n)
-                nulls = n - int(np.count_nonzero(defs == max_def))
+                if max_def == 1:  # counted from the runs, a word at a time
+                    nonnull = K.rle_bp_count_ones(buf, levels_start, levels_start + h2.definition_levels_byte_length, 1, n, 2)
+                else:
+                    nonnull = int(np.count_nonzero(defs == max_def))
+                nulls = n - nonnull
                 if nulls != h2.num_nulls:
                     raise CorruptFileError(f"v2 page levels hold {nulls} nulls, its header says {h2.num_nulls}")
             c.decode_seconds += time.perf_counter() - t0
