@@ -754,14 +754,11 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                     pos += 4 + length
                     v += 1
             # the page's other values must lie in it too, as a read of the whole page requires
-            # (a page read by another schema, its levels taken for values, fails here)
-            while v < nonnull:
+            # (a page read by another schema, its levels taken for values, fails here); not in a
+            # lazily decompressed page, which is decompressed only up to its last selected value
+            while v < nonnull and li < 0:
                 if b1 - pos < 4:
                     return K.ERR_TRUNCATED
-                if pos + 4 > have:
-                    have = _avail(buf, dec, lazy, li, pos + 4 + _GRAIN, b1)
-                    if have < 0:
-                        return have
                 length = np.int64(K._load_u32(dec, pos))
                 if length > b1 - pos - 4:
                     return K.ERR_TRUNCATED
