@@ -65,6 +65,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
+from lazyscan.orc.proto import read_varint
 from lazyscan.parquet import thrift as T
 from tests.support.footer import Node, _TypedReader, encode
 from tests.support.predicates import Predicate, filtered, sql_literal
@@ -535,14 +536,7 @@ class PField:
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
+    return read_varint(buf, pos, len(buf))
 
 
 def _put_varint(out: bytearray, n: int) -> None:
