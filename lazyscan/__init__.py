@@ -8,11 +8,15 @@ read only for rows that survived. See README.md for the layers and the public AP
 from lazyscan import _numba_cache  # noqa: F401
 from lazyscan._version import __version__
 from lazyscan.errors import (
+    AccessDeniedError,
     CorruptFileError,
+    FileChangedError,
     LazyScanError,
+    ObjectNotFoundError,
     OptionError,
     PredicateError,
     SourceError,
+    TransientSourceError,
     UnsupportedFeatureError,
 )
 from lazyscan.parquet import ParquetFile, RowRanges
@@ -22,11 +26,14 @@ from lazyscan.scan import FileSplit, Profile, Scan, ScanOptions, discover
 from lazyscan.scan.scan import scan
 
 __all__ = [
+    "AccessDeniedError",
     "CorruptFileError",
+    "FileChangedError",
     "FileSplit",
     "KeyFilter",
     "KeyFilterError",
     "LazyScanError",
+    "ObjectNotFoundError",
     "OptionError",
     "ParquetFile",
     "PredicateError",
@@ -35,6 +42,7 @@ __all__ = [
     "Scan",
     "ScanOptions",
     "SourceError",
+    "TransientSourceError",
     "UnsupportedFeatureError",
     "__version__",
     "col",

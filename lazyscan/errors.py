@@ -102,4 +102,22 @@ class OptionError(LazyScanError, ValueError):
 
 
 class SourceError(LazyScanError):
-    """A path or filesystem that cannot be listed or opened."""
+    """A path or filesystem that cannot be listed, opened or read."""
+
+
+class AccessDeniedError(SourceError):
+    """The store refused access to an object (HTTP 403, missing permission): not retried."""
+
+
+class ObjectNotFoundError(SourceError):
+    """The object (or local file) does not exist (HTTP 404): not retried."""
+
+
+class TransientSourceError(SourceError):
+    """A store kept answering with a transient failure (throttling, 5xx, reset connections,
+    truncated bodies, stalls) until the retries' time budget ran out."""
+
+
+class FileChangedError(FileError):
+    """A file changed between planning and reading (another size, modification time, ETag or
+    footer): its planned metadata no longer describes its bytes."""
