@@ -1,15 +1,26 @@
-"""Ranged reads of a local file: ``LocalSource.read_ranges_into`` against the file's bytes."""
+"""Ranged reads of a local file: ``LocalSource.read_ranges_into`` against the file's bytes; the
+identity of a source's file (local and on S3) and the check that it did not change."""
 
 from __future__ import annotations
 
 import errno
 import os
+import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from lazyscan.io.source import LocalSource, ReadOptions, ShortReadError, coalesce_ranges
+from lazyscan.errors import FileChangedError, ObjectNotFoundError
+from lazyscan.io.source import (
+    FileIdentity,
+    LocalSource,
+    ReadOptions,
+    ShortReadError,
+    coalesce_ranges,
+    open_source,
+)
+from tests.support.s3 import S3Server
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +193,179 @@ def test_a_range_past_the_end_is_reported_after_a_missed_read(blob, monkeypatch)
     with pytest.raises(ShortReadError, match="ends inside"):
         _read_with(kernel, path, [(len(data) - 200, 250), (10, 10)], monkeypatch)
     assert kernel.advised[0] == (len(data) - 100, 150)
+
+
+# --- file identity -------------------------------------------------------------------------
+
+
+def _rewrite_in_place(path: Path, data: bytes) -> None:
+    with open(path, "r+b") as f:
+        f.write(data)
+
+
+def _later(path: Path, seconds: float = 2.0) -> None:
+    """Move the file's modification time on (a rewrite within one tick of the kernel's clock
+    would keep it: the case the identity cannot see, said in its docstring)."""
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + int(seconds * 1e9)))
+
+
+def test_local_identity_sees_a_rewrite_in_place_of_the_same_size(tmp_path: Path) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"a" * 1000)
+    src = LocalSource(str(path))
+    try:
+        planned = src.identity
+        assert planned.size == 1000 and planned.inode == os.stat(path).st_ino
+        src.check_unchanged(planned)  # nothing changed yet
+        _rewrite_in_place(path, b"b" * 1000)
+        _later(path)
+        with pytest.raises(FileChangedError, match=r"changed since planning: modified .* -> ") as e:
+            src.check_unchanged(planned)
+        assert e.value.location.file == str(path)
+        assert "size" not in str(e.value)  # same size: the time tells
+    finally:
+        src.close()
+
+
+def test_local_identity_sees_a_rewrite_that_puts_the_old_time_back(tmp_path: Path) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"a" * 1000)
+    src = LocalSource(str(path))
+    try:
+        planned = src.identity
+        st = os.stat(path)
+        _later(path, 0.05)  # ctime moves with every write, at the kernel's clock tick
+        _rewrite_in_place(path, b"b" * 1000)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        now = src.current_identity()
+        assert now.mtime_ns == planned.mtime_ns and now.ctime_ns != planned.ctime_ns
+        with pytest.raises(FileChangedError, match="changed since planning: changed "):
+            src.check_unchanged(planned)
+    finally:
+        src.close()
+
+
+def test_local_identity_sees_a_file_renamed_over_by_path_not_descriptor(tmp_path: Path) -> None:
+    """The open descriptor still reads the old inode; the check stats the path."""
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"a" * 1000)
+    src = LocalSource(str(path))
+    try:
+        planned = src.identity
+        other = tmp_path / "g.bin"
+        other.write_bytes(b"b" * 1000)
+        st = os.stat(path)
+        os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))  # even with the same time
+        os.replace(other, path)
+        assert src.read_at(0, 4) == b"aaaa"  # the descriptor's file
+        with pytest.raises(FileChangedError, match="inode"):
+            src.check_unchanged(planned)
+    finally:
+        src.close()
+
+
+def test_local_identity_sees_a_touch_and_a_growth_and_a_removal(tmp_path: Path) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"a" * 1000)
+    src = LocalSource(str(path))
+    try:
+        planned = src.identity
+        _later(path)
+        diff = planned.describe_difference(src.current_identity())
+        assert diff is not None and diff.startswith("modified ")
+        with open(path, "ab") as f:
+            f.write(b"tail")
+        diff = planned.describe_difference(src.current_identity())
+        assert diff is not None and "size 1000 -> 1004" in diff
+        path.unlink()
+        with pytest.raises(ObjectNotFoundError, match=r"f\.bin"):
+            src.check_unchanged(planned)
+    finally:
+        src.close()
+
+
+def test_identity_differences_and_pickling() -> None:
+    a = FileIdentity(size=10, mtime_ns=1_700_000_000_123_456_789, etag='"abc"', version_id="v1")
+    assert a.describe_difference(a) is None
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert a.describe_difference(FileIdentity(size=12, etag='"abc"')) == "size 10 -> 12"
+    assert a.describe_difference(FileIdentity(size=10, etag='"def"')) == 'ETag "abc" -> "def"'
+    assert a.describe_difference(FileIdentity(size=10, version_id="v2")) == "version 'v1' -> 'v2'"
+    later = FileIdentity(size=10, mtime_ns=1_700_000_001_000_000_000)
+    assert a.describe_difference(later) == (
+        "modified 2023-11-14T22:13:20.123456789Z -> 2023-11-14T22:13:21.000000000Z"
+    )
+    # a field only one side knows is no difference
+    assert FileIdentity(size=10).describe_difference(a) is None
+
+
+def test_local_source_pickles_and_reopens_with_its_identity(tmp_path: Path) -> None:
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"a" * 100)
+    src = LocalSource(str(path))
+    copy = pickle.loads(pickle.dumps(src))
+    try:
+        assert copy.identity == src.identity
+    finally:
+        src.close()
+        copy.close()
+
+
+def test_missing_local_file_is_object_not_found(tmp_path: Path) -> None:
+    with pytest.raises(ObjectNotFoundError, match=r"nothing\.bin"):
+        open_source(tmp_path / "nothing.bin")
+
+
+@pytest.mark.parametrize("client", ["pyarrow", "s3fs"])
+def test_object_identity_sees_an_overwrite_of_the_same_size(s3_server: S3Server, client: str) -> None:
+    bucket = s3_server.bucket("lazyscan-identity")
+    key = f"same-size-{client}.bin"
+    s3_server.put(bucket, key, b"a" * 5000)
+    fs = s3_server.arrow_filesystem() if client == "pyarrow" else s3_server.fsspec_filesystem()
+    before = s3_server.requests()
+    src = open_source(f"{bucket}/{key}", filesystem=fs)
+    try:
+        assert s3_server.requests() - before == 1  # the open's HEAD tells the identity too
+        planned = src.identity
+        assert planned.size == 5000 and planned.etag is not None and planned.mtime_ns is not None
+        assert pickle.loads(pickle.dumps(planned)) == planned
+        src.check_unchanged(planned)
+        s3_server.put(bucket, key, b"b" * 5000)
+        with pytest.raises(FileChangedError, match=r'changed since planning: ETag "\w+" -> "\w+"') as e:
+            src.check_unchanged(planned)
+        assert e.value.location.file == f"{bucket}/{key}"
+        s3_server.client.delete_object(Bucket=bucket, Key=key)
+        with pytest.raises(ObjectNotFoundError, match=key):
+            src.check_unchanged(planned)
+    finally:
+        src.close()
+
+
+def test_s3fs_identity_has_the_version_id_of_a_versioned_bucket(s3_server: S3Server) -> None:
+    bucket = s3_server.bucket("lazyscan-versioned")
+    s3_server.client.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    s3_server.put(bucket, "v.bin", b"a" * 100)
+    src = open_source(f"{bucket}/v.bin", filesystem=s3_server.fsspec_filesystem())
+    try:
+        assert src.identity.version_id is not None
+        s3_server.put(bucket, "v.bin", b"a" * 100)  # same bytes, same ETag: a new version
+        with pytest.raises(FileChangedError, match="version"):
+            src.check_unchanged(src.identity)
+    finally:
+        src.close()
+
+
+def test_arrow_local_filesystem_identity_has_the_modification_time(tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(b"a" * 100)
+    src = open_source(str(path), filesystem=pafs.LocalFileSystem())
+    try:
+        assert src.identity.mtime_ns == os.stat(path).st_mtime_ns
+        _later(path)
+        with pytest.raises(FileChangedError, match="modified"):
+            src.check_unchanged(src.identity)
+    finally:
+        src.close()

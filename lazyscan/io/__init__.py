@@ -6,9 +6,12 @@
 - :func:`coalesce_ranges` / :meth:`Source.read_ranges`: merges nearby byte ranges into few large
   requests (gap and size limits), so remote stores see few round trips.
 - :class:`IOStats`: bytes and requests issued, time spent waiting.
+- :class:`FileIdentity`: the version of a file a source reads (``Source.identity``);
+  ``Source.check_unchanged`` tells whether the file is still that version.
 """
 
 from lazyscan.io.source import (
+    FileIdentity,
     IOStats,
     LocalSource,
     ReadOptions,
@@ -17,4 +20,4 @@ from lazyscan.io.source import (
     open_source,
 )
 
-__all__ = ["IOStats", "LocalSource", "ReadOptions", "Source", "coalesce_ranges", "open_source"]
+__all__ = ["FileIdentity", "IOStats", "LocalSource", "ReadOptions", "Source", "coalesce_ranges", "open_source"]

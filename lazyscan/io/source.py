@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import threading
 import time
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import SourceError
+from lazyscan.errors import FileChangedError, ObjectNotFoundError, SourceError
 from lazyscan.io.prefetch import DEFAULT_BUDGET, BlockCache
 
 
@@ -66,6 +67,120 @@ def coalesce_ranges(
     return out
 
 
+@dataclass(frozen=True)
+class FileIdentity:
+    """What identifies one version of a file: its size, plus whatever the store tells about it
+    (``None`` where it does not). Two identities describe the same version when no field known on
+    both sides differs.
+
+    - ``mtime_ns``: modification time (local files: nanoseconds; object stores: their
+      ``Last-Modified``, whole seconds).
+    - ``etag`` / ``version_id``: an object store's ETag and version id (S3 gives a version id
+      only in buckets with versioning on).
+    - ``inode`` / ``device`` / ``ctime_ns``: local files only. A file renamed over another gets
+      another inode; a rewrite in place that puts the old modification time back still moves
+      ``ctime``. Two writes within one tick of the kernel's clock (a few ms) can leave all of them
+      equal: nothing short of the bytes tells those apart.
+    """
+
+    size: int
+    mtime_ns: int | None = None
+    etag: str | None = None
+    version_id: str | None = None
+    inode: int | None = None
+    device: int | None = None
+    ctime_ns: int | None = None
+
+    def describe_difference(self, other: FileIdentity) -> str | None:
+        """None when ``other`` describes the same version, else what differs, e.g.
+        ``size 1234 -> 1240`` or ``ETag "ab.." -> "cd.."``."""
+        parts = []
+        for name in _IDENTITY_LABELS:  # the telling fields first
+            before, after = getattr(self, name), getattr(other, name)
+            if before is None or after is None or before == after:
+                continue
+            parts.append(f"{_IDENTITY_LABELS[name]} {_show(name, before)} -> {_show(name, after)}")
+        return ", ".join(parts) or None
+
+
+_IDENTITY_LABELS = {
+    "size": "size", "etag": "ETag", "version_id": "version", "inode": "inode", "device": "device",
+    "mtime_ns": "modified", "ctime_ns": "changed",
+}
+
+
+def _show(name: str, value: Any) -> str:
+    if name in ("mtime_ns", "ctime_ns"):
+        at = _dt.datetime.fromtimestamp(value // 1_000_000_000, _dt.timezone.utc)
+        return at.strftime("%Y-%m-%dT%H:%M:%S") + f".{value % 1_000_000_000:09d}Z"
+    if isinstance(value, str):
+        return value if value.startswith('"') else repr(value)
+    return str(value)
+
+
+def _local_identity(st: os.stat_result) -> FileIdentity:
+    return FileIdentity(
+        size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, device=st.st_dev, ctime_ns=st.st_ctime_ns
+    )
+
+
+def _parse_time_ns(value: Any) -> int | None:
+    """Nanoseconds since the epoch from a store's modification time: a datetime, seconds as a
+    number, or ISO 8601 / HTTP-date text (bytes too); None when it is none of these."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("ascii", "replace")
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=_dt.timezone.utc)
+        delta = value - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(value * 1e9) if isinstance(value, float) else int(value) * 1_000_000_000
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return _parse_time_ns(_dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except ValueError:
+            pass
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return _parse_time_ns(parsedate_to_datetime(text))
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return str(value) or None
+
+
+def _store_identity(size: int, info: dict[str, Any]) -> FileIdentity:
+    """An identity from an object store's metadata (pyarrow's input file ``metadata()``, an
+    fsspec ``info()``), whatever spelling of the keys the store uses."""
+    lower = {str(k).lower(): v for k, v in info.items()}
+
+    def first(*keys: str) -> Any:
+        for k in keys:
+            if lower.get(k) is not None:
+                return lower[k]
+        return None
+
+    mtime = first("last-modified", "lastmodified", "last_modified", "mtime", "updated")
+    version = first("versionid", "version_id", "x-amz-version-id", "generation")
+    inode = first("ino")
+    return FileIdentity(
+        size=size, mtime_ns=_parse_time_ns(mtime), etag=_text(first("etag", "e_tag")), version_id=_text(version),
+        inode=inode if isinstance(inode, int) else None,
+    )
+
+
 _DEFAULT_READ = ReadOptions()
 
 
@@ -75,6 +190,8 @@ class Source:
     path: str
     size: int
     stats: IOStats
+    #: the version of the file this source reads, learnt when it was opened
+    identity: FileIdentity
     #: ranges fetched ahead (object stores, see :meth:`enable_prefetch`)
     _blocks: BlockCache | None = None
 
@@ -104,6 +221,18 @@ class Source:
     def remote(self) -> bool:
         """Whether a request costs a round trip (object stores), not a system call."""
         return True
+
+    def current_identity(self) -> FileIdentity:
+        """The file's identity now (a new stat or HEAD request); :class:`ObjectNotFoundError`
+        when it is gone."""
+        return self.identity
+
+    def check_unchanged(self, expected: FileIdentity) -> None:
+        """Raise :class:`FileChangedError` naming the file when it is no longer the version
+        ``expected`` describes (asks the store: one stat or HEAD request)."""
+        difference = expected.describe_difference(self.current_identity())
+        if difference is not None:
+            raise FileChangedError(f"changed since planning: {difference}", file=self.path)
 
     def enable_prefetch(self, budget: int = DEFAULT_BUDGET) -> None:
         """Keep ranges fetched by :meth:`prefetch` (at most ``budget`` bytes) for later reads."""
@@ -301,13 +430,24 @@ class LocalSource(Source):
         try:
             self._fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
-            raise SourceError(f"file not found: {path!r}") from None
+            raise ObjectNotFoundError(f"file not found: {path!r}") from None
         except IsADirectoryError:
             raise SourceError(f"is a directory, not a file: {path!r}") from None
         except OSError as e:
             raise SourceError(f"cannot open {path!r}: {e.strerror}") from None
-        self.size = os.fstat(self._fd).st_size
+        self.identity = _local_identity(os.fstat(self._fd))
+        self.size = self.identity.size
         self.stats = IOStats()
+
+    def current_identity(self) -> FileIdentity:
+        # by path, not by the open descriptor: a file renamed over this one leaves the
+        # descriptor on the old inode
+        try:
+            return _local_identity(os.stat(self.path))
+        except FileNotFoundError:
+            raise ObjectNotFoundError(f"file not found: {self.path!r}") from None
+        except OSError as e:
+            raise SourceError(f"cannot stat {self.path!r}: {e.strerror}") from None
 
     def _read(self, offset: int, length: int) -> bytes:
         first = os.pread(self._fd, length, offset)
@@ -448,14 +588,31 @@ class ArrowSource(Source):
     def __init__(self, path: str, filesystem: Any) -> None:
         self.path = path
         self._fs = filesystem
+        self._file, self.identity = self._open()
+        self.size = self.identity.size
+        self.stats = IOStats()
+
+    def _open(self) -> tuple[Any, FileIdentity]:
+        """The input file and its identity. On S3 the open is one HEAD request, whose ETag and
+        Last-Modified the file's ``metadata()`` holds; a filesystem whose files carry neither is
+        asked for the modification time."""
+        path = self.path
         try:
-            self._file = filesystem.open_input_file(path)
+            file = self._fs.open_input_file(path)
+            size = file.size()
+            identity = _store_identity(size, file.metadata())
+            if identity.etag is None and identity.mtime_ns is None:
+                identity = FileIdentity(size=size, mtime_ns=self._fs.get_file_info(path).mtime_ns)
         except FileNotFoundError:
-            raise SourceError(f"file not found: {path!r}") from None
+            raise ObjectNotFoundError(f"file not found: {path!r}") from None
         except OSError as e:
             raise SourceError(f"cannot open {path!r}: {e}") from None
-        self.size = self._file.size()
-        self.stats = IOStats()
+        return file, identity
+
+    def current_identity(self) -> FileIdentity:
+        file, identity = self._open()
+        file.close()
+        return identity
 
     def _read(self, offset: int, length: int) -> bytes:
         try:
@@ -475,13 +632,35 @@ class FsspecSource(Source):
     def __init__(self, path: str, filesystem: Any) -> None:
         self.path = path
         self._fs = filesystem
+        self.identity = self._info(refresh=False)
+        self.size = self.identity.size
+        self.stats = IOStats()
+
+    def _info(self, refresh: bool) -> FileIdentity:
+        """The identity from ``fs.info`` (s3fs: one HEAD, with size, ETag, Last-Modified and
+        VersionId); ``refresh`` bypasses the filesystem's cache of listings where it has one."""
+        path = self.path
         try:
-            self.size = int(filesystem.size(path))
+            if refresh:
+                try:
+                    info = self._fs.info(path, refresh=True)
+                except TypeError:
+                    info = self._fs.info(path)
+            else:
+                info = self._fs.info(path)
         except FileNotFoundError:
-            raise SourceError(f"file not found: {path!r}") from None
+            raise ObjectNotFoundError(f"file not found: {path!r}") from None
         except Exception as e:  # fsspec backends raise their clients' errors too
             raise SourceError(f"cannot open {path!r}: {e}") from None
-        self.stats = IOStats()
+        if info.get("type") == "directory":
+            raise SourceError(f"is a directory, not a file: {path!r}")
+        size = info.get("size")
+        if size is None:
+            raise SourceError(f"cannot open {path!r}: its filesystem gives no size")
+        return _store_identity(int(size), info)
+
+    def current_identity(self) -> FileIdentity:
+        return self._info(refresh=True)
 
     def _read(self, offset: int, length: int) -> bytes:
         try:
