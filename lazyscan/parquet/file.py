@@ -16,6 +16,8 @@ Errors name the file, row group, column and page.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
 import threading
 import time
@@ -34,7 +36,7 @@ from lazyscan.format.writers import (
 )
 from lazyscan.io import ReadOptions, Source, open_source
 from lazyscan.io.source import ShortReadError
-from lazyscan.parquet import buffers, codecs, fused, fused_match
+from lazyscan.parquet import buffers, checksums, codecs, fused, fused_match
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled, assemble, stored_as_is, to_arrow
@@ -76,6 +78,18 @@ MAGIC_ENCRYPTED = b"PARE"
 _TAIL_READ = 64 * 1024
 _HEADER_WINDOW = 256  # first read of a page header while walking; grows 4x until it parses
 _MAX_HEADER = 16 * 1024 * 1024
+#: What one GET on an object store costs, in bytes of transfer: S3 answers a request in some tens
+#: of milliseconds before the first byte and then sends on the order of 100 MB/s per connection,
+#: so a request costs about what 1-8 MB of transfer does. The low end is taken: a chunk read whole
+#: to walk its page headers never costs more than the header GETs it replaces.
+_REQUEST_COST_BYTES = 1024 * 1024
+#: The largest column chunk read whole to walk its page headers on an object store (the upper end
+#: of that range): beyond it the walk reads header by header, so a scan that needs a page or two
+#: of a big chunk does not fetch all of it.
+_WHOLE_WALK_MAX = 8 * 1024 * 1024
+#: The page size parquet-mr and Arrow write by default (uncompressed): estimates how many
+#: headers a walk reads where the footer does not count a chunk's pages.
+_TYPICAL_PAGE = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,10 @@ class ReaderOptions:
     well short of the whole page.
     ``timestamp_unit``: the unit ORC timestamps are read in, ``us`` (Spark's: every year ORC
     stores) or ``ns`` (pyarrow's: a value outside 1677-2262 is an error naming its row).
+    ``verify_checksums``: a page whose header holds a checksum (CRC-32 of the bytes after the
+    header) is checked once fetched; on a mismatch its bytes are fetched once more from the
+    source, then a second mismatch is a :class:`CorruptFileError` naming the page
+    (:mod:`lazyscan.parquet.checksums`).
     """
 
     materialization_threshold: int = 0
@@ -98,6 +116,7 @@ class ReaderOptions:
     max_page_size: int = codecs.DEFAULT_MAX_PAGE_SIZE
     partial_decompression: bool = True
     timestamp_unit: str = "us"
+    verify_checksums: bool = False
 
 
 @dataclass(frozen=True)
@@ -165,16 +184,35 @@ class _Cache:
             self._data.clear()
 
 
+class _Footer(NamedTuple):
+    """A parsed footer as the footer cache keeps it."""
+
+    metadata: FileMetaData
+    schema: FileSchema
+    #: names this footer in the keys of the other caches: a small number is cheaper to hash than
+    #: the footer's key, and a footer read again after its entry left the cache gets a new one,
+    #: so nothing cached for a file's other versions is ever found under it
+    token: int
+    #: what :attr:`ParquetFile.footer_digest` gives
+    digest: bytes
+    #: the footer's bytes the entry was parsed from, compared whole on every hit
+    content: bytes
+
+
+#: parsed footers, found by path, :class:`FileIdentity`, footer length and the footer's last
+#: bytes, and used only when the whole footer equals the entry's (see
+#: :meth:`ParquetFile._read_footer`)
 _FOOTER_CACHE = _Cache(256)
-#: a footer's per-row-group sizes as arrays and its decoded statistics, keyed like footers
+_FOOTER_TOKENS = itertools.count(1)
+#: a footer's per-row-group sizes as arrays and its decoded statistics, keyed by its token
 _SUMMARY_CACHE = _Cache(256)
 _LAYOUT_CACHE = _Cache(65536)
-#: fused-read groups (one per file, row group and list of columns read), keyed like footers
+#: fused-read groups (one per file, row group and list of columns read), by footer token
 _GROUP_CACHE = _Cache(4096)
 _NO_GROUP = object()
 #: per-page statistics decoded from ColumnIndexes, keyed like layouts
 _PAGE_STATS_CACHE = _Cache(16384)
-#: data pages per column chunk of a file (an array per footer), keyed like footers
+#: data pages per column chunk of a file (an array per footer), keyed by its token
 _PAGE_COUNT_CACHE = _Cache(256)
 _NO_PAGE_STATS = object()
 #: column chunks whose offset index located a page wrongly: their layout comes from the page
@@ -188,6 +226,15 @@ _NO_BYTES = np.empty(0, np.uint8)
 #: a file's page indexes (all ColumnIndexes and OffsetIndexes, which writers put side by side)
 #: are fetched in one request when they span at most this many bytes
 _INDEX_REGION_MAX = 16 * 1024 * 1024
+#: where a chunk's dictionary page is, learnt from its first page header without walking the
+#: rest (object stores), keyed like layouts
+_DICTIONARY_AT = _Cache(65536)
+_NO_DICTIONARY = object()
+#: one walk of a chunk's page headers at a time: threads wanting the same layout wait for it
+#: (striped by key, so walks of other chunks rarely wait)
+_WALK_LOCKS = tuple(threading.Lock() for _ in range(64))
+#: prefetches of whole chunks merge only ranges that touch (a gap may hold bytes read already)
+_TOUCHING = ReadOptions(coalesce_gap=0)
 
 
 class PageCache:
@@ -239,6 +286,17 @@ class _ChunkPlan(NamedTuple):
     cached: frozenset[int]
 
 
+class _Check(NamedTuple):
+    """What the ranges of a fetch hold, for checking their pages' checksums: pages of row group
+    ``row_group``; each range one page (``walk_rows`` is ``checksums.ONE_PAGE``), or the
+    consecutive pages from its start holding ``walk_rows`` rows of data, the first of them page
+    ``first_page`` of its chunk (else a bad page's number comes from the chunk's layout)."""
+
+    row_group: int
+    walk_rows: int = checksums.ONE_PAGE
+    first_page: int | None = None
+
+
 class FooterSummary:
     """A footer's row groups as arrays, for planning over many row groups without walking the
     thrift structures: rows, the first chunk's offset and the compressed bytes of each row
@@ -279,6 +337,11 @@ class FooterSummary:
         return np.flatnonzero(owned).tolist()
 
 
+def footer_digest(data: bytes) -> bytes:
+    """The digest a plan pins a file's footer (or other metadata) by: BLAKE2b of 16 bytes."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 def clear_caches() -> None:
     """Forget cached footers, page layouts and page statistics (tests and benchmarks use this)."""
     _FOOTER_CACHE.clear()
@@ -286,7 +349,9 @@ def clear_caches() -> None:
     _GROUP_CACHE.clear()
     _LAYOUT_CACHE.clear()
     _PAGE_STATS_CACHE.clear()
+    _PAGE_COUNT_CACHE.clear()
     _DISTRUSTED.clear()
+    _DICTIONARY_AT.clear()
 
 
 class ParquetFile:
@@ -305,7 +370,10 @@ class ParquetFile:
         self._default_read = self.source_default_read_options()
         self._filesystem = filesystem
         self.counters = ReadCounters()
-        self._footer_key: tuple[Any, ...] = ()
+        #: the footer's token (:class:`_Footer`): the first part of every cache key of this file
+        self._footer_key = 0
+        #: see :attr:`footer_digest`
+        self._footer_digest = b""
         self.metadata, self.schema = self._read_footer()
         #: the writer compressed v2 pages that say they are not (ARROW-17100)
         self._v2_always_compressed = v2_pages_always_compressed(self.metadata.created_by)
@@ -319,6 +387,16 @@ class ParquetFile:
 
     def _error(self, cls: type[FileError], msg: str, **where: Any) -> FileError:
         return cls(msg, file=self.path, **where)
+
+    @property
+    def footer_digest(self) -> bytes:
+        """A digest (BLAKE2b, 16 bytes) of the footer as read: the same for every open of one
+        version of the file, so a plan can pin the footer it was made from and a later open
+        compare (with :attr:`Source.identity <lazyscan.io.Source.identity>`). Where the
+        identity holds an ETag or version id, which name the object's whole content, and the
+        footer is longer than the tail read, it is the digest of the tail read (the last 64
+        KiB), not of the whole footer."""
+        return self._footer_digest
 
     def _read_footer(self) -> tuple[FileMetaData, FileSchema]:
         size = self.source.size
@@ -334,14 +412,30 @@ class ParquetFile:
             raise self._error(
                 CorruptFileError, f"footer length {footer_len} exceeds the file size {size}"
             )
-        key = (self.path, size, bytes(tail[-min(len(tail), 64) :]))
-        self._footer_key = key
-        cached = _FOOTER_CACHE.get(key)
-        if cached is not None:
-            return cached  # type: ignore[no-any-return]
+        # Cached footers are keyed by the file's identity (size, modification time, inode; ETag
+        # and version id on object stores) and the footer's bytes: two versions of a file that
+        # share a size, a modification time tick and the end of their footers (one writer, one
+        # schema) never share an entry. Where an ETag or version id names the content, the
+        # footer's bytes in the tail read are enough: the rest of a longer footer is not fetched
+        # again on each open of a file the cache holds.
+        identity = self.source.identity
+        footer: memoryview | None = None
         if footer_len + 8 <= len(tail):
             footer = memoryview(tail)[len(tail) - 8 - footer_len : len(tail) - 8]
+            content = bytes(footer)
+        elif identity.etag is not None or identity.version_id is not None:
+            content = tail
         else:
+            footer = memoryview(self.source.read_at(size - 8 - footer_len, footer_len))
+            content = bytes(footer)
+        # found by a key cheap to hash, then compared whole (hashing 100 KiB of footer would cost
+        # ~50 us, the comparison ~5)
+        key = (self.path, identity, footer_len, content[-64:])
+        cached: _Footer | None = _FOOTER_CACHE.get(key)
+        if cached is not None and cached.content == content:
+            self._footer_key, self._footer_digest = cached.token, cached.digest
+            return cached.metadata, cached.schema
+        if footer is None:
             footer = memoryview(self.source.read_at(size - 8 - footer_len, footer_len))
         head = self.source.read_at(0, 4)
         if head != MAGIC:
@@ -365,7 +459,9 @@ class ParquetFile:
                     row_group=i,
                 )
         self._check_row_counts(md, schema)
-        _FOOTER_CACHE.put(key, (md, schema))
+        entry = _Footer(md, schema, next(_FOOTER_TOKENS), footer_digest(content), content)
+        _FOOTER_CACHE.put(key, entry)
+        self._footer_key, self._footer_digest = entry.token, entry.digest
         return md, schema
 
     def _check_row_counts(self, md: FileMetaData, schema: FileSchema) -> None:
@@ -681,7 +777,14 @@ class ParquetFile:
                     oi.page_locations, start, start + total, num_rows, self.source.size, data_pages if data_pages >= 0 else None
                 )
         if layout is None:
-            layout = self._walk_pages(start, total, num_rows, where)
+            # one walk per chunk: a thread wanting a layout being walked waits for it
+            with _WALK_LOCKS[hash(key) % len(_WALK_LOCKS)]:
+                cached = _LAYOUT_CACHE.get(key)
+                if cached is not None:
+                    return cached  # type: ignore[no-any-return]
+                layout = self._walk_pages(start, total, num_rows, where, self._whole_walk(row_group, desc, md, total))
+                _LAYOUT_CACHE.put(key, layout)
+            return layout
         _LAYOUT_CACHE.put(key, layout)
         return layout
 
@@ -698,17 +801,74 @@ class ParquetFile:
             _LAYOUT_GENERATION += 1
         return self._layout(row_group, desc, md)
 
-    def _walk_pages(self, start: int, total: int, num_rows: int, where: dict[str, Any]) -> ChunkLayout:
+    def _walks_headers(self, row_group: int, desc: ColumnDescriptor) -> bool:
+        """Whether the chunk's layout is not known yet and will come from its page headers (no
+        offset index to take it from)."""
+        key = (self._footer_key, row_group, desc.index)
+        if _LAYOUT_CACHE.get(key) is not None:
+            return False
+        chunk = self.metadata.row_groups[row_group].columns[desc.index]
+        has_index = chunk.offset_index_offset is not None and bool(chunk.offset_index_length)
+        return not (desc.flat and has_index and _DISTRUSTED.get(key) is None)
+
+    def _page_headers(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> int:
+        """How many page headers a walk of the chunk reads: its data pages as the footer's
+        encoding statistics count them (else as many as the usual page size makes of its
+        uncompressed size), plus the dictionary page."""
+        pages = int(self._data_page_counts()[row_group, desc.index])
+        if pages < 0:
+            pages = max(1, -(-md.total_uncompressed_size // _TYPICAL_PAGE))
+        return pages + (1 if md.chunk_start < md.data_page_offset else 0)
+
+    def _whole_walk(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, total: int) -> bool:
+        """Whether to walk the chunk's page headers from one read of the whole chunk: on an
+        object store, where that read costs less than the header GETs it replaces (its bytes
+        then serve the page reads that follow)."""
+        if not self.source.remote or total > _WHOLE_WALK_MAX:
+            return False
+        return total <= self._page_headers(row_group, desc, md) * _REQUEST_COST_BYTES
+
+    def _chunk_bytes(self, start: int, total: int) -> np.ndarray:
+        """The bytes ``[start, start + total)`` from one request, left with the source's
+        read-ahead blocks so that the page reads after the walk do not fetch them again."""
+        self.source.enable_prefetch()
+        self.source.prefetch([(start, total)], _TOUCHING)
+        return np.frombuffer(self.source.read_at(start, total), np.uint8)
+
+    def _prefetch_walks(self, row_group: int, descs: Sequence[ColumnDescriptor]) -> None:
+        """Before reading ``descs`` in a row group on an object store: fetch in one go (chunks
+        side by side in one request) every chunk whose page headers will be walked from a
+        whole read, so that the walks of several columns do not make a request each."""
+        if not self.source.remote:
+            return
+        ranges = []
+        for desc in descs:
+            if not self._walks_headers(row_group, desc):
+                continue
+            _, _chunk, md = self.column_chunk(row_group, desc.index)
+            start, total = self._chunk_range(md)
+            if 0 < total and start + total <= self.source.size and self._whole_walk(row_group, desc, md, total):
+                ranges.append((start, total))
+        if ranges:
+            self.source.enable_prefetch()
+            self.source.prefetch(ranges, _TOUCHING)
+
+    def _walk_pages(
+        self, start: int, total: int, num_rows: int, where: dict[str, Any], whole: bool = False
+    ) -> ChunkLayout:
+        """The chunk's layout from its page headers, read one at a time or (``whole``) from one
+        read of the chunk."""
         end = start + total
         if end > self.source.size:
             raise self._error(CorruptFileError, "column chunk extends past the end of the file", **where)
+        chunk = self._chunk_bytes(start, total) if whole and total > 0 else None
         pos = start
         dictionary = None
         pages: list[PageInfo] = []
         row = 0
         index = 0
         while pos < end and row < num_rows:
-            header = self._read_page_header(pos, end, where, index)
+            header = self._read_page_header(pos, end, where, index, chunk, start)
             size = header.header_size + header.compressed_page_size
             if pos + size > end:
                 raise self._error(CorruptFileError, "page extends past its column chunk", page=index, **where)
@@ -728,7 +888,19 @@ class ParquetFile:
             )
         return ChunkLayout(dictionary, tuple(pages), False)
 
-    def _read_page_header(self, pos: int, end: int, where: dict[str, Any], index: int) -> PageHeader:
+    def _read_page_header(
+        self, pos: int, end: int, where: dict[str, Any], index: int, chunk: np.ndarray | None = None, chunk_start: int = 0
+    ) -> PageHeader:
+        """The page header at ``pos`` (its page ends by ``end``): parsed from ``chunk`` (the
+        bytes from ``chunk_start``) when given, else read with a window growing until it parses."""
+        if chunk is not None:
+            at = pos - chunk_start
+            if at >= len(chunk):
+                raise self._error(CorruptFileError, "file ends inside the column chunk", page=index, **where)
+            try:
+                return parse_page_header(chunk, at, min(len(chunk), end - chunk_start))
+            except ThriftError as e:
+                raise self._error(CorruptFileError, f"corrupt page header: {e}", page=index, **where) from None
         window = min(_HEADER_WINDOW, end - pos)
         while True:
             data = self.source.read_at(pos, window)
@@ -740,6 +912,67 @@ class ParquetFile:
                     continue
                 raise self._error(CorruptFileError, f"corrupt page header: {e}", page=index, **where) from None
 
+    def _dictionary_location(
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData
+    ) -> tuple[tuple[int, int] | None, bool]:
+        """``(offset, size)`` of the chunk's dictionary page (None without one), and whether an
+        offset index located it. On an object store a chunk without a usable offset index is
+        not walked for this: its first page header tells (a read of the dictionary alone may
+        rule the row group out, leaving the rest of the chunk unread)."""
+        if not self.source.remote or not self._walks_headers(row_group, desc):
+            layout = self._layout(row_group, desc, md)
+            return layout.dictionary, layout.from_offset_index
+        key = (self._footer_key, row_group, desc.index)
+        found = _DICTIONARY_AT.get(key)
+        if found is None:
+            found = self._first_page_dictionary(row_group, desc, md)
+            _DICTIONARY_AT.put(key, _NO_DICTIONARY if found is None else found)
+        return (None if found is _NO_DICTIONARY else found), False
+
+    def _first_page_dictionary(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> tuple[int, int] | None:
+        """The chunk's dictionary page from its first page header, fetched with as much of the
+        chunk as the footer says the dictionary takes (one request for header and page)."""
+        where = {"row_group": row_group, "column": desc.name}
+        start, total = self._chunk_range(md)
+        end = start + total
+        if end > self.source.size:
+            raise self._error(CorruptFileError, "column chunk extends past the end of the file", **where)
+        if total <= 0:
+            return None
+        claimed = md.data_page_offset - start
+        if 0 < claimed <= min(total, _WHOLE_WALK_MAX):
+            self.source.enable_prefetch()
+            self.source.prefetch([(start, max(claimed, min(_HEADER_WINDOW, total)))], _TOUCHING)
+        header = self._read_page_header(start, end, where, 0)
+        if header.type != PageType.DICTIONARY_PAGE:
+            return None
+        size = header.header_size + header.compressed_page_size
+        if size > total:
+            raise self._error(CorruptFileError, "page extends past its column chunk", page=0, **where)
+        return start, size
+
+    def read_ahead_range(self, row_group: int, column: int | str, dictionary_only: bool) -> tuple[int, int]:
+        """The bytes of a chunk worth fetching ahead to read it as a filter column, known
+        without a request: its dictionary page where ``dictionary_only`` and every data page
+        is dictionary encoded (the dictionary may rule the row group out), else the chunk."""
+        desc, _chunk, md = self.column_chunk(row_group, column)
+        start, total = self._chunk_range(md)
+        if not (dictionary_only and self.is_fully_dictionary_encoded(row_group, desc.index)):
+            return start, total
+        key = (self._footer_key, row_group, desc.index)
+        layout = _LAYOUT_CACHE.get(key)
+        if layout is not None:
+            return layout.dictionary or (start, total)  # type: ignore[no-any-return]
+        found = _DICTIONARY_AT.get(key)
+        if found is not None:
+            return (start, total) if found is _NO_DICTIONARY else found  # type: ignore[no-any-return]
+        # where the footer says the data pages start (the read of the first header checks it),
+        # and at least the first header's read window
+        claimed = md.data_page_offset - start
+        if 0 < claimed <= total:
+            return start, max(claimed, min(_HEADER_WINDOW, total))
+        return start, total
+
     # ---- reading ------------------------------------------------------------------------
 
     def read_dictionary(
@@ -750,18 +983,18 @@ class ParquetFile:
         desc, _, md = self.column_chunk(row_group, column)
         if not desc.flat:
             return None
-        layout = self._layout(row_group, desc, md)
-        if layout.dictionary is None:
+        location, from_offset_index = self._dictionary_location(row_group, desc, md)
+        if location is None:
             return None
         c = counters if counters is not None else self.counters
         where = {"row_group": row_group, "column": desc.name}
-        off, size = layout.dictionary
+        off, size = location
         values = cache.dictionaries.get(off) if cache is not None else None
         if values is None:
-            data = self._fetch([(off, size)], c)[0]
+            data = self._fetch([(off, size)], c, _Check(row_group, first_page=0))[0]
             try:
                 values = self._decode_dictionary(
-                    np.frombuffer(data, np.uint8), 0, size, desc, md, c, where, cache, off, layout.from_offset_index
+                    np.frombuffer(data, np.uint8), 0, size, desc, md, c, where, cache, off, from_offset_index
                 )
             except _IndexMismatch:
                 self._distrust_offset_index(row_group, desc, md)
@@ -896,7 +1129,10 @@ class ParquetFile:
                 return None
             if start + total > self.source.size:
                 raise CorruptFileError("column chunk extends past the end of the file")
-            buf = np.frombuffer(self._fetch([(first, total - (first - start))], c)[0], dtype=np.uint8)
+            rows_held = self.metadata.row_groups[row_group].num_rows
+            buf = np.frombuffer(
+                self._fetch([(first, total - (first - start))], c, _Check(row_group, rows_held, first_page=1))[0], dtype=np.uint8
+            )
         except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
             raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
         num_rows = self.metadata.row_groups[row_group].num_rows
@@ -942,7 +1178,9 @@ class ParquetFile:
 
     # ---- internals ------------------------------------------------------------------------
 
-    def _fetch(self, ranges: list[tuple[int, int]], c: ReadCounters) -> list[memoryview]:
+    def _fetch(self, ranges: list[tuple[int, int]], c: ReadCounters, check: _Check | None = None) -> list[memoryview]:
+        """The bytes of ``ranges``; with ``check`` (what they hold), their pages' checksums
+        verified (:meth:`_verified_views`) when the reader options ask for it."""
         self._check_ranges(ranges)
         t0 = time.perf_counter()
         opts = self.read_options
@@ -953,7 +1191,77 @@ class ParquetFile:
         for (_, length), view in zip(ranges, out):
             if len(view) != length:
                 raise CorruptFileError("file ends inside a page")
+        if check is not None and self.options.verify_checksums:
+            out = self._verified_views(ranges, out, check, c)
         return out
+
+    def _verified_views(
+        self, ranges: list[tuple[int, int]], views: list[memoryview], check: _Check, c: ReadCounters
+    ) -> list[memoryview]:
+        """``views`` (the bytes of ``ranges``) with the pages whose checksum does not match
+        fetched again; CorruptFileError when a page's bytes do not match twice."""
+        limits = np.array([check.walk_rows], np.int64)
+        start = np.zeros(1, np.int64)
+        out = views
+        for r, ((offset, _), view) in enumerate(zip(ranges, views)):
+            buf = np.frombuffer(view, np.uint8)
+            bad = checksums.mismatches(buf, start, np.array([len(buf)], np.int64), limits)
+            if not bad:
+                continue
+            fixed = bytearray(view)
+            for m in bad:
+                fixed[m.at : m.at + m.size] = self._page_fetched_again(offset + m.at, m, check, c)
+            out = list(out) if out is views else out
+            out[r] = memoryview(fixed)
+        return out
+
+    def _page_fetched_again(self, offset: int, m: checksums.Mismatch, check: _Check, c: ReadCounters) -> np.ndarray:
+        """The page at ``offset`` whose checksum did not match as fetched (``m``), read again
+        from the source itself (not from bytes fetched ahead): a transfer may have damaged it.
+        CorruptFileError naming the page when its bytes do not match again."""
+        t0 = time.perf_counter()
+        try:
+            data = np.frombuffer(self.source._read_counted(offset, m.size), np.uint8)
+        finally:
+            c.io_seconds += time.perf_counter() - t0
+        c.bytes_fetched += len(data)
+        c.requests += 1
+        ok, stored, computed = checksums.page_matches(data)
+        if ok and len(data) == m.size:
+            return data
+        if not stored and not computed:
+            stored, computed = m.stored, m.computed
+        column, page = self._page_at(check.row_group, offset)
+        if check.first_page is not None:
+            page = check.first_page + m.ordinal
+        raise CorruptFileError(
+            checksums.describe(stored, computed), file=self.path, row_group=check.row_group, column=column, page=page
+        )
+
+    def _page_at(self, row_group: int, offset: int) -> tuple[str | None, int | None]:
+        """The column whose chunk holds the page at file offset ``offset`` and that page's
+        number in the chunk (None where the chunk's layout does not list it)."""
+        best: tuple[int, ColumnDescriptor, ColumnMetaData] | None = None
+        for desc, chunk in zip(self.schema.columns, self.metadata.row_groups[row_group].columns):
+            md = chunk.meta_data
+            if md is None:
+                continue
+            start, total = self._chunk_range(md)
+            if start <= offset < start + total and (best is None or start > best[0]):
+                best = (start, desc, md)
+        if best is None:
+            return None, None
+        _, desc, md = best
+        try:
+            layout = self._layout(row_group, desc, md)
+        except (LazyScanError, ValueError):
+            return desc.name, None
+        if layout.dictionary is not None and layout.dictionary[0] == offset:
+            return desc.name, 0
+        i = int(np.searchsorted(layout.page_offsets, offset))
+        if i < len(layout.pages) and layout.pages[i].offset == offset:
+            return desc.name, i + (layout.dictionary is not None)
+        return desc.name, None
 
     @property
     def read_options(self) -> ReadOptions:
@@ -1138,7 +1446,13 @@ class ParquetFile:
                     shortcut = True
                 else:
                     dictionary = None
-        buf = np.frombuffer(self._fetch([(start, total)], c)[0], dtype=np.uint8)
+        try:
+            buf = np.frombuffer(self._fetch([(start, total)], c, _Check(row_group, num_rows, index))[0], dtype=np.uint8)
+        except CorruptFileError as e:
+            if not shortcut:
+                raise
+            # the data pages start elsewhere than the offset index says
+            return self._read_full_again(row_group, desc, md, num_rows, c, where, matcher, cache, values, e, None)
         if matcher is not None and dictionary is None and self._fused_shape(desc) is not None:
             mask = fused_match.match_full(
                 buf, desc, num_rows, md.codec, matcher, c, self.options.max_page_size, cache, start, self._v2_always_compressed
@@ -1259,9 +1573,11 @@ class ParquetFile:
     ) -> int | None:
         """Where the data pages of the chunk at ``[start, start + total)`` begin, when it starts
         with its dictionary page (a read with the dictionary decoded fetches from there)."""
-        layout = self._layout(row_group, desc, md)
-        first = layout.pages[0].offset if layout.pages else -1
-        return first if layout.dictionary == (start, first - start) and 0 < first - start < total else None
+        location, _ = self._dictionary_location(row_group, desc, md)
+        if location is None or location[0] != start:
+            return None
+        first = start + location[1]
+        return first if 0 < first - start < total else None
 
     def _checked_layout(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
         """The chunk's page layout, once its codec is known to be readable."""
@@ -1381,7 +1697,7 @@ class ParquetFile:
     ) -> Assembled:
         rows = self._selected_rows(selection)
         plan = self._plan_selected(row_group, desc, md, rows, cache)
-        views = self._fetch(plan.ranges, c)
+        views = self._fetch(plan.ranges, c, _Check(row_group))
         try:
             return self._decode_selected(plan, views, rows, c, where, matcher, cache)
         except _IndexMismatch:
@@ -1413,6 +1729,7 @@ class ParquetFile:
     ) -> list[pa.Array]:
         """:meth:`read_columns` of a selection of some but not all rows."""
         c = counters if counters is not None else self.counters
+        self._prefetch_walks(row_group, descs)
         # the fused path decodes exactly the selected rows: its plans skip the merging
         exact_rows = _SelectedRows(selection.starts, selection.ends, selection.to_indices(), None)
         group: fused.Group | None = None
@@ -1450,7 +1767,7 @@ class ParquetFile:
                 raise self._located(e, {"row_group": row_group, "column": desc.name}) from None
             ranges += plan.ranges
         try:
-            buf, at_list = self._fetch_into(ranges, c) if ranges else (np.empty(0, np.uint8), [])
+            buf, at_list = self._fetch_into(ranges, c, _Check(row_group)) if ranges else (np.empty(0, np.uint8), [])
         except FileError as e:
             raise e.at(file=self.path, row_group=row_group) from None
         out: list[pa.Array | None] = [None] * len(descs)
@@ -1519,7 +1836,7 @@ class ParquetFile:
         """Fetch the pages ``gplan`` needs and decode the one member of ``group`` from them."""
         c = counters if counters is not None else self.counters
         try:
-            buf, at = self._fetch_into(gplan.ranges(), c)
+            buf, at = self._fetch_into(gplan.ranges(), c, _Check(row_group))
         except FileError as e:
             raise e.at(file=self.path, row_group=row_group) from None
         return fused.read_group(
@@ -1539,7 +1856,7 @@ class ParquetFile:
             except _IndexMismatch:
                 self._distrust_offset_index(row_group, plan.desc, plan.md)
                 plan = self._plan_selected(row_group, plan.desc, plan.md, rows, cache)
-                chunk = self._decode_selected(plan, self._fetch(plan.ranges, c), rows, c, where, cache=cache)
+                chunk = self._decode_selected(plan, self._fetch(plan.ranges, c, _Check(row_group)), rows, c, where, cache=cache)
         except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
             raise self._located(e, where) from (None if isinstance(e, LazyScanError) else e)
         return self.to_arrow(row_group, plan.desc, chunk, c)
@@ -1584,7 +1901,9 @@ class ParquetFile:
             shape = self._shapes[desc.index] = fused.shape_of(desc)
             return shape
 
-    def _fetch_into(self, ranges: list[tuple[int, int]], c: ReadCounters) -> tuple[np.ndarray, list[int]]:
+    def _fetch_into(
+        self, ranges: list[tuple[int, int]], c: ReadCounters, check: _Check | None = None
+    ) -> tuple[np.ndarray, list[int]]:
         """:meth:`_fetch` into one array: (the array, where each range starts in it). The
         callers have checked that every range lies inside the file."""
         t0 = time.perf_counter()
@@ -1596,6 +1915,15 @@ class ParquetFile:
         c.io_seconds += time.perf_counter() - t0
         c.bytes_fetched += nbytes
         c.requests += requests
+        if check is not None and self.options.verify_checksums and ranges:
+            starts = np.array(at, np.int64)
+            ends = starts + np.array([length for _, length in ranges], np.int64)
+            limits = np.full(len(ranges), check.walk_rows, np.int64)
+            for m in checksums.mismatches(buf, starts, ends, limits):
+                good = self._page_fetched_again(ranges[m.range][0] + m.at - at[m.range], m, check, c)
+                if not buf.flags.writeable:
+                    buf = buf.copy()
+                buf[m.at : m.at + m.size] = good
         return buf, at
 
     def _check_ranges(self, ranges: list[tuple[int, int]]) -> None:
@@ -1626,7 +1954,9 @@ class ParquetFile:
     def _pyarrow_parquet_file(self) -> Any:
         import pyarrow.parquet as pq
 
-        return pq.ParquetFile(self._pyarrow_file(), coerce_int96_timestamp_unit="us")
+        return pq.ParquetFile(
+            self._pyarrow_file(), coerce_int96_timestamp_unit="us", page_checksum_verification=self.options.verify_checksums
+        )
 
     def _pyarrow_file(self) -> Any:
         from lazyscan.io.source import ArrowSource, FsspecSource, LocalSource
