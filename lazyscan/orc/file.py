@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import time
 import zoneinfo
 from collections.abc import Sequence
@@ -140,6 +141,9 @@ class OrcFile:
         self._seekable: dict[tuple[str, int, int], tuple[np.ndarray, dict[int, PositionColumns]] | None] = {}
         self._stripe_stats: list[list[P.ColumnStatistics]] | None = None
         self._metadata_bytes: memoryview | None = None
+        #: the file's tail as read: metadata, footer and postscript (see :attr:`footer_digest`)
+        self._tail: memoryview = memoryview(b"")
+        self._footer_digest: bytes | None = None
         self._read_tail()
 
     def _error(self, cls: type[FileError], msg: str, **where: Any) -> FileError:
@@ -181,6 +185,7 @@ class OrcFile:
         if tail_len > len(tail):
             tail = self.source.read_at(size - tail_len, tail_len)
         view = memoryview(tail)
+        self._tail = view[len(tail) - tail_len :]
         footer_end = len(tail) - 1 - ps_len
         footer_raw = view[footer_end - ps.footer_length : footer_end]
         self._metadata_bytes = view[footer_end - ps.footer_length - ps.metadata_length : footer_end - ps.footer_length]
@@ -224,6 +229,15 @@ class OrcFile:
         for i, s in enumerate(footer.stripes):
             if s.offset + s.index_length + s.data_length + s.footer_length > size:
                 raise self._error(CorruptFileError, "stripe runs past the end of the file", stripe=i)
+
+    @property
+    def footer_digest(self) -> bytes:
+        """A digest (BLAKE2b, 16 bytes) of the file's tail (metadata, footer and postscript) as
+        read: the same for every open of one version of the file, so a plan can pin the metadata
+        it was made from and a later open compare. Computed when first asked for."""
+        if self._footer_digest is None:
+            self._footer_digest = hashlib.blake2b(self._tail, digest_size=16).digest()
+        return self._footer_digest
 
     def _decompress(self, data: memoryview | bytes | np.ndarray, base: int = 0) -> Decompressed:
         return decompress_stream(data, self.compression, self.block_size, base)

@@ -54,6 +54,10 @@ class OrcUnits(UnitFile):
                 out.append(i)
         return out
 
+    @property
+    def footer_digest(self) -> bytes:
+        return self.orc.footer_digest
+
     def units_bytes(self, units: Sequence[int]) -> int:
         if len(units) == self.orc.num_stripes:
             return self.source.size

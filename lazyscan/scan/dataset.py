@@ -14,36 +14,71 @@ import decimal
 import glob as globlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 import pyarrow as pa
 
-from lazyscan.errors import LazyScanError, SourceError
-from lazyscan.io.source import filesystem_from_uri
+from lazyscan.errors import FileChangedError, LazyScanError, SourceError
+from lazyscan.io.source import FileIdentity, filesystem_from_uri
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True)
 class FileInfo:
-    """One data file: path (as the filesystem names it), size in bytes, partition values."""
+    """One data file: path (as the filesystem names it), size in bytes, partition values.
+
+    ``identity`` and ``footer_digest`` pin the version of the file a plan was made from (see
+    :func:`check_planned`): the identity as the listing or an open saw it, the digest of the
+    footer where planning read it; None where not known.
+    """
 
     path: str
     size: int
     partition_values: dict[str, Any] = field(default_factory=dict)
+    identity: FileIdentity | None = None
+    footer_digest: bytes | None = None
 
 
 @dataclass(frozen=True)
 class FileSplit:
-    """A byte range of a file: a scan of it reads the row groups whose midpoint lies inside."""
+    """A byte range of a file: a scan of it reads the row groups whose midpoint lies inside.
+    ``size``, ``identity`` and ``footer_digest`` are the file's as planned (:class:`FileInfo`)."""
 
     path: str
     start: int
     length: int
     size: int
     partition_values: dict[str, Any] = field(default_factory=dict)
+    identity: FileIdentity | None = None
+    footer_digest: bytes | None = None
+
+
+_Pinned = TypeVar("_Pinned", FileInfo, FileSplit)
+
+
+def pinned(info: _Pinned, file: Any) -> _Pinned:
+    """``info`` pinned to the version of the file ``file`` (a :class:`~lazyscan.scan.units.UnitFile`
+    open on it) read: its source's identity and its footer's digest."""
+    return replace(info, size=file.source.size, identity=file.source.identity, footer_digest=file.footer_digest)
+
+
+def check_planned(info: FileInfo | FileSplit, file: Any) -> None:
+    """Raise :class:`FileChangedError` naming the file when ``file`` (just opened: its identity
+    and footer come from this open, no request is made) is not the version ``info`` pins: another
+    size, modification time, inode, ETag or version id, or another footer."""
+    source = file.source
+    difference = None
+    if info.identity is not None:
+        difference = info.identity.describe_difference(source.identity)
+    elif info.size != source.size:
+        difference = f"size {info.size} -> {source.size}"
+    if difference is None and info.footer_digest is not None and info.footer_digest != file.footer_digest:
+        difference = "its footer differs from the one the plan was made from"
+    if difference is not None:
+        raise FileChangedError(f"changed since planning: {difference}", file=source.path)
 
 
 #: object-store files schema discovery keeps open for the scan
@@ -58,19 +93,32 @@ def _has_glob(path: str) -> bool:
     return any(ch in path for ch in "*?[")
 
 
-def _list_local(root: str) -> list[tuple[str, int]]:
+#: a listed file: path, size and identity (None where the listing does not give one that an
+#: open would give alike)
+_Listed = tuple[str, int, "FileIdentity | None"]
+
+
+def _local_file(path: str) -> _Listed:
+    """A local file as listed: the identity its open will have (the same stat fields)."""
+    st = os.stat(path)
+    identity = FileIdentity(
+        size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, device=st.st_dev, ctime_ns=st.st_ctime_ns
+    )
+    return path, st.st_size, identity
+
+
+def _list_local(root: str) -> list[_Listed]:
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not _is_hidden(d))
         for name in sorted(filenames):
             if _is_hidden(name) or name.endswith(".crc"):
                 continue
-            full = os.path.join(dirpath, name)
-            out.append((full, os.path.getsize(full)))
+            out.append(_local_file(os.path.join(dirpath, name)))
     return out
 
 
-def _list_remote(root: str, filesystem: Any) -> list[tuple[str, int]]:
+def _list_remote(root: str, filesystem: Any) -> list[_Listed]:
     try:
         return _list_on(root, filesystem)
     except LazyScanError:
@@ -79,7 +127,20 @@ def _list_remote(root: str, filesystem: Any) -> list[tuple[str, int]]:
         raise SourceError(f"cannot list {root!r}: {e}") from None
 
 
-def _list_on(root: str, filesystem: Any) -> list[tuple[str, int]]:
+def _store_file(path: str, size: int, meta: dict[str, Any] | None = None) -> _Listed:
+    """An object as listed: size, and the ETag and version id where the listing gives them (a
+    listing's modification time may be finer than the one an open's HEAD gives: not kept)."""
+    etag = version = None
+    if meta:
+        lower = {str(k).lower(): v for k, v in meta.items()}
+        etag = lower.get("etag") or None
+        version = lower.get("versionid") or lower.get("version_id") or None
+    if etag is None and version is None:
+        return path, size, None
+    return path, size, FileIdentity(size=size, etag=str(etag) if etag else None, version_id=str(version) if version else None)
+
+
+def _list_on(root: str, filesystem: Any) -> list[_Listed]:
     import pyarrow.fs as pafs
 
     if isinstance(filesystem, pafs.FileSystem):
@@ -87,7 +148,7 @@ def _list_on(root: str, filesystem: Any) -> list[tuple[str, int]]:
         if info.type == pafs.FileType.NotFound:
             raise SourceError(f"path not found: {root!r}")
         if info.type == pafs.FileType.File:
-            return [(root, info.size)]
+            return [_store_file(root, info.size)]
         infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
         files = []
         for i in infos:
@@ -96,20 +157,20 @@ def _list_on(root: str, filesystem: Any) -> list[tuple[str, int]]:
             rel = i.path[len(root) :].strip("/").split("/")
             if any(_is_hidden(part) for part in rel):
                 continue
-            files.append((i.path, i.size))
+            files.append(_store_file(i.path, i.size))
         return sorted(files)
     # fsspec
     if not filesystem.exists(root):
         raise SourceError(f"path not found: {root!r}")
     if filesystem.isfile(root):
-        return [(root, int(filesystem.size(root)))]
+        return [_store_file(root, int(filesystem.size(root)))]
     found = filesystem.find(root, detail=True)
     files = []
     for path, meta in sorted(found.items()):
         rel = path[len(root.rstrip("/")) :].strip("/").split("/")
         if any(_is_hidden(part) for part in rel) or meta.get("type") == "directory":
             continue
-        files.append((path, int(meta.get("size", 0))))
+        files.append(_store_file(path, int(meta.get("size", 0)), meta))
     return files
 
 
@@ -195,10 +256,12 @@ class Dataset:
 
             schemas = []
             options = ReaderOptions(timestamp_unit=self.timestamp_unit)
-            for info in self.files if merge else self.files[:1]:
+            for i, info in enumerate(self.files if merge else self.files[:1]):
                 f = open_units(info.path, self.filesystem, options, fmt=self.format)
                 try:
                     schemas.append(f.arrow_schema)
+                    # the plan is made from this version's footer: the scan reads that version
+                    self.files[i] = pinned(info, f)
                 finally:
                     if f.source.remote and len(self._opened) < _KEEP_OPEN and info.path not in self._opened:
                         self._opened[info.path] = f
@@ -251,7 +314,7 @@ def discover(source: Any, filesystem: Any = None) -> Dataset:
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     if not items:
         raise SourceError("no paths given")
-    listed: list[tuple[str, int, str | None]] = []  # path, size, partition root
+    listed: list[tuple[_Listed, str | None]] = []  # the file, its partition root
     roots = []
     for item in items:
         p = os.fspath(item)
@@ -266,28 +329,28 @@ def discover(source: Any, filesystem: Any = None) -> Dataset:
                     raise SourceError(f"no files match {p!r}")
                 for m in matches:
                     if os.path.isdir(m):
-                        listed += [(f, s, m) for f, s in _list_local(m)]
+                        listed += [(f, m) for f in _list_local(m)]
                     elif not _is_hidden(os.path.basename(m)):
-                        listed.append((m, os.path.getsize(m), None))
+                        listed.append((_local_file(m), None))
                 continue
             if os.path.isdir(p):
                 roots.append(p)
-                listed += [(f, s, p) for f, s in _list_local(p)]
+                listed += [(f, p) for f in _list_local(p)]
             elif os.path.isfile(p):
-                listed.append((p, os.path.getsize(p), None))
+                listed.append((_local_file(p), None))
             else:
                 raise SourceError(f"path not found: {p!r}")
         else:
             files = _list_remote(p, filesystem)
             root = p if len(files) != 1 or files[0][0] != p else None
-            listed += [(f, s, root) for f, s in files]
+            listed += [(f, root) for f in files]
     infos, pschema = _partitions(listed)
     return Dataset(roots[0] if len(roots) == 1 else None, infos, pschema, filesystem)
 
 
-def _partitions(listed: list[tuple[str, int, str | None]]) -> tuple[list[FileInfo], pa.Schema]:
+def _partitions(listed: list[tuple[_Listed, str | None]]) -> tuple[list[FileInfo], pa.Schema]:
     raw: list[dict[str, str]] = []
-    for path, _, root in listed:
+    for (path, _, _), root in listed:
         parts: dict[str, str] = {}
         if root is not None:
             rel = os.path.relpath(path, root) if "://" not in path else path[len(root) :].strip("/")
@@ -307,7 +370,7 @@ def _partitions(listed: list[tuple[str, int, str | None]]) -> tuple[list[FileInf
         )
     types = {k: _arrow_type_of_values([_infer_value(parts[k]) for parts in raw]) for k in keys}
     infos = []
-    for (path, size, _), parts in zip(listed, raw):
+    for ((path, size, identity), _), parts in zip(listed, raw):
         values = {k: _coerce(_infer_value(parts[k]), parts[k], types[k]) for k in keys}
-        infos.append(FileInfo(path, size, values))
+        infos.append(FileInfo(path, size, values, identity))
     return infos, pa.schema([pa.field(k, types[k]) for k in keys])

@@ -31,7 +31,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, FileError, OptionError
+from lazyscan.errors import (
+    CorruptFileError,
+    FileChangedError,
+    FileError,
+    LazyScanError,
+    OptionError,
+    SourceError,
+)
 from lazyscan.io.source import ReadOptions
 from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
@@ -64,7 +71,7 @@ from lazyscan.predicate.bound import (
 from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.expr import Expr, render_column
 from lazyscan.predicate.prune import BLOOM_PROBE_KEYS
-from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, discover
+from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, check_planned, discover, pinned
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
 from lazyscan.scan.units import UnitFile, open_units
@@ -224,6 +231,18 @@ class _FileContext:
             self.file: UnitFile = kept
         else:
             self.file = open_units(task.info.path, scan.filesystem, scan.reader_options, scan.options.format)
+        try:
+            if kept is not None:
+                # opened while planning: the scan reads with that open's footer, so the file must
+                # still be that version (one stat, or one HEAD request on an object store)
+                kept.source.check_unchanged(kept.source.identity)
+            else:
+                # the version the plan was made from (no request: the open's own stat or HEAD
+                # and its tail read tell)
+                check_planned(task.info, self.file)
+        except BaseException:
+            self.file.close()
+            raise
         self.partition_values = dict(task.info.partition_values)
         units = task.row_groups
         if isinstance(task.info, FileSplit):
@@ -240,6 +259,39 @@ class _FileContext:
         self.counted_payload = tuple(n for n in scan.payload_columns if self.flat(n))
         self._ahead_lock = threading.Lock()
         self._ahead_until = -1  # position of the last row group fetched ahead
+        #: units of the file not read yet; the last one to finish checks the file again
+        self._units_left = len(self.row_groups)
+        self._units_lock = threading.Lock()
+
+    def unit_read(self) -> None:
+        """Called when one of the file's units has been read; after the last one, raise
+        :class:`FileChangedError` if the file is no longer the version the scan opened.
+
+        The check after the reads is what closes the window on object stores: each ranged GET
+        is its own request, so an object replaced during the scan would give some units the
+        new bytes under the old footer; a HEAD after the last GET sees any replacement an
+        earlier GET could have seen (S3 reads are strongly consistent). Locally it costs one
+        stat, and it also sees a file rewritten in place while it was read. One check per file,
+        not per unit: a file's units are few requests each, and a change is what is rare.
+        """
+        with self._units_lock:
+            self._units_left -= 1
+            last = self._units_left == 0
+        if last:
+            source = self.file.source
+            source.check_unchanged(source.identity)
+
+    def explain(self, error: Exception) -> None:
+        """Raise :class:`FileChangedError` (caused by ``error``) when the file is no longer the
+        version the scan opened: a read that failed on bytes of another version says so rather
+        than calling the file corrupt."""
+        source = self.file.source
+        try:
+            difference = source.identity.describe_difference(source.current_identity())
+        except LazyScanError:  # gone, or the store cannot answer: ``error`` says what happened
+            return
+        if difference is not None:
+            raise FileChangedError(f"changed since planning: {difference}", file=self.file.path) from error
 
     def read_ahead(self, rg: int) -> None:
         """Fetch ahead the filter columns of the row groups after ``rg``: at least
@@ -842,9 +894,11 @@ class Scan:
                 from lazyscan.scan.dataset import merge_schemas
 
                 schemas = []
-                for s in source:
+                for i, s in enumerate(source):
                     with open_units(s.path, filesystem, self.reader_options, fmt=self.options.format) as f:
+                        check_planned(s, f)
                         schemas.append(f.arrow_schema)
+                        self._plan.tasks[i] = _FileTask(pinned(s, f))
                 schema = merge_schemas(schemas)
                 extra = [pa.field(k, pa.array([source[0].partition_values[k]]).type) for k in partition_names if schema.get_field_index(k) < 0]
                 schema = pa.schema([*schema, *extra])
@@ -985,8 +1039,13 @@ class Scan:
         job = _RowGroupScan(ctx, rg)
         try:
             table = job.run()
-        except FileError as e:
-            raise e.at(file=ctx.file.path, row_group=rg) from None
+        except (FileError, SourceError) as e:
+            if not isinstance(e, FileChangedError):
+                ctx.explain(e)
+            if isinstance(e, FileError):
+                raise e.at(file=ctx.file.path, row_group=rg) from None
+            raise
+        ctx.unit_read()
         return table, job.profile
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:

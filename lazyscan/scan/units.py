@@ -50,6 +50,12 @@ class UnitFile:
         """The units a byte-range split of the file owns (Spark's rule: midpoint inside)."""
         raise NotImplementedError
 
+    @property
+    def footer_digest(self) -> bytes:
+        """A digest of the file's metadata as this open read it, equal for every open of one
+        version of the file (a plan pins it: :class:`~lazyscan.scan.dataset.FileInfo`)."""
+        raise NotImplementedError
+
     def units_bytes(self, units: Sequence[int]) -> int:
         """Stored bytes of ``units`` (the whole file when they are all of them)."""
         raise NotImplementedError
@@ -185,6 +191,10 @@ class ParquetUnits(UnitFile):
 
     def units_of_split(self, split: FileSplit) -> list[int]:
         return self.pf.summary.row_groups_in(split.start, split.start + split.length)
+
+    @property
+    def footer_digest(self) -> bytes:
+        return self.pf.footer_digest
 
     def units_bytes(self, units: Sequence[int]) -> int:
         if len(units) == self.pf.num_row_groups:
