@@ -429,6 +429,11 @@ SAMPLE_CLEAR = 2.0
 _WARM = False
 
 
+def _split(info: FileInfo, start: int, length: int) -> FileSplit:
+    """A byte range of a listed file, pinned to the version the listing holds."""
+    return FileSplit(info.path, start, length, info.size, dict(info.partition_values), info.identity, info.footer_digest)
+
+
 class _Sampler:
     """Runs the selective scan on sampled row groups, one at a time, in this thread.
 
@@ -473,12 +478,12 @@ class _Sampler:
     def add(self, g: _Group) -> None:
         global _WARM
         if not _WARM:
-            self._run(FileSplit(g.info.path, g.start, g.length, g.info.size, dict(g.info.partition_values)))
+            self._run(_split(g.info, g.start, g.length))
             _WARM = True
         if self._call is None:
-            empty = FileSplit(g.info.path, max(0, g.info.size - 2), 1, g.info.size, dict(g.info.partition_values))
+            empty = _split(g.info, max(0, g.info.size - 2), 1)
             self._call = self._run(empty)[0]
-        split = FileSplit(g.info.path, g.start, g.length, g.info.size, dict(g.info.partition_values))
+        split = _split(g.info, g.start, g.length)
         elapsed, profile, rows, nbytes = self._run(split)
         self.times.append(max(0.0, elapsed - self._call))
         self.profile.merge(profile)

@@ -16,7 +16,9 @@ bytes are spread evenly over them: every wave of tasks keeps every core busy.
 
 A range owns the row groups whose midpoint lies inside it (the scan decides that from the footer
 when the task runs), so the driver needs only file names and sizes: planning is arithmetic and
-scales to many thousands of files. Files whose partition values the pushed filter rules out are
+scales to many thousands of files. Each range carries the version of its file the driver saw
+(identity, and the footer's digest where the schema was read from it): a task whose file is no
+longer that version fails with a ``FileChangedError`` instead of reading rows the plan never saw. Files whose partition values the pushed filter rules out are
 dropped before planning (partition pruning).
 """
 
@@ -75,12 +77,12 @@ def split_files(files: Sequence[FileInfo], max_split_bytes: int) -> list[FileSpl
     out = []
     for f in files:
         if f.size == 0:
-            out.append(FileSplit(f.path, 0, 0, 0, dict(f.partition_values)))
+            out.append(FileSplit(f.path, 0, 0, 0, dict(f.partition_values), f.identity, f.footer_digest))
             continue
         start = 0
         while start < f.size:
             length = min(max_split_bytes, f.size - start)
-            out.append(FileSplit(f.path, start, length, f.size, dict(f.partition_values)))
+            out.append(FileSplit(f.path, start, length, f.size, dict(f.partition_values), f.identity, f.footer_digest))
             start += length
     return out
 

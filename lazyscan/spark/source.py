@@ -79,7 +79,7 @@ from lazyscan.predicate import (
 from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
-from lazyscan.scan.dataset import FileInfo, discover
+from lazyscan.scan.dataset import FileInfo, discover, pinned
 from lazyscan.scan.profile import Profile
 from lazyscan.spark.compat import (
     DataSource,
@@ -201,21 +201,30 @@ def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema
     return fs, files, pschema
 
 
-def _read_footer(path: str, fs: Any, binary_as_string: bool) -> tuple[str, pa.Schema, StructType]:
+def _read_footer(info: FileInfo, fs: Any, binary_as_string: bool) -> tuple[FileInfo, pa.Schema, StructType]:
+    """The file's schemas, and ``info`` pinned to the version read (:func:`pinned`): the tasks
+    read that version or fail with a :class:`FileChangedError`."""
     from lazyscan.scan.units import ParquetUnits, open_units
 
+    path = info.path
     try:
         with open_units(path, fs) as f:
             if isinstance(f, ParquetUnits):
-                return path, f.arrow_schema, file_spark_schema(f.pf, binary_as_string=binary_as_string)
+                return pinned(info, f), f.arrow_schema, file_spark_schema(f.pf, binary_as_string=binary_as_string)
             from lazyscan.orc.units import OrcUnits
 
             assert isinstance(f, OrcUnits)
-            return path, f.arrow_schema, orc_spark_schema(f.orc)
+            return pinned(info, f), f.arrow_schema, orc_spark_schema(f.orc)
     except LazyScanError:
         raise
     except OSError as e:
         raise SourceError(f"cannot read the footer of {path!r}: {e}") from e
+
+
+def _with_pinned(files: list[FileInfo], read: Sequence[FileInfo]) -> tuple[FileInfo, ...]:
+    """``files`` with the ones whose footers were read replaced by their pinned versions."""
+    by_path = {f.path: f for f in read}
+    return tuple(by_path.get(f.path, f) for f in files)
 
 
 def _merge_arrow(schemas: Sequence[pa.Schema]) -> pa.Schema:
@@ -241,15 +250,16 @@ def build_listing(settings: SourceSettings, *, require_files: bool = True) -> Li
     targets = files if settings.merge_schema else files[:1]
     threads = max(1, min(settings.footer_threads, len(targets)))
     if threads == 1:
-        footers = [_read_footer(f.path, fs, settings.binary_as_string) for f in targets]
+        footers = [_read_footer(f, fs, settings.binary_as_string) for f in targets]
     else:
         with ThreadPoolExecutor(threads, thread_name_prefix="lazyscan-footer") as pool:
             footers = list(
-                pool.map(lambda f: _read_footer(f.path, fs, settings.binary_as_string), targets)
+                pool.map(lambda f: _read_footer(f, fs, settings.binary_as_string), targets)
             )
-    spark_schema = merge_spark_schemas([(p, s) for p, _, s in footers])
+    spark_schema = merge_spark_schemas([(i.path, s) for i, _, s in footers])
     arrow_schema = _merge_arrow([a for _, a, _ in footers])
-    return Listing(tuple(files), pschema, arrow_schema, spark_schema, settings.time_zone)
+    pinned_files = _with_pinned(files, [i for i, _, _ in footers])
+    return Listing(pinned_files, pschema, arrow_schema, spark_schema, settings.time_zone)
 
 
 def scan_scoped_read_plans() -> bool:
@@ -383,8 +393,10 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     """
     fs, files, pschema = list_files(settings)
     first = pa.schema([])
+    read: list[FileInfo] = []
     if files:
-        first = _read_footer(files[0].path, fs, settings.binary_as_string)[1]
+        info, first, _ = _read_footer(files[0], fs, settings.binary_as_string)
+        read.append(info)
     fields_arrow, fields_spark = [], []
     exact = settings.case_sensitive
     for f in schema.fields:
@@ -405,15 +417,16 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     missing += [c for c, _ in settings.key_filters if _resolve(c, known, exact) is None and c not in missing]
     if missing and len(files) > 1:
         with ThreadPoolExecutor(max(1, min(settings.footer_threads, len(files) - 1))) as pool:
-            others = list(pool.map(lambda i: _read_footer(i.path, fs, settings.binary_as_string)[1], files[1:]))
-        merged = _merge_arrow(others)
+            others = list(pool.map(lambda i: _read_footer(i, fs, settings.binary_as_string), files[1:]))
+        read += [info for info, _, _ in others]
+        merged = _merge_arrow([schema for _, schema, _ in others])
         for name in missing:
             found = _resolve(name, merged.names, exact)
             if found is not None and found not in known:
                 hidden.append(merged.field(found))
                 known.append(found)
     arrow = pa.schema(fields_arrow + hidden)
-    return Listing(tuple(files), pschema, arrow, StructType(fields_spark), settings.time_zone)
+    return Listing(_with_pinned(files, read), pschema, arrow, StructType(fields_spark), settings.time_zone)
 
 
 def _where_columns_missing(where: str | None, names: Sequence[str], case_sensitive: bool = False) -> list[str]:
