@@ -16,6 +16,7 @@ Errors name the file, row group, column and page.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -782,7 +783,8 @@ class ParquetFile:
                 cached = _LAYOUT_CACHE.get(key)
                 if cached is not None:
                     return cached  # type: ignore[no-any-return]
-                layout = self._walk_pages(start, total, num_rows, where, self._whole_walk(row_group, desc, md, total))
+                whole = self._whole_walk(row_group, desc, md, total)
+                layout = self._walk_pages(start, total, num_rows, where, whole, self._known_dictionary(row_group, desc))
                 _LAYOUT_CACHE.put(key, layout)
             return layout
         _LAYOUT_CACHE.put(key, layout)
@@ -828,6 +830,12 @@ class ParquetFile:
             return False
         return total <= self._page_headers(row_group, desc, md) * _REQUEST_COST_BYTES
 
+    def _known_dictionary(self, row_group: int, desc: ColumnDescriptor) -> tuple[int, int] | None:
+        """The chunk's dictionary page where its first header was read already (then a walk
+        starts after it, and a whole read of the chunk leaves out the bytes read)."""
+        found = _DICTIONARY_AT.get((self._footer_key, row_group, desc.index))
+        return None if found is None or found is _NO_DICTIONARY else found  # type: ignore[no-any-return]
+
     def _chunk_bytes(self, start: int, total: int) -> np.ndarray:
         """The bytes ``[start, start + total)`` from one request, left with the source's
         read-ahead blocks so that the page reads after the walk do not fetch them again."""
@@ -847,28 +855,36 @@ class ParquetFile:
                 continue
             _, _chunk, md = self.column_chunk(row_group, desc.index)
             start, total = self._chunk_range(md)
-            if 0 < total and start + total <= self.source.size and self._whole_walk(row_group, desc, md, total):
-                ranges.append((start, total))
+            if total > 0 and start + total <= self.source.size and self._whole_walk(row_group, desc, md, total):
+                known = self._known_dictionary(row_group, desc)
+                skip = known[1] if known is not None and known[0] == start and known[1] < total else 0
+                ranges.append((start + skip, total - skip))
         if ranges:
             self.source.enable_prefetch()
             self.source.prefetch(ranges, _TOUCHING)
 
     def _walk_pages(
-        self, start: int, total: int, num_rows: int, where: dict[str, Any], whole: bool = False
+        self, start: int, total: int, num_rows: int, where: dict[str, Any], whole: bool = False,
+        dictionary: tuple[int, int] | None = None,
     ) -> ChunkLayout:
         """The chunk's layout from its page headers, read one at a time or (``whole``) from one
-        read of the chunk."""
+        read of the chunk; after ``dictionary``, the dictionary page found at its start already."""
         end = start + total
         if end > self.source.size:
             raise self._error(CorruptFileError, "column chunk extends past the end of the file", **where)
-        chunk = self._chunk_bytes(start, total) if whole and total > 0 else None
         pos = start
-        dictionary = None
+        index = 0
+        if dictionary is not None and dictionary[0] == start and 0 < dictionary[1] < total:
+            pos += dictionary[1]
+            index = 1
+        else:
+            dictionary = None
+        chunk = self._chunk_bytes(pos, end - pos) if whole else None
+        chunk_start = pos
         pages: list[PageInfo] = []
         row = 0
-        index = 0
         while pos < end and row < num_rows:
-            header = self._read_page_header(pos, end, where, index, chunk, start)
+            header = self._read_page_header(pos, end, where, index, chunk, chunk_start)
             size = header.header_size + header.compressed_page_size
             if pos + size > end:
                 raise self._error(CorruptFileError, "page extends past its column chunk", page=index, **where)
@@ -940,10 +956,15 @@ class ParquetFile:
         if total <= 0:
             return None
         claimed = md.data_page_offset - start
+        header = None
         if 0 < claimed <= min(total, _WHOLE_WALK_MAX):
+            # header and page in one request, and no byte of the data pages after them
             self.source.enable_prefetch()
-            self.source.prefetch([(start, max(claimed, min(_HEADER_WINDOW, total)))], _TOUCHING)
-        header = self._read_page_header(start, end, where, 0)
+            self.source.prefetch([(start, claimed)], _TOUCHING)
+            with contextlib.suppress(CorruptFileError):
+                header = self._read_page_header(start, start + claimed, where, 0)
+        if header is None:  # the footer's offsets are off: the header alone says
+            header = self._read_page_header(start, end, where, 0)
         if header.type != PageType.DICTIONARY_PAGE:
             return None
         size = header.header_size + header.compressed_page_size
@@ -966,12 +987,9 @@ class ParquetFile:
         found = _DICTIONARY_AT.get(key)
         if found is not None:
             return (start, total) if found is _NO_DICTIONARY else found  # type: ignore[no-any-return]
-        # where the footer says the data pages start (the read of the first header checks it),
-        # and at least the first header's read window
+        # where the footer says the data pages start (the read of the first header checks it)
         claimed = md.data_page_offset - start
-        if 0 < claimed <= total:
-            return start, max(claimed, min(_HEADER_WINDOW, total))
-        return start, total
+        return (start, claimed) if 0 < claimed <= total else (start, total)
 
     # ---- reading ------------------------------------------------------------------------
 

@@ -301,6 +301,8 @@ class _FileContext:
         if pos is None:
             return
         opts = self.file.read_options() or ReadOptions()
+        # the ranges are asked for before the lock is let go: a thread that finds its row group
+        # fetched ahead then reads from those requests, never beside them
         with self._ahead_lock:
             if self._ahead_until >= pos + READ_AHEAD:
                 return
@@ -316,10 +318,10 @@ class _FileContext:
             if not window:
                 return
             self._ahead_until = self._position[window[-1]]
-        ranges: list[tuple[int, int]] = []
-        for r in window:
-            ranges += _RowGroupScan(self, r).read_ahead_ranges()
-        self.file.source.prefetch(ranges, opts)
+            ranges: list[tuple[int, int]] = []
+            for r in window:
+                ranges += _RowGroupScan(self, r).read_ahead_ranges()
+            self.file.source.prefetch(ranges, opts)
 
     def has(self, name: str) -> bool:
         return self.file.has(name)

@@ -307,10 +307,9 @@ class ParquetUnits(UnitFile):
             if desc is None or not desc.flat:
                 continue
             try:
-                dictionary = self.pf.page_layout(unit, desc.index).dictionary
-                if not (dictionary_only and dictionary is not None and self.pf.is_fully_dictionary_encoded(unit, desc.index)):
-                    dictionary = None
-                out.append(dictionary or self.pf.chunk_range(unit, desc.index))
+                # from the footer and what is known already: no request (a walk of the page
+                # headers here would be a second one besides the row group's own)
+                out.append(self.pf.read_ahead_range(unit, desc.index, dictionary_only))
             except LazyScanError:
                 continue  # the read itself reports it
         return out
