@@ -1,7 +1,10 @@
 """The seed pair read from an object store: TPC-H lineitem uploaded to a local S3 server
-(moto's, on 127.0.0.1), Q-A and Q-B through lazyscan (its default coalescing gap and a 64 KiB
-one), Polars and pyarrow reading the same object. Per run: seconds, the requests the server
-logged and the bytes it sent (counted by a relay in front of it). Engines interleaved run by run.
+(moto's, on 127.0.0.1), Q-A and Q-B through lazyscan (its default coalescing gap, a 64 KiB and
+an 8 MiB one), Polars and pyarrow reading the same object, through a proxy in front of the
+server (:class:`benchmarks.s3_server.FaultProxy`): once as it is, once with a seeded 10 % of
+the requests answered ``503 SlowDown``. Per run: seconds, whether the read succeeded, the
+requests the proxy saw (throttled ones included), how many it throttled and the bytes it sent
+back. Engines and conditions interleaved run by run.
 
 moto copies the whole object on every ranged GET, so a request costs it about 0.1 s for a
 231 MB object whatever the range: on this server time follows the request count, far more
@@ -35,8 +38,8 @@ LABELS = {
 }
 
 
-def _runners(relay: Any, key: str, value: str) -> dict[str, Callable[[bool], tuple[int, dict[str, Any]]]]:
-    """Per engine a function ``run(select_star) -> (rows, extra)`` reading through the relay."""
+def _runners(proxy: Any, key: str, value: str) -> dict[str, Callable[[bool], tuple[int, dict[str, Any]]]]:
+    """Per engine a function ``run(select_star) -> (rows, extra)`` reading through the proxy."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
@@ -48,7 +51,7 @@ def _runners(relay: Any, key: str, value: str) -> dict[str, Callable[[bool], tup
 
     def arrow_fs() -> Any:
         return pafs.S3FileSystem(
-            endpoint_override=relay.host_port, scheme="http", access_key=ACCESS_KEY, secret_key=SECRET_KEY,
+            endpoint_override=proxy.host_port, scheme="http", access_key=ACCESS_KEY, secret_key=SECRET_KEY,
             region=REGION,
         )
 
@@ -67,7 +70,7 @@ def _runners(relay: Any, key: str, value: str) -> dict[str, Callable[[bool], tup
         import polars as pl
 
         options = {
-            "aws_endpoint_url": relay.endpoint, "aws_access_key_id": ACCESS_KEY, "aws_secret_access_key": SECRET_KEY,
+            "aws_endpoint_url": proxy.endpoint, "aws_access_key_id": ACCESS_KEY, "aws_secret_access_key": SECRET_KEY,
             "aws_region": REGION, "aws_allow_http": "true",
         }
         lf = pl.scan_parquet(f"s3://{key}", storage_options=options).filter(pl.col("l_comment") == value)
@@ -89,45 +92,82 @@ def _runners(relay: Any, key: str, value: str) -> dict[str, Callable[[bool], tup
     return {**{name: lazy(gap) for name, gap in GAPS.items()}, "polars": polars, "pyarrow": pyarrow_read}
 
 
-def measure(lineitem: Path, value: str, reps: int, engines: tuple[str, ...] = ENGINES, progress: Any = None) -> dict[str, Any]:
+#: the conditions of the measurement: (name, share of requests answered 503 SlowDown)
+CONDITIONS = (("clean", 0.0), ("10% throttled", 0.1))
+#: the engines measured under throttling (the gap variants only change how many requests there are)
+THROTTLED_ENGINES = ("lazyscan", "polars", "pyarrow")
+THROTTLE_SEED = 34
+
+
+def measure(
+    lineitem: Path,
+    value: str,
+    reps: int,
+    engines: tuple[str, ...] = ENGINES,
+    progress: Any = None,
+    conditions: tuple[tuple[str, float], ...] = CONDITIONS,
+) -> dict[str, Any]:
     """Upload ``lineitem`` to a fresh server and run Q-A / Q-B on every engine ``reps`` times
-    after a warm-up run, engines interleaved and their order rotated run by run."""
+    after a warm-up run, under each condition: engines and conditions interleaved, the engines'
+    order rotated run by run. A throttled run answers each request ``503 SlowDown`` with the
+    condition's probability, decided from a seed (the repetition's), the request's range and how
+    often it was asked for in that run; a failed read is recorded with its error."""
     import lazyscan
-    from benchmarks.s3_server import CountingRelay, start_s3_server
+    from benchmarks.s3_server import FaultProxy, Rule, start_s3_server, status
 
     folder = Path(tempfile.mkdtemp(prefix="lazyscan-s3-bench-"))
     server = start_s3_server(folder)
-    relay = CountingRelay(server.port)
+    proxy = FaultProxy(server.port)
     try:
         key = f"{BUCKET}/lineitem/{lineitem.name}"
         server.upload(lineitem, BUCKET, f"lineitem/{lineitem.name}")
-        runners = _runners(relay, key, value)
+        runners = _runners(proxy, key, value)
         local: dict[str, Any] = {}
         where = lazyscan.col("l_comment") == value
         for qname, star in (("Q-A", True), ("Q-B", False)):
             lazyscan.scan(str(lineitem), None if star else ["l_orderkey"], where).to_table()
             s = lazyscan.scan(str(lineitem), None if star else ["l_orderkey"], where, threads=THREADS)
             local[qname] = {"rows": s.to_table().num_rows, "bytes": s.profile["bytes_read"], "requests": s.profile["requests"]}
-        runs: dict[str, dict[str, list[dict[str, Any]]]] = {q: {e: [] for e in engines} for q in ("Q-A", "Q-B")}
+        chosen = {cond: engines if share == 0 else tuple(e for e in engines if e in THROTTLED_ENGINES) for cond, share in conditions}
+        runs: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {
+            cond: {q: {e: [] for e in chosen[cond]} for q in ("Q-A", "Q-B")} for cond, _ in conditions
+        }
         order = list(engines)
         for rep in range(reps + 1):
-            for qname, star in (("Q-A", True), ("Q-B", False)):
-                for name in order:
-                    req0, bytes0 = server.requests(), relay.bytes_down
-                    t0 = time.perf_counter()
-                    rows, extra = runners[name](star)
-                    seconds = time.perf_counter() - t0
-                    time.sleep(0.05)  # the server logs a request after answering it
-                    entry = {"seconds": seconds, "rows": rows, "requests": server.requests() - req0,
-                             "bytes": relay.bytes_down - bytes0, **extra}
-                    if rep > 0:  # the first run warms footers, layouts and compiled kernels
-                        runs[qname][name].append(entry)
-                    if progress is not None:
-                        progress(f"s3 {qname} {LABELS[name]}: {seconds:.2f} s, {entry['requests']} requests, {entry['bytes'] / 1e6:.1f} MB")
+            for cond, share in conditions:
+                rules = [Rule(status(503), method=None, fraction=share, seed=THROTTLE_SEED + rep)] if share > 0 else []
+                for qname, star in (("Q-A", True), ("Q-B", False)):
+                    for name in (e for e in order if e in chosen[cond]):
+                        proxy.reset_counters()
+                        proxy.set_rules(*rules)
+                        t0 = time.perf_counter()
+                        error = None
+                        try:
+                            rows, extra = runners[name](star)
+                        except Exception as e:  # a failed read is a result of the throttled runs
+                            rows, extra, error = None, {}, f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+                        seconds = time.perf_counter() - t0
+                        proxy.set_rules()
+                        entry = {
+                            "seconds": seconds, "rows": rows, "ok": error is None, "error": error,
+                            "requests": len(proxy.log), "throttled": proxy.injected["503"], "bytes": proxy.bytes_down, **extra,
+                        }
+                        if rep > 0:  # the first run warms footers, layouts and compiled kernels
+                            runs[cond][qname][name].append(entry)
+                        if progress is not None:
+                            outcome = "ok" if error is None else f"FAILED ({error[:120]})"
+                            progress(
+                                f"s3 {cond} {qname} {LABELS[name]}: {seconds:.2f} s, {entry['requests']} requests "
+                                f"({entry['throttled']} throttled), {entry['bytes'] / 1e6:.1f} MB, {outcome}"
+                            )
             order = order[1:] + order[:1]
-        return {"runs": runs, "local": local, "object_bytes": lineitem.stat().st_size, "summary": summarize(runs, local)}
+        summary = {cond: summarize(by_query, local) for cond, by_query in runs.items()}
+        return {
+            "runs": runs, "local": local, "object_bytes": lineitem.stat().st_size, "summary": summary,
+            "conditions": {cond: share for cond, share in conditions}, "seed": THROTTLE_SEED,
+        }
     finally:
-        relay.close()
+        proxy.close()
         server.stop()
 
 
@@ -169,48 +209,70 @@ def request_bound(lineitem: Path, value: str, budgets: tuple[float, ...] = (1.0,
 
 
 def summarize(runs: dict[str, dict[str, list[dict[str, Any]]]], local: dict[str, Any]) -> dict[str, Any]:
-    """Per query and engine: median seconds and their range, requests and bytes (medians),
-    rows, the bytes against the local read's and the time against Polars'."""
+    """Per query and engine: runs that succeeded, median seconds of those and their range,
+    requests, throttled requests and bytes (medians), rows, the bytes against the local read's
+    and the time against Polars'. The first error of a failed run is kept."""
     out: dict[str, Any] = {}
     for qname, by in runs.items():
         q: dict[str, Any] = {}
         for name, entries in by.items():
             if not entries:
                 continue
-            secs = [e["seconds"] for e in entries]
+            done = [e for e in entries if e.get("ok", True)]
+            timed = done or entries
+            secs = [e["seconds"] for e in timed]
             q[name] = {
                 "label": LABELS[name],
+                "succeeded": len(done), "runs": len(entries),
+                "error": next((e["error"] for e in entries if not e.get("ok", True)), None),
                 "median_s": statistics.median(secs), "min_s": min(secs), "max_s": max(secs),
-                "requests": int(statistics.median(e["requests"] for e in entries)),
-                "bytes": int(statistics.median(e["bytes"] for e in entries)),
-                "rows": sorted({e["rows"] for e in entries}),
+                "requests": int(statistics.median(e["requests"] for e in timed)),
+                "throttled": int(statistics.median(e.get("throttled", 0) for e in timed)),
+                "bytes": int(statistics.median(e["bytes"] for e in timed)),
+                "rows": sorted({e["rows"] for e in done}),
             }
         base = local[qname]["bytes"]
         for m in q.values():
             m["bytes_vs_local"] = m["bytes"] / base if base else None
         polars = q.get("polars")
         for m in q.values():
-            m["time_vs_polars"] = m["median_s"] / polars["median_s"] if polars else None
+            m["time_vs_polars"] = m["median_s"] / polars["median_s"] if polars and polars["succeeded"] else None
         out[qname] = q
     return out
 
 
 def markdown(result: dict[str, Any]) -> str:
-    """The scenario's table."""
+    """The scenario's table: one row per condition, query and engine (runs before the throttled
+    condition existed have one, unnamed)."""
+    by_condition = result["summary"] if "conditions" in result else {"clean": result["summary"]}
+    shares = result.get("conditions", {"clean": 0.0})
     lines = [
-        "| query | engine | seconds, median (min–max) | requests | MB sent | bytes / local read | time / Polars | rows |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| condition | query | engine | succeeded | seconds, median (min–max) | requests | throttled | MB sent "
+        "| bytes / local read | time / Polars | rows |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for qname, by in result["summary"].items():
-        loc = result["local"][qname]
-        lines.append(f"| {qname} | lazyscan, local file | | {loc['requests']} | {loc['bytes'] / 1e6:.1f} | 1.00 | | {loc['rows']:,} |")
-        for m in by.values():
-            ratio = "" if m["bytes_vs_local"] is None else f"{m['bytes_vs_local']:.2f}"
-            vs = "" if m["time_vs_polars"] is None else f"{m['time_vs_polars']:.2f}"
-            lines.append(
-                f"| {qname} | {m['label']} | {m['median_s']:.2f} ({m['min_s']:.2f}–{m['max_s']:.2f}) | {m['requests']} | "
-                f"{m['bytes'] / 1e6:.1f} | {ratio} | {vs} | {', '.join(f'{r:,}' for r in m['rows'])} |"
-            )
+    errors: list[str] = []
+    for cond, summary in by_condition.items():
+        for qname, by in summary.items():
+            loc = result["local"][qname]
+            if shares.get(cond, 0) == 0:
+                lines.append(
+                    f"| {cond} | {qname} | lazyscan, local file | | | {loc['requests']} | | {loc['bytes'] / 1e6:.1f} | 1.00 | "
+                    f"| {loc['rows']:,} |"
+                )
+            for m in by.values():
+                ratio = "" if m["bytes_vs_local"] is None else f"{m['bytes_vs_local']:.2f}"
+                vs = "" if m["time_vs_polars"] is None else f"{m['time_vs_polars']:.2f}"
+                ok = f"{m.get('succeeded', len(m['rows']))}/{m.get('runs', len(m['rows']))}"
+                lines.append(
+                    f"| {cond} | {qname} | {m['label']} | {ok} | {m['median_s']:.2f} ({m['min_s']:.2f}–{m['max_s']:.2f}) | "
+                    f"{m['requests']} | {m.get('throttled', 0)} | {m['bytes'] / 1e6:.1f} | {ratio} | {vs} | "
+                    f"{', '.join(f'{r:,}' for r in m['rows'])} |"
+                )
+                if m.get("error"):
+                    errors.append(f"- {cond}, {qname}, {m['label']}: {m['error']}")
+    if errors:
+        lines += ["", "Failed runs (the first error of each engine):", "", *errors]
     bound = result.get("bound")
     if bound:
         fewest = ", ".join(f"{b}x: {n:,}" for b, n in bound["fewest_requests"].items())
@@ -236,10 +298,13 @@ def scenario(ctx: Any) -> Any:
             "lineitem uploaded to moto's S3 server on 127.0.0.1; Q-A `select * where l_comment = V`, Q-B "
             "`select l_orderkey ...`. lazyscan in-process (pyarrow's S3FileSystem, 2 threads, read-ahead on) with its "
             "default coalescing gap on object stores (1 MiB), with 64 KiB and with 8 MiB; Polars `scan_parquet` on the "
-            "`s3://` URI; pyarrow `dataset` batches, cast and filtered. Requests: the GETs and HEADs the "
-            "server logged; MB sent: what it sent back, headers included. moto copies the whole object on "
-            "each ranged GET (about 0.1 s per request here, whatever the range), so time follows the request "
-            "count. Medians of the timed runs after a warm-up, engines interleaved run by run."
+            "`s3://` URI; pyarrow `dataset` batches, cast and filtered. Every engine reads through a proxy in front "
+            "of the server: clean, and with 10 % of the requests answered `503 SlowDown` (seeded; lazyscan's "
+            "default, Polars and pyarrow), each with its own retries. Requests: those the proxy saw, throttled "
+            "ones included; MB sent: what it sent back, headers included; succeeded: runs that returned rows "
+            "(times are of those). moto copies the whole object on each ranged GET (about 0.1 s per request "
+            "here, whatever the range), so time follows the request count. Medians of the timed runs after a "
+            "warm-up, engines and conditions interleaved run by run."
         ),
         params={"sf": sf, "reps": ctx.reps},
     )
@@ -256,8 +321,6 @@ def scenario(ctx: Any) -> Any:
     result = measure(Path(dataset.lineitem), value.value, ctx.reps, engines, progress=lambda line: console.print(f"  {line}"))
     result["bound"] = request_bound(Path(dataset.lineitem), value.value)
     res.derived["object_store"] = result
-    agree = {tuple(m["rows"]) for by in result["summary"].values() for m in by.values()}
-    res.derived["rows_agree"] = all(len(r) == 1 for r in agree) and all(
-        m["rows"] == [result["local"][q]["rows"]] for q, by in result["summary"].items() for m in by.values()
-    )
+    done = [(q, m) for summary in result["summary"].values() for q, by in summary.items() for m in by.values()]
+    res.derived["rows_agree"] = all(m["rows"] in ([], [result["local"][q]["rows"]]) for q, m in done)
     return res
