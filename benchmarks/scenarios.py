@@ -17,6 +17,9 @@
 - `orc` (run by name only, not part of `all`): Q-A, Q-B, the `spark` scenario's range and Q6
   on lineitem written as ORC by Spark, Spark's ORC reader (with and without ORC's row filter),
   Spark + lazyscan, pyarrow and lazyscan in-process (`benchmarks.orc_bench`).
+- `checksums` (run by name only): what `verify_checksums` costs on local reads, the seed pair and
+  a full read of four columns on lineitem written with and without page checksums
+  (`benchmarks.checksum_bench`).
 """
 
 from __future__ import annotations
@@ -842,13 +845,23 @@ def s3(ctx: RunContext) -> ScenarioResult:
     return object_store.scenario(ctx)  # type: ignore[no-any-return]
 
 
+def checksums(ctx: RunContext) -> ScenarioResult:
+    """What verifying page checksums costs on local reads (`benchmarks.checksum_bench.scenario`)."""
+    from benchmarks import checksum_bench
+
+    return checksum_bench.scenario(ctx)  # type: ignore[no-any-return]
+
+
 EXTRA_SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
     "orc": orc,
     "s3": s3,
+    "checksums": checksums,
 }
 """Scenarios run by name only, not by `all`: `orc` writes an ORC copy with Spark and runs
 mostly Spark engines (about a minute at SF1 with one repetition, 1-2 with three); `s3` reads
-from a local S3 server (about 5 minutes at SF1 with three repetitions)."""
+from a local S3 server (about 5 minutes at SF1 with three repetitions); `checksums` writes
+lineitem again with and without page checksums and reads both with verification on and off
+(about 3 minutes at SF1 with three repetitions)."""
 
 
 def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:

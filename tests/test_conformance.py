@@ -128,7 +128,8 @@ def _pyarrow_parquet(path: Path) -> Reference:
     try:
         meta = pq.read_metadata(path)
         counts = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-        whole = _storage(pq.read_table(path, coerce_int96_timestamp_unit="us"))
+        # page checksums verified as lazyscan does by default (verify_checksums)
+        whole = _storage(pq.read_table(path, coerce_int96_timestamp_unit="us", page_checksum_verification=True))
     except Exception as e:  # every refusal is the reference's answer, whatever pyarrow raises
         return Reference(None, [], f"{type(e).__name__}: {e}")
     starts = np.cumsum([0, *counts])

@@ -30,7 +30,8 @@ def _pyarrow_reads(path: Path) -> pq.ParquetFile | None:
     if path.name in PYARROW_SLOW_TO_REFUSE:
         return None
     try:
-        pf = pq.ParquetFile(path, coerce_int96_timestamp_unit="us")
+        # page checksums verified as lazyscan does by default (verify_checksums)
+        pf = pq.ParquetFile(path, coerce_int96_timestamp_unit="us", page_checksum_verification=True)
         for rg in range(pf.num_row_groups):
             pf.read_row_group(rg)
         return pf

@@ -117,7 +117,7 @@ class ReaderOptions:
     max_page_size: int = codecs.DEFAULT_MAX_PAGE_SIZE
     partial_decompression: bool = True
     timestamp_unit: str = "us"
-    verify_checksums: bool = False
+    verify_checksums: bool = True
 
 
 @dataclass(frozen=True)
@@ -1228,7 +1228,7 @@ class ParquetFile:
                 continue
             fixed = bytearray(view)
             for m in bad:
-                fixed[m.at : m.at + m.size] = self._page_fetched_again(offset + m.at, m, check, c)
+                fixed[m.at : m.at + m.size] = self._page_fetched_again(offset + m.at, m, check, c).data
             out = list(out) if out is views else out
             out[r] = memoryview(fixed)
         return out

@@ -53,6 +53,9 @@ class ScanOptions:
     - ``time_zone``: the session time zone (Spark's ``spark.sql.session.timeZone``): a
       ``TIMESTAMP '...'`` or a string compared with a timestamp column without a zone of its
       own is wall-clock time there, and so are casts between timestamps and dates.
+    - ``verify_checksums``: Parquet pages whose header holds a checksum (a CRC-32 of the page's
+      stored bytes) are checked as they are fetched; a mismatch fetches the page once more,
+      then fails the scan with an error naming file, row group, column and page.
     """
 
     enabled: bool = True
@@ -77,6 +80,7 @@ class ScanOptions:
     prefetch: bool = True
     case_sensitive: bool = False
     timestamp_unit: str = "us"
+    verify_checksums: bool = True
 
     @classmethod
     def names(cls) -> list[str]:

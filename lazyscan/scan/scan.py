@@ -882,6 +882,7 @@ class Scan:
             read=ReadOptions(coalesce_gap=gap) if gap >= 0 else None,
             partial_decompression=self.options.partial_decompression,
             timestamp_unit=self.options.timestamp_unit,
+            verify_checksums=self.options.verify_checksums,
         )
         self._plan = _Plan()
         if isinstance(source, (list, tuple)) and source and all(isinstance(s, FileSplit) for s in source):
