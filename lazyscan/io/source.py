@@ -6,23 +6,49 @@ import datetime as _dt
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import FileChangedError, ObjectNotFoundError, SourceError
+from lazyscan.errors import (
+    AccessDeniedError,
+    FileChangedError,
+    ObjectNotFoundError,
+    SourceError,
+    TransientSourceError,
+)
 from lazyscan.io.prefetch import DEFAULT_BUDGET, BlockCache
+from lazyscan.io.retry import (
+    DEFAULT_RETRY,
+    DENIED,
+    MISSING,
+    NO_RETRY,
+    TRANSIENT,
+    RetryPolicy,
+    TruncatedError,
+    classify,
+    run_bounded,
+)
 
 
 @dataclass
 class IOStats:
-    """Counters of one source (shared by the threads that read it)."""
+    """Counters of one source (shared by the threads that read it).
+
+    ``requests`` counts every attempt the store saw, failed ones too; ``retries`` the attempts
+    that followed a transient failure and ``retry_seconds`` the time lost to failed attempts and
+    the waits before retrying them; ``cached_reads`` the small reads served from the surplus of
+    an earlier request (no request of their own)."""
 
     bytes_read: int = 0
     requests: int = 0
     seconds: float = 0.0
+    retries: int = 0
+    retry_seconds: float = 0.0
+    cached_reads: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, nbytes: int, seconds: float, requests: int = 1) -> None:
@@ -30,6 +56,17 @@ class IOStats:
             self.bytes_read += nbytes
             self.requests += requests
             self.seconds += seconds
+
+    def add_retry(self, seconds: float) -> None:
+        """A failed attempt (a request) followed by a retry, ``seconds`` lost to it and the wait."""
+        with self._lock:
+            self.requests += 1
+            self.retries += 1
+            self.retry_seconds += seconds
+
+    def add_cached_read(self) -> None:
+        with self._lock:
+            self.cached_reads += 1
 
 
 @dataclass(frozen=True)
@@ -183,6 +220,42 @@ def _store_identity(size: int, info: dict[str, Any]) -> FileIdentity:
 
 _DEFAULT_READ = ReadOptions()
 
+#: the smallest GET a remote source makes: a smaller read fetches this much (clipped to the
+#: object) and keeps the rest for the reads that follow. Besides saving requests where small
+#: reads walk forward (page headers, ORC stripe footers), it keeps every response buffer larger
+#: than an S3 error body: the AWS SDK that pyarrow uses loses the status of an error whose body
+#: does not fit the buffer of a ranged read (a 500 on a 300-byte read arrives as
+#: ``INTERNAL_FAILURE ... Failed to flush response stream``) and then neither it nor lazyscan
+#: could tell throttling from a denied request.
+MIN_REMOTE_READ = 64 * 1024
+#: windows of surplus bytes a remote source keeps
+_WINDOWS = 8
+
+
+class _Windows:
+    """The last few widened small reads of a source: ``(start, bytes)``, newest last."""
+
+    def __init__(self) -> None:
+        self._items: list[tuple[int, bytes]] = []
+        self._lock = threading.Lock()
+
+    def get(self, offset: int, length: int) -> bytes | None:
+        with self._lock:
+            for start, data in reversed(self._items):
+                if start <= offset and offset + length <= start + len(data):
+                    return data[offset - start : offset - start + length]
+        return None
+
+    def put(self, start: int, data: bytes) -> None:
+        with self._lock:
+            self._items.append((start, data))
+            if len(self._items) > _WINDOWS:
+                del self._items[0]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items = []
+
 
 class Source:
     """A random-access, thread-safe byte source."""
@@ -192,10 +265,18 @@ class Source:
     stats: IOStats
     #: the version of the file this source reads, learnt when it was opened
     identity: FileIdentity
+    #: how failed requests are retried; None: not at all, errors pass as :meth:`_read` raises
+    #: them (local files)
+    retry: RetryPolicy | None = DEFAULT_RETRY
+    #: the smallest request made (0: as asked), see :data:`MIN_REMOTE_READ`
+    min_request: int = MIN_REMOTE_READ
     #: ranges fetched ahead (object stores, see :meth:`enable_prefetch`)
     _blocks: BlockCache | None = None
+    #: the surplus of widened small reads
+    _windows: _Windows | None = None
 
     def _read(self, offset: int, length: int) -> bytes:
+        """One request for ``length`` bytes at ``offset``; raises the client's own errors."""
         raise NotImplementedError
 
     def read_at(self, offset: int, length: int) -> bytes:
@@ -209,13 +290,73 @@ class Source:
             ahead = self._blocks.get(offset, length)
             if ahead is not None:
                 return bytes(ahead)
+        if length < self.min_request:
+            return self._read_small(offset, length)
         return self._read_counted(offset, length)
+
+    def _read_small(self, offset: int, length: int) -> bytes:
+        """A read shorter than :attr:`min_request`: from the surplus of an earlier one, else
+        one request of ``min_request`` bytes (clipped to the file) whose surplus is kept."""
+        windows = self._windows
+        if windows is None:
+            windows = self._windows = _Windows()
+        data = windows.get(offset, length)
+        if data is not None:
+            self.stats.add_cached_read()
+            return data
+        start, end = self._widened(offset, offset + length)
+        wide = self._read_counted(start, end - start)
+        windows.put(start, wide)
+        return wide[offset - start : offset - start + length]
 
     def _read_counted(self, offset: int, length: int) -> bytes:
         t0 = time.perf_counter()
-        data = self._read(offset, length)
+        if self.retry is None:
+            data = self._read(offset, length)
+        else:
+            data = self._request(lambda: self._read_whole(offset, length), f"bytes {offset}+{length}", length)
         self.stats.add(len(data), time.perf_counter() - t0)
         return data
+
+    def _read_whole(self, offset: int, length: int) -> bytes:
+        data = self._read(offset, length)
+        if len(data) < length:
+            raise TruncatedError(f"{len(data)} of {length} bytes")
+        return data
+
+    def _request(self, attempt: Callable[[], Any], what: str, length: int = 0, action: str = "read") -> Any:
+        """``attempt()`` retried under :attr:`retry` while it fails with transient errors;
+        a failure is raised as the lazyscan error it is, naming the object and ``what``
+        (``action``: what a final error says could not be done, ``read`` or ``open``)."""
+        policy = self.retry or NO_RETRY
+        start = time.perf_counter()
+        tries = 0
+        while True:
+            tries += 1
+            t = time.perf_counter()
+            try:
+                if policy.max_seconds > 0 and policy.stall_seconds > 0:
+                    left = start + policy.max_seconds - t
+                    return run_bounded(attempt, min(policy.attempt_limit(length), max(left, 1.0)))
+                return attempt()
+            except Exception as e:
+                failure = classify(e)
+                if failure.kind == DENIED:
+                    raise AccessDeniedError(f"access denied to {self.path!r} ({what}): {failure.detail}") from None
+                if failure.kind == MISSING:
+                    raise ObjectNotFoundError(f"object not found: {self.path!r} ({what}): {failure.detail}") from None
+                if failure.kind != TRANSIENT:
+                    raise SourceError(f"cannot {action} {self.path!r} ({what}): {failure.detail}") from None
+                now = time.perf_counter()
+                wait = policy.wait(tries)
+                budget = policy.connect_seconds if failure.unreachable else policy.max_seconds
+                if now + wait - start > budget:
+                    raise TransientSourceError(
+                        f"{self.path!r} ({what}): {tries} attempt{'s' if tries > 1 else ''} in "
+                        f"{now - start:.1f} s failed, the last with {failure.detail}"
+                    ) from None
+                self.stats.add_retry(now - t + wait)
+                time.sleep(wait)
 
     @property
     def remote(self) -> bool:
@@ -247,7 +388,16 @@ class Source:
         opts = options or _DEFAULT_READ
         clipped = [(off, min(length, self.size - off)) for off, length in ranges if 0 <= off < self.size and length > 0]
         todo = [(off, length) for off, length in clipped if not self._blocks.covered(off, length)]
-        self._blocks.prefetch([(s, e) for s, e, _ in coalesce_ranges(todo, opts.coalesce_gap, opts.coalesce_max)])
+        merged = coalesce_ranges(todo, opts.coalesce_gap, opts.coalesce_max)
+        self._blocks.prefetch([self._widened(s, e) for s, e, _ in merged])
+
+    def _widened(self, start: int, end: int) -> tuple[int, int]:
+        """``[start, end)`` grown to :attr:`min_request` bytes (clipped to the file), as a read
+        of it would be."""
+        if end - start >= self.min_request:
+            return start, end
+        start = max(0, min(start, self.size - self.min_request))
+        return start, min(self.size, start + self.min_request)
 
     def read_ranges(
         self, ranges: list[tuple[int, int]], options: ReadOptions | None = None
@@ -310,6 +460,7 @@ class Source:
         if self._blocks is not None:
             self._blocks.close()
             self._blocks = None
+        self._windows = None
 
     def __enter__(self) -> Source:
         return self
@@ -424,6 +575,9 @@ def _gap_buffer(n: int) -> memoryview:
 
 class LocalSource(Source):
     """A local file read with ``os.pread`` (no shared file position, so threads can share it)."""
+
+    retry = None  # errors of a local file are not passing
+    min_request = 0  # a read is a system call, not a round trip
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -585,40 +739,32 @@ class LocalSource(Source):
 class ArrowSource(Source):
     """A file on a pyarrow filesystem (S3, GCS, HDFS, ...)."""
 
-    def __init__(self, path: str, filesystem: Any) -> None:
+    def __init__(self, path: str, filesystem: Any, retry: RetryPolicy | None = DEFAULT_RETRY) -> None:
         self.path = path
         self._fs = filesystem
-        self._file, self.identity = self._open()
-        self.size = self.identity.size
+        self.retry = retry
         self.stats = IOStats()
+        self._file, self.identity = self._request(self._open, "opening it", action="open")
+        self.size = self.identity.size
 
     def _open(self) -> tuple[Any, FileIdentity]:
         """The input file and its identity. On S3 the open is one HEAD request, whose ETag and
         Last-Modified the file's ``metadata()`` holds; a filesystem whose files carry neither is
         asked for the modification time."""
-        path = self.path
-        try:
-            file = self._fs.open_input_file(path)
-            size = file.size()
-            identity = _store_identity(size, file.metadata())
-            if identity.etag is None and identity.mtime_ns is None:
-                identity = FileIdentity(size=size, mtime_ns=self._fs.get_file_info(path).mtime_ns)
-        except FileNotFoundError:
-            raise ObjectNotFoundError(f"file not found: {path!r}") from None
-        except OSError as e:
-            raise SourceError(f"cannot open {path!r}: {e}") from None
+        file = self._fs.open_input_file(self.path)
+        size = file.size()
+        identity = _store_identity(size, file.metadata())
+        if identity.etag is None and identity.mtime_ns is None:
+            identity = FileIdentity(size=size, mtime_ns=self._fs.get_file_info(self.path).mtime_ns)
         return file, identity
 
     def current_identity(self) -> FileIdentity:
-        file, identity = self._open()
+        file, identity = self._request(self._open, "asking for its identity")
         file.close()
         return identity
 
     def _read(self, offset: int, length: int) -> bytes:
-        try:
-            data = self._file.read_at(length, offset)
-        except OSError as e:
-            raise SourceError(f"cannot read {self.path!r} at {offset}+{length}: {e}") from None
+        data = self._file.read_at(length, offset)
         return data if isinstance(data, bytes) else data.to_pybytes()
 
     def close(self) -> None:
@@ -629,44 +775,41 @@ class ArrowSource(Source):
 class FsspecSource(Source):
     """A file on an fsspec filesystem; ranges are fetched with ``cat_file``."""
 
-    def __init__(self, path: str, filesystem: Any) -> None:
+    def __init__(self, path: str, filesystem: Any, retry: RetryPolicy | None = DEFAULT_RETRY) -> None:
         self.path = path
         self._fs = filesystem
-        self.identity = self._info(refresh=False)
-        self.size = self.identity.size
+        self.retry = retry
         self.stats = IOStats()
+        self.identity = self._request(lambda: self._info(refresh=False), "opening it", action="open")
+        self.size = self.identity.size
 
     def _info(self, refresh: bool) -> FileIdentity:
         """The identity from ``fs.info`` (s3fs: one HEAD, with size, ETag, Last-Modified and
         VersionId); ``refresh`` bypasses the filesystem's cache of listings where it has one."""
         path = self.path
-        try:
-            if refresh:
-                try:
-                    info = self._fs.info(path, refresh=True)
-                except TypeError:
-                    info = self._fs.info(path)
-            else:
+        if refresh:
+            try:
+                info = self._fs.info(path, refresh=True)
+            except TypeError:
                 info = self._fs.info(path)
-        except FileNotFoundError:
-            raise ObjectNotFoundError(f"file not found: {path!r}") from None
-        except Exception as e:  # fsspec backends raise their clients' errors too
-            raise SourceError(f"cannot open {path!r}: {e}") from None
+        else:
+            info = self._fs.info(path)
         if info.get("type") == "directory":
-            raise SourceError(f"is a directory, not a file: {path!r}")
+            raise _NotAFile(f"is a directory, not a file: {path!r}")
         size = info.get("size")
         if size is None:
-            raise SourceError(f"cannot open {path!r}: its filesystem gives no size")
+            raise _NotAFile(f"its filesystem gives no size for {path!r}")
         return _store_identity(int(size), info)
 
     def current_identity(self) -> FileIdentity:
-        return self._info(refresh=True)
+        return self._request(lambda: self._info(refresh=True), "asking for its identity")
 
     def _read(self, offset: int, length: int) -> bytes:
-        try:
-            return bytes(self._fs.cat_file(self.path, start=offset, end=offset + length))
-        except Exception as e:
-            raise SourceError(f"cannot read {self.path!r} at {offset}+{length}: {e}") from None
+        return bytes(self._fs.cat_file(self.path, start=offset, end=offset + length))
+
+
+class _NotAFile(Exception):
+    """A path that names no file (reported as it is, not retried)."""
 
 
 def _is_pyarrow_fs(fs: Any) -> bool:
@@ -688,33 +831,64 @@ def s3_uri(uri: str) -> str:
     return uri
 
 
+#: timeouts of the S3 filesystems made from URIs, in seconds: establishing a connection, and a
+#: response that sends no byte for this long (on Linux too: the AWS SDK gives it to curl as its
+#: low-speed time) is abandoned and retried
+S3_CONNECT_TIMEOUT = 5.0
+S3_REQUEST_TIMEOUT = 10.0
+
+
 def filesystem_from_uri(uri: str) -> tuple[Any, str]:
     """pyarrow's filesystem for ``uri`` and the path on it (``s3a://`` and ``s3n://`` read as
-    ``s3://``); a :class:`SourceError` naming the URI when pyarrow cannot make one."""
+    ``s3://``); a :class:`SourceError` naming the URI when pyarrow cannot make one.
+
+    An S3 filesystem gets :data:`S3_CONNECT_TIMEOUT` and :data:`S3_REQUEST_TIMEOUT`, and no
+    retries of its own: the sources retry (see :class:`RetryPolicy`), so that every attempt and
+    wait shows in the scan's profile."""
     import pyarrow.fs as pafs
 
     uri = s3_uri(uri)
     try:
         fs, path = pafs.FileSystem.from_uri(uri)
+        if isinstance(fs, pafs.S3FileSystem):
+            fs = s3_filesystem_for_lazyscan(fs)
     except Exception as e:
         raise SourceError(f"cannot open {uri!r}: {e}") from None
     return fs, path
 
 
-def open_source(path: Any, filesystem: Any = None) -> Source:
-    """Open ``path`` (str or path-like; ``file://`` URLs accepted) on ``filesystem``."""
+def s3_filesystem_for_lazyscan(fs: Any) -> Any:
+    """``fs`` (a pyarrow ``S3FileSystem``) made again with lazyscan's timeouts where it has
+    none and with a single attempt per request (the sources retry)."""
+    import pyarrow.fs as pafs
+
+    _, (options,) = fs.__reduce__()
+    if options.get("connect_timeout", -1) <= 0:
+        options["connect_timeout"] = S3_CONNECT_TIMEOUT
+    if options.get("request_timeout", -1) <= 0:
+        options["request_timeout"] = S3_REQUEST_TIMEOUT
+    options["retry_strategy"] = pafs.AwsStandardS3RetryStrategy(max_attempts=1)
+    return pafs.S3FileSystem(**options)
+
+
+def open_source(path: Any, filesystem: Any = None, *, retry: RetryPolicy | None = None) -> Source:
+    """Open ``path`` (str or path-like; ``file://`` URLs accepted) on ``filesystem``.
+
+    ``retry``: how a remote source retries transient failures (None: :data:`DEFAULT_RETRY`;
+    local files are not retried). An open :class:`Source` is returned as it is."""
     if isinstance(path, Source):
         return path
+    policy = retry or DEFAULT_RETRY
     p = os.fspath(path)
     if filesystem is None:
         if p.startswith("file://"):
             p = p[len("file://") :]
         if "://" in p:
             fs, inner = filesystem_from_uri(p)
-            return ArrowSource(inner, fs)
+            return ArrowSource(inner, fs, policy)
         return LocalSource(p)
     if _is_pyarrow_fs(filesystem):
-        return ArrowSource(p, filesystem)
+        return ArrowSource(p, filesystem, policy)
     if hasattr(filesystem, "cat_file"):
-        return FsspecSource(p, filesystem)
+        return FsspecSource(p, filesystem, policy)
     raise SourceError(f"unsupported filesystem object {type(filesystem).__name__}")
