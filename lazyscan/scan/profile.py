@@ -1,5 +1,9 @@
 """The profile of a scan: counters and timings by pruning tier and by phase, plus a decision log.
 
+I/O counters: ``requests`` counts every request made to the files' stores, failed attempts
+included; ``retries`` the attempts that repeated a failed one (object stores), ``cached_reads``
+the small reads served from the surplus of an earlier request instead of a request of their own.
+
 A :class:`Profile` is plain data (picklable, JSON-able) so Spark tasks can ship theirs back and
 the driver can merge them. ``as_dict`` gives the numbers, ``table`` a readable rendering.
 """
@@ -28,6 +32,8 @@ COUNTERS = (
     "bytes_read",
     "bytes_decompressed",
     "requests",
+    "retries",
+    "cached_reads",
     "rows_total",
     "rows_after_pruning",
     "rows_returned",
@@ -35,7 +41,8 @@ COUNTERS = (
     "key_probes_dictionary",
     "key_probes_values",
 )
-TIMINGS = ("planning", "io", "decompress", "decode", "filter", "total")
+#: ``retrying``: time lost to failed requests and the waits before retrying them (part of ``io``)
+TIMINGS = ("planning", "io", "retrying", "decompress", "decode", "filter", "total")
 #: per join (key) filter: what it removed at each tier and how it was probed
 JOIN_FILTER_FIELDS = (
     "row_groups_partition",

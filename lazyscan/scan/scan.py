@@ -1087,6 +1087,9 @@ class Scan:
             self.profile.counters["bytes_read"] = sum(s.bytes_read for s in self._sources)
             # every ranged read of the files (footers and page indexes too), as an object store counts them
             self.profile.counters["requests"] = sum(s.requests for s in self._sources)
+            self.profile.counters["retries"] = sum(s.retries for s in self._sources)
+            self.profile.counters["cached_reads"] = sum(s.cached_reads for s in self._sources)
+            self.profile.timings["retrying"] = sum(s.retry_seconds for s in self._sources)
             self.profile.timings["total"] = time.perf_counter() - t0
             self.profile.timings["planning"] = self.profile.timings.get("planning", 0.0)
 
