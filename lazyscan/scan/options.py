@@ -56,6 +56,10 @@ class ScanOptions:
     - ``verify_checksums``: Parquet pages whose header holds a checksum (a CRC-32 of the page's
       stored bytes) are checked as they are fetched; a mismatch fetches the page once more,
       then fails the scan with an error naming file, row group, column and page.
+    - ``retry_seconds``: on object stores, the time one request may take with its retries of
+      transient failures (throttling, 5xx, reset connections, cut bodies, stalls; waits grow
+      exponentially with jitter); past it the scan fails with a ``TransientSourceError``. 0: one
+      attempt. Access denied and missing objects are never retried.
     """
 
     enabled: bool = True
@@ -81,6 +85,7 @@ class ScanOptions:
     case_sensitive: bool = False
     timestamp_unit: str = "us"
     verify_checksums: bool = True
+    retry_seconds: float = 60.0
 
     @classmethod
     def names(cls) -> list[str]:
@@ -117,6 +122,8 @@ class ScanOptions:
             raise OptionError(f"coalesce_gap must be >= 0 (or -1: the source's default), got {self.coalesce_gap}")
         if not 0.0 <= self.dense_threshold <= 1.0:
             raise OptionError("dense_threshold must be between 0 and 1")
+        if not 0.0 <= self.retry_seconds < float("inf"):
+            raise OptionError(f"retry_seconds must be >= 0 and finite, got {self.retry_seconds}")
         if self.timestamp_unit not in ("us", "ns"):
             raise OptionError(f"timestamp_unit must be 'us' or 'ns', got {self.timestamp_unit!r}")
         if self.format not in (None, "parquet", "orc"):
