@@ -3,9 +3,11 @@
 Parts:
 
 - footer: read with one speculative tail request, parsed by the bounded thrift reader, cached per
-  process by (path, size, footer) so repeated scans do not parse it again;
+  process by path, file identity (:class:`~lazyscan.io.FileIdentity`) and the footer's bytes, so
+  repeated scans do not parse it again and a file rewritten in place is never read with its old
+  footer; :attr:`ParquetFile.footer_digest` lets a plan pin the footer it was made from;
 - page layout of a column chunk: from the OffsetIndex when present, otherwise by walking the page
-  headers (reading headers only), cached the same way;
+  headers (reading headers only), cached per footer the same way;
 - :meth:`ParquetFile.read_column`: a whole column chunk, or only a row selection of it: pages with
   no selected row are neither fetched nor decompressed; chosen pages are fetched with coalesced
   requests; inside a page only the selected values are decoded;
