@@ -1466,13 +1466,7 @@ class ParquetFile:
                     shortcut = True
                 else:
                     dictionary = None
-        try:
-            buf = np.frombuffer(self._fetch([(start, total)], c, _Check(row_group, num_rows, index))[0], dtype=np.uint8)
-        except CorruptFileError as e:
-            if not shortcut:
-                raise
-            # the data pages start elsewhere than the offset index says
-            return self._read_full_again(row_group, desc, md, num_rows, c, where, matcher, cache, values, e, None)
+        buf = np.frombuffer(self._fetch([(start, total)], c, _Check(row_group, num_rows, index))[0], dtype=np.uint8)
         if matcher is not None and dictionary is None and self._fused_shape(desc) is not None:
             mask = fused_match.match_full(
                 buf, desc, num_rows, md.codec, matcher, c, self.options.max_page_size, cache, start, self._v2_always_compressed
