@@ -264,3 +264,32 @@ def test_object_replaced_while_it_is_read_fails_the_scan(s3_server: S3Server, tm
     assert next(batches).num_rows == 100
     s3_server.upload(other, BUCKET, key.split("/", 1)[1])
     _changed(lambda: list(batches), key)
+
+
+def test_footer_longer_than_the_tail_read(tmp_path: Path) -> None:
+    # keyed by the whole footer, which a second request fetches where it is longer than the
+    # tail read; an ETag names the object's whole content, so there the tail read alone finds
+    # the cached footer (one request per open, as before)
+    path = tmp_path / "wide.parquet"
+    pq.write_table(pa.table({f"column_{i:04d}": np.arange(50) for i in range(600)}), path, row_group_size=10)
+    data = path.read_bytes()
+    footer_len = int.from_bytes(data[-8:-4], "little")
+    assert footer_len > 64 * 1024
+    for etag, requests in ((None, 2), ('"e1"', 1)):
+        identity = FileIdentity(size=len(data), mtime_ns=1, etag=etag)
+        ParquetFile(_BytesSource("mem://wide.parquet", data, identity))
+        again = _BytesSource("mem://wide.parquet", data, identity)
+        pf = ParquetFile(again)
+        assert again.stats.requests == requests, etag
+        assert pf.num_row_groups == 5 and len(pf.schema.columns) == 600
+    # another version under the same ETag-less identity and the same tail: a column renamed in
+    # the footer's schema, which lies before the tail read
+    at = data.find(b"column_0000")
+    assert len(data) - 8 - footer_len < at < len(data) - 64 * 1024
+    renamed = data[:at] + b"renamed_000" + data[at + len(b"column_0000") :]
+    identity = FileIdentity(size=len(data), mtime_ns=1)
+    first = ParquetFile(_BytesSource("mem://wide.parquet", data, identity))
+    second = ParquetFile(_BytesSource("mem://wide.parquet", renamed, identity))
+    assert first.schema.columns[0].name == "column_0000"
+    assert second.schema.columns[0].name == "renamed_000"
+    assert second.footer_digest != first.footer_digest
