@@ -375,13 +375,16 @@ class Rule:
 
 @dataclass
 class RequestRecord:
-    """One request the proxy saw: method, key, range, and the fault it got (None: forwarded as is)."""
+    """One request the proxy saw: method, key, range, the fault it got (None: forwarded as is),
+    the status sent, and when it arrived and was answered (``time.monotonic()``)."""
 
     method: str
     key: str
     range: tuple[int, int] | None
     fault: str | None
     status: int = 0
+    arrived: float = 0.0
+    answered: float = 0.0
 
 
 class FaultProxy(_Endpoint):
@@ -512,6 +515,7 @@ class FaultProxy(_Endpoint):
         path, _, query = target.partition("?")
         key = urllib.parse.unquote(path.lstrip("/"))
         byte_range = _parse_range(_header(headers, "range"), None)
+        arrived = time.monotonic()
         with self._lock:
             seen = self.by_range[(method, key, byte_range)]
             self.by_range[(method, key, byte_range)] += 1
@@ -520,8 +524,17 @@ class FaultProxy(_Endpoint):
             fault = next((r.fault for r in self.rules if r.select(req)), None)
             if fault is not None:
                 self.injected[fault.name] += 1
-            record = RequestRecord(method, key, byte_range, None if fault is None else fault.name)
+            record = RequestRecord(method, key, byte_range, None if fault is None else fault.name, arrived=arrived)
             self.log.append(record)
+        try:
+            return self._answer(client, upstream, method, target, headers, body, key, fault, record)
+        finally:
+            record.answered = time.monotonic()
+
+    def _answer(
+        self, client: socket.socket, upstream: Any, method: str, target: str, headers: list[tuple[str, str]], body: bytes,
+        key: str, fault: Fault | None, record: RequestRecord,
+    ) -> bool:
         if fault is not None and fault.kind == "status":
             record.status = fault.code
             return self._send(client, _error_response(fault.code, method, key))
