@@ -11,6 +11,7 @@ of it, even where the old and new files share their size and the last bytes of t
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -293,3 +294,19 @@ def test_footer_longer_than_the_tail_read(tmp_path: Path) -> None:
     assert first.schema.columns[0].name == "column_0000"
     assert second.schema.columns[0].name == "renamed_000"
     assert second.footer_digest != first.footer_digest
+
+
+@pytest.mark.parametrize("client", ["pyarrow", "s3fs"])
+def test_a_plan_without_footers_pins_the_listing_on_s3(s3_server: S3Server, tmp_path: Path, client: str) -> None:
+    # planning reads no footer (the caller gives the schema): the listing pins the object, by its
+    # ETag (s3fs lists them) or by its Last-Modified in whole seconds (pyarrow's listing has no
+    # ETag; the HEAD of the scan's open gives whole seconds): a replacement a second later is seen
+    path, other, _ = _versions(tmp_path, "parquet", True)
+    key = f"{BUCKET}/listed/{client}.parquet"
+    s3_server.upload(path, BUCKET, key.split("/", 1)[1])
+    fs = _filesystem(s3_server, client)
+    planned = lazyscan.scan(key, where=WHERE, filesystem=fs, schema=pq.read_schema(path))
+    if client == "pyarrow":
+        time.sleep(1.05)
+    s3_server.upload(other, BUCKET, key.split("/", 1)[1])
+    _changed(planned.to_table, key)

@@ -127,17 +127,32 @@ def _list_remote(root: str, filesystem: Any) -> list[_Listed]:
         raise SourceError(f"cannot list {root!r}: {e}") from None
 
 
-def _store_file(path: str, size: int, meta: dict[str, Any] | None = None) -> _Listed:
-    """An object as listed: size, and the ETag and version id where the listing gives them (a
-    listing's modification time may be finer than the one an open's HEAD gives: not kept)."""
+def _store_file(path: str, size: int, meta: dict[str, Any] | None = None, seconds: int | None = None) -> _Listed:
+    """An object as listed: size, and the ETag and version id where the listing gives them.
+    ``seconds``: its modification time in whole seconds, where an open learns it from an S3 HEAD
+    (whose Last-Modified has no finer unit); a listing's finer time is not kept."""
     etag = version = None
     if meta:
         lower = {str(k).lower(): v for k, v in meta.items()}
         etag = lower.get("etag") or None
         version = lower.get("versionid") or lower.get("version_id") or None
-    if etag is None and version is None:
+    if etag is None and version is None and seconds is None:
         return path, size, None
-    return path, size, FileIdentity(size=size, etag=str(etag) if etag else None, version_id=str(version) if version else None)
+    return path, size, FileIdentity(
+        size=size, mtime_ns=None if seconds is None else seconds * 1_000_000_000,
+        etag=str(etag) if etag else None, version_id=str(version) if version else None,
+    )
+
+
+def _arrow_file(info: Any, filesystem: Any) -> _Listed:
+    """A file of a pyarrow listing: on S3, with the whole seconds of its modification time (what
+    the open's HEAD says too), elsewhere its size alone (an open may learn the time another way)."""
+    import pyarrow.fs as pafs
+
+    seconds = None
+    if isinstance(filesystem, pafs.S3FileSystem) and info.mtime_ns is not None:
+        seconds = info.mtime_ns // 1_000_000_000
+    return _store_file(info.path, info.size, seconds=seconds)
 
 
 def _list_on(root: str, filesystem: Any) -> list[_Listed]:
@@ -148,7 +163,7 @@ def _list_on(root: str, filesystem: Any) -> list[_Listed]:
         if info.type == pafs.FileType.NotFound:
             raise SourceError(f"path not found: {root!r}")
         if info.type == pafs.FileType.File:
-            return [_store_file(root, info.size)]
+            return [_arrow_file(info, filesystem)]
         infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
         files = []
         for i in infos:
@@ -157,13 +172,14 @@ def _list_on(root: str, filesystem: Any) -> list[_Listed]:
             rel = i.path[len(root) :].strip("/").split("/")
             if any(_is_hidden(part) for part in rel):
                 continue
-            files.append(_store_file(i.path, i.size))
+            files.append(_arrow_file(i, filesystem))
         return sorted(files)
     # fsspec
     if not filesystem.exists(root):
         raise SourceError(f"path not found: {root!r}")
     if filesystem.isfile(root):
-        return [_store_file(root, int(filesystem.size(root)))]
+        meta = filesystem.info(root)
+        return [_store_file(root, int(meta.get("size", 0)), meta)]
     found = filesystem.find(root, detail=True)
     files = []
     for path, meta in sorted(found.items()):
