@@ -201,6 +201,8 @@ def scenario(ctx: Any) -> Any:
     for line in summarize(result):
         console.print(f"  {line}")
     res.derived["checksums"] = result
+    counts = {(query, e[v]["rows"]) for by_query in result["summary"].values() for query, e in by_query.items() for v in ("on", "off")}
+    res.derived["rows_agree"] = len(counts) == len(QUERIES)
     return res
 
 
