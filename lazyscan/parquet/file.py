@@ -236,6 +236,7 @@ _NO_DICTIONARY = object()
 #: one walk of a chunk's page headers at a time: threads wanting the same layout wait for it
 #: (striped by key, so walks of other chunks rarely wait)
 _WALK_LOCKS = tuple(threading.Lock() for _ in range(64))
+_KEEP_LOCK = threading.Lock()
 #: prefetches of whole chunks merge only ranges that touch (a gap may hold bytes read already)
 _TOUCHING = ReadOptions(coalesce_gap=0)
 
@@ -838,10 +839,16 @@ class ParquetFile:
         found = _DICTIONARY_AT.get((self._footer_key, row_group, desc.index))
         return None if found is None or found is _NO_DICTIONARY else found  # type: ignore[no-any-return]
 
+    def _keep_fetched(self) -> None:
+        """Have the source keep what is prefetched (the read-ahead blocks a scan turns on for
+        object stores), for walks outside a scan too; once per source, whichever thread asks."""
+        with _KEEP_LOCK:
+            self.source.enable_prefetch()
+
     def _chunk_bytes(self, start: int, total: int) -> np.ndarray:
         """The bytes ``[start, start + total)`` from one request, left with the source's
         read-ahead blocks so that the page reads after the walk do not fetch them again."""
-        self.source.enable_prefetch()
+        self._keep_fetched()
         self.source.prefetch([(start, total)], _TOUCHING)
         return np.frombuffer(self.source.read_at(start, total), np.uint8)
 
@@ -862,7 +869,7 @@ class ParquetFile:
                 skip = known[1] if known is not None and known[0] == start and known[1] < total else 0
                 ranges.append((start + skip, total - skip))
         if ranges:
-            self.source.enable_prefetch()
+            self._keep_fetched()
             self.source.prefetch(ranges, _TOUCHING)
 
     def _walk_pages(
@@ -961,7 +968,7 @@ class ParquetFile:
         header = None
         if 0 < claimed <= min(total, _WHOLE_WALK_MAX):
             # header and page in one request, and no byte of the data pages after them
-            self.source.enable_prefetch()
+            self._keep_fetched()
             self.source.prefetch([(start, claimed)], _TOUCHING)
             with contextlib.suppress(CorruptFileError):
                 header = self._read_page_header(start, start + claimed, where, 0)
@@ -1240,12 +1247,15 @@ class ParquetFile:
         from the source itself (not from bytes fetched ahead): a transfer may have damaged it.
         CorruptFileError naming the page when its bytes do not match again."""
         t0 = time.perf_counter()
+        # one request of at least the source's smallest (a store's error body must fit)
+        start, end = self.source._widened(offset, offset + m.size)
         try:
-            data = np.frombuffer(self.source._read_counted(offset, m.size), np.uint8)
+            wide = self.source._read_counted(start, end - start)
         finally:
             c.io_seconds += time.perf_counter() - t0
-        c.bytes_fetched += len(data)
+        c.bytes_fetched += len(wide)
         c.requests += 1
+        data = np.frombuffer(wide, np.uint8)[offset - start : offset - start + m.size]
         ok, stored, computed = checksums.page_matches(data)
         if ok and len(data) == m.size:
             return data
