@@ -310,3 +310,23 @@ def test_a_plan_without_footers_pins_the_listing_on_s3(s3_server: S3Server, tmp_
         time.sleep(1.05)
     s3_server.upload(other, BUCKET, key.split("/", 1)[1])
     _changed(planned.to_table, key)
+
+
+def test_the_check_after_the_reads_runs_once_per_file_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # one stat (a HEAD on an object store) per file after its last row group, none for a file
+    # of which nothing was read after its open (every row group ruled out by its statistics)
+    for i in range(3):
+        write_version(tmp_path / f"f{i}.parquet", "parquet", 0)
+    checks: list[str] = []
+    original = Source.check_unchanged
+
+    def counted(self: Source, expected: FileIdentity) -> None:
+        checks.append(self.path)
+        original(self, expected)
+
+    monkeypatch.setattr(Source, "check_unchanged", counted)
+    assert lazyscan.scan(str(tmp_path), where="a < 100").count() > 0
+    assert sorted(checks) == sorted(str(tmp_path / f"f{i}.parquet") for i in range(3))
+    checks.clear()
+    assert lazyscan.scan(str(tmp_path), where=WHERE).count() == 0
+    assert checks == []

@@ -262,6 +262,8 @@ class _FileContext:
         #: units of the file not read yet; the last one to finish checks the file again
         self._units_left = len(self.row_groups)
         self._units_lock = threading.Lock()
+        #: requests the file's source had made when its version was checked
+        self._requests_checked = self.file.source.stats.requests
 
     def unit_read(self) -> None:
         """Called when one of the file's units has been read; after the last one, raise
@@ -272,13 +274,15 @@ class _FileContext:
         new bytes under the old footer; a HEAD after the last GET sees any replacement an
         earlier GET could have seen (S3 reads are strongly consistent). Locally it costs one
         stat, and it also sees a file rewritten in place while it was read. One check per file,
-        not per unit: a file's units are few requests each, and a change is what is rare.
+        not per unit: a file's units are few requests each, and a change is what is rare. None
+        where nothing was read after the check at open (every unit pruned by the footer's
+        statistics): then no byte of another version can have been used.
         """
         with self._units_lock:
             self._units_left -= 1
             last = self._units_left == 0
-        if last:
-            source = self.file.source
+        source = self.file.source
+        if last and source.stats.requests != self._requests_checked:
             source.check_unchanged(source.identity)
 
     def explain(self, error: Exception) -> None:
