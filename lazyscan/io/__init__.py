@@ -6,18 +6,25 @@
 - :func:`coalesce_ranges` / :meth:`Source.read_ranges`: merges nearby byte ranges into few large
   requests (gap and size limits), so remote stores see few round trips.
 - :class:`IOStats`: bytes and requests issued, time spent waiting.
+- :class:`RetryPolicy` / :func:`call_with_retries`: transient failures of object stores retried
+  with backoff within a time budget; denied and missing objects reported at once.
 - :class:`FileIdentity`: the version of a file a source reads (``Source.identity``);
   ``Source.check_unchanged`` tells whether the file is still that version.
 """
 
+from lazyscan.io.retry import DEFAULT_RETRY, RetryPolicy
 from lazyscan.io.source import (
     FileIdentity,
     IOStats,
     LocalSource,
     ReadOptions,
     Source,
+    call_with_retries,
     coalesce_ranges,
     open_source,
 )
 
-__all__ = ["FileIdentity", "IOStats", "LocalSource", "ReadOptions", "Source", "coalesce_ranges", "open_source"]
+__all__ = [
+    "DEFAULT_RETRY", "FileIdentity", "IOStats", "LocalSource", "ReadOptions", "RetryPolicy", "Source",
+    "call_with_retries", "coalesce_ranges", "open_source",
+]

@@ -7,6 +7,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,28 +234,46 @@ _WINDOWS = 8
 
 
 class _Windows:
-    """The last few widened small reads of a source: ``(start, bytes)``, newest last."""
+    """The last few widened small reads of a source, ``(start, end, bytes to come)``, newest
+    last; a read that a window being fetched covers waits for it instead of asking again."""
 
     def __init__(self) -> None:
-        self._items: list[tuple[int, bytes]] = []
+        self._items: list[tuple[int, int, Future[bytes]]] = []
         self._lock = threading.Lock()
 
-    def get(self, offset: int, length: int) -> bytes | None:
+    def read(
+        self, offset: int, length: int, start: int, end: int, fetch: Callable[[int, int], bytes]
+    ) -> tuple[bytes, bool]:
+        """The bytes ``[offset, offset + length)`` from a window, else fetched with the window
+        ``[start, end)`` around them; and whether a window served them."""
+        mine: Future[bytes] | None = None
         with self._lock:
-            for start, data in reversed(self._items):
-                if start <= offset and offset + length <= start + len(data):
-                    return data[offset - start : offset - start + length]
-        return None
+            found = next((w for w in reversed(self._items) if w[0] <= offset and offset + length <= w[1]), None)
+            if found is None:
+                mine = Future()
+                found = (start, end, mine)
+                self._items.append(found)
+                if len(self._items) > _WINDOWS:
+                    del self._items[0]
+        s, _, fut = found
+        if mine is None:
+            try:
+                data = fut.result()
+            except Exception:  # the request that fetches it failed: ask on our own
+                return fetch(start, end - start)[offset - start : offset - start + length], False
+            return data[offset - s : offset - s + length], True
+        try:
+            data = fetch(start, end - start)
+        except BaseException as exc:
+            mine.set_exception(exc)
+            with self._lock:
+                self._items = [item for item in self._items if item[2] is not mine]
+            raise
+        mine.set_result(data)
+        return data[offset - start : offset - start + length], False
 
-    def put(self, start: int, data: bytes) -> None:
-        with self._lock:
-            self._items.append((start, data))
-            if len(self._items) > _WINDOWS:
-                del self._items[0]
 
-    def clear(self) -> None:
-        with self._lock:
-            self._items = []
+_windows_lock = threading.Lock()
 
 
 class Source:
@@ -299,15 +318,15 @@ class Source:
         one request of ``min_request`` bytes (clipped to the file) whose surplus is kept."""
         windows = self._windows
         if windows is None:
-            windows = self._windows = _Windows()
-        data = windows.get(offset, length)
-        if data is not None:
-            self.stats.add_cached_read()
-            return data
+            with _windows_lock:
+                if self._windows is None:
+                    self._windows = _Windows()
+                windows = self._windows
         start, end = self._widened(offset, offset + length)
-        wide = self._read_counted(start, end - start)
-        windows.put(start, wide)
-        return wide[offset - start : offset - start + length]
+        data, cached = windows.read(offset, length, start, end, self._read_counted)
+        if cached:
+            self.stats.add_cached_read()
+        return data
 
     def _read_counted(self, offset: int, length: int) -> bytes:
         t0 = time.perf_counter()
@@ -325,38 +344,10 @@ class Source:
         return data
 
     def _request(self, attempt: Callable[[], Any], what: str, length: int = 0, action: str = "read") -> Any:
-        """``attempt()`` retried under :attr:`retry` while it fails with transient errors;
-        a failure is raised as the lazyscan error it is, naming the object and ``what``
-        (``action``: what a final error says could not be done, ``read`` or ``open``)."""
-        policy = self.retry or NO_RETRY
-        start = time.perf_counter()
-        tries = 0
-        while True:
-            tries += 1
-            t = time.perf_counter()
-            try:
-                if policy.max_seconds > 0 and policy.stall_seconds > 0:
-                    left = start + policy.max_seconds - t
-                    return run_bounded(attempt, min(policy.attempt_limit(length), max(left, 1.0)))
-                return attempt()
-            except Exception as e:
-                failure = classify(e)
-                if failure.kind == DENIED:
-                    raise AccessDeniedError(f"access denied to {self.path!r} ({what}): {failure.detail}") from None
-                if failure.kind == MISSING:
-                    raise ObjectNotFoundError(f"object not found: {self.path!r} ({what}): {failure.detail}") from None
-                if failure.kind != TRANSIENT:
-                    raise SourceError(f"cannot {action} {self.path!r} ({what}): {failure.detail}") from None
-                now = time.perf_counter()
-                wait = policy.wait(tries)
-                budget = policy.connect_seconds if failure.unreachable else policy.max_seconds
-                if now + wait - start > budget:
-                    raise TransientSourceError(
-                        f"{self.path!r} ({what}): {tries} attempt{'s' if tries > 1 else ''} in "
-                        f"{now - start:.1f} s failed, the last with {failure.detail}"
-                    ) from None
-                self.stats.add_retry(now - t + wait)
-                time.sleep(wait)
+        """``attempt()`` under this source's :attr:`retry` (see :func:`call_with_retries`)."""
+        return call_with_retries(
+            attempt, path=self.path, what=what, policy=self.retry, stats=self.stats, length=length, action=action
+        )
 
     @property
     def remote(self) -> bool:
@@ -810,6 +801,54 @@ class FsspecSource(Source):
 
 class _NotAFile(Exception):
     """A path that names no file (reported as it is, not retried)."""
+
+
+def call_with_retries(
+    attempt: Callable[[], Any],
+    *,
+    path: str,
+    what: str,
+    policy: RetryPolicy | None = DEFAULT_RETRY,
+    stats: IOStats | None = None,
+    length: int = 0,
+    action: str = "read",
+) -> Any:
+    """``attempt()`` (one request to a store about ``path``), retried under ``policy`` while it
+    fails with transient errors, each attempt bounded in time. A failure is raised as the
+    lazyscan error it is, naming ``path`` and ``what`` (e.g. ``bytes 10+20``):
+    :class:`AccessDeniedError`, :class:`ObjectNotFoundError`, :class:`TransientSourceError`
+    once the budget is spent, else :class:`SourceError` (``cannot {action} ...``). ``stats``
+    counts the retries; ``length``: the bytes asked for (a longer stall is allowed to them)."""
+    policy = policy or NO_RETRY
+    start = time.perf_counter()
+    tries = 0
+    while True:
+        tries += 1
+        t = time.perf_counter()
+        try:
+            if policy.max_seconds > 0 and policy.stall_seconds > 0:
+                left = start + policy.max_seconds - t
+                return run_bounded(attempt, min(policy.attempt_limit(length), max(left, 1.0)))
+            return attempt()
+        except Exception as e:
+            failure = classify(e)
+            if failure.kind == DENIED:
+                raise AccessDeniedError(f"access denied to {path!r} ({what}): {failure.detail}") from None
+            if failure.kind == MISSING:
+                raise ObjectNotFoundError(f"object not found: {path!r} ({what}): {failure.detail}") from None
+            if failure.kind != TRANSIENT:
+                raise SourceError(f"cannot {action} {path!r} ({what}): {failure.detail}") from None
+            now = time.perf_counter()
+            wait = policy.wait(tries)
+            budget = policy.connect_seconds if failure.unreachable else policy.max_seconds
+            if now + wait - start > budget:
+                raise TransientSourceError(
+                    f"{path!r} ({what}): {tries} attempt{'s' if tries > 1 else ''} in "
+                    f"{now - start:.1f} s failed, the last with {failure.detail}"
+                ) from None
+            if stats is not None:
+                stats.add_retry(now - t + wait)
+            time.sleep(wait)
 
 
 def _is_pyarrow_fs(fs: Any) -> bool:
