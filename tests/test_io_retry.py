@@ -500,3 +500,12 @@ def test_resets_cut_bodies_and_stalls(s3_server: S3Server, objects: dict[str, An
         _assert_same(_scan("parquet", objects, fs).to_table(), expected)
         assert time.perf_counter() - t0 < 60
         assert proxy.faults_injected() >= 2
+
+
+def test_lazyscan_errors_of_a_request_pass_as_they_are() -> None:
+    from lazyscan.io.source import ShortReadError
+
+    src = FakeSource(failures=[ShortReadError("ends inside")] * 3)
+    with pytest.raises(ShortReadError, match="ends inside"):
+        src.read_at(0, 100_000)
+    assert len(src.calls) == 1

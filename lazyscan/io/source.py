@@ -17,6 +17,7 @@ import pyarrow as pa
 from lazyscan.errors import (
     AccessDeniedError,
     FileChangedError,
+    LazyScanError,
     ObjectNotFoundError,
     SourceError,
     TransientSourceError,
@@ -830,6 +831,8 @@ def call_with_retries(
                 left = start + policy.max_seconds - t
                 return run_bounded(attempt, min(policy.attempt_limit(length), max(left, 1.0)))
             return attempt()
+        except LazyScanError:
+            raise  # already says what happened
         except Exception as e:
             failure = classify(e)
             if failure.kind == DENIED:
