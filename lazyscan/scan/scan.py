@@ -39,7 +39,7 @@ from lazyscan.errors import (
     OptionError,
     SourceError,
 )
-from lazyscan.io.source import ReadOptions
+from lazyscan.io.source import FileIdentity, ReadOptions
 from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.convert import Assembled
@@ -219,6 +219,11 @@ class _FileTask:
     row_groups: list[int] | None = None  # None: all, or chosen by split midpoints
 
 
+def _size_only(identity: FileIdentity) -> bool:
+    """Whether ``identity`` holds a size alone (a store that gives no time, ETag nor version)."""
+    return identity.mtime_ns is None and identity.etag is None and identity.version_id is None
+
+
 class _FileContext:
     """An open file and what the scan needs to know about it."""
 
@@ -226,6 +231,11 @@ class _FileContext:
         self.scan = scan
         self.info = task.info
         kept = scan.dataset.take_opened(task.info.path) if scan.dataset is not None else None
+        if kept is not None and _size_only(kept.source.identity):
+            # nothing but its bytes tells another version of this file apart: opened again
+            # below, and the footer read compared with the plan's
+            kept.close()
+            kept = None
         if kept is not None:
             kept.use_options(scan.reader_options)
             self.file: UnitFile = kept
@@ -281,17 +291,30 @@ class _FileContext:
         with self._units_lock:
             self._units_left -= 1
             last = self._units_left == 0
+        if last and self.file.source.stats.requests != self._requests_checked:
+            difference = self._difference()
+            if difference is not None:
+                raise FileChangedError(f"changed since planning: {difference}", file=self.file.path)
+
+    def _difference(self) -> str | None:
+        """What differs between the file now and the version the scan opened (None: nothing
+        seen): its identity asked again (one stat or HEAD), or where the store gives a size
+        alone, the footer read again."""
         source = self.file.source
-        if last and source.stats.requests != self._requests_checked:
-            source.check_unchanged(source.identity)
+        if not _size_only(source.identity):
+            return source.identity.describe_difference(source.current_identity())
+        scan = self.scan
+        with open_units(self.info.path, scan.filesystem, scan.reader_options, scan.options.format) as again:
+            if again.footer_digest != self.file.footer_digest:
+                return "its footer differs from the one read"
+            return source.identity.describe_difference(again.source.identity)
 
     def explain(self, error: Exception) -> None:
         """Raise :class:`FileChangedError` (caused by ``error``) when the file is no longer the
         version the scan opened: a read that failed on bytes of another version says so rather
         than calling the file corrupt."""
-        source = self.file.source
         try:
-            difference = source.identity.describe_difference(source.current_identity())
+            difference = self._difference()
         except LazyScanError:  # gone, or the store cannot answer: ``error`` says what happened
             return
         if difference is not None:
@@ -917,9 +940,10 @@ class Scan:
             ds.use_timestamp_unit(self.options.timestamp_unit)
             self.dataset = ds
             self.filesystem = ds.filesystem
-            self._plan.tasks = [_FileTask(f) for f in ds.files]
             if schema is None:
                 schema = ds.schema(merge=self.options.merge_schema) if ds.files else ds.partition_schema
+            # after the schema: the files it was read from are pinned to the versions read
+            self._plan.tasks = [_FileTask(f) for f in ds.files]
             self.partition_columns = set(ds.partition_schema.names)
         self.dataset_schema: pa.Schema = schema
         #: column name -> its field in the dataset schema (looked up for every row group)
