@@ -425,13 +425,13 @@ class ParquetFile:
         identity = self.source.identity
         footer: memoryview | None = None
         if footer_len + 8 <= len(tail):
-            footer = memoryview(tail)[len(tail) - 8 - footer_len : len(tail) - 8]
-            content = bytes(footer)
+            content = bytes(tail[len(tail) - 8 - footer_len : len(tail) - 8])
+            footer = memoryview(content)
         elif identity.etag is not None or identity.version_id is not None:
-            content = tail
+            content = bytes(tail)
         else:
-            footer = memoryview(self.source.read_at(size - 8 - footer_len, footer_len))
-            content = bytes(footer)
+            content = bytes(self.source.read_at(size - 8 - footer_len, footer_len))  # no copy of bytes
+            footer = memoryview(content)
         # found by a key cheap to hash, then compared whole (hashing 100 KiB of footer would cost
         # ~50 us, the comparison ~5)
         key = (self.path, identity, footer_len, content[-64:])
