@@ -4,7 +4,9 @@
 folder names (``key=value``, typed the way Spark infers partition column types); a
 :class:`Dataset` then gives the merged Arrow schema of the files plus the partition columns.
 Hidden files and folders (names starting with ``_`` or ``.``, such as ``_SUCCESS``) are skipped,
-as Spark does.
+as Spark does. Each :class:`FileInfo` pins the version of its file the plan is made from: the
+identity the listing gives (a local stat; an object's ETag or Last-Modified where the listing
+has them), replaced by the identity and footer digest of an open where planning reads the file.
 """
 
 from __future__ import annotations

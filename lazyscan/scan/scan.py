@@ -8,6 +8,9 @@ Parts and roles:
   it reads and the tiers that can evaluate it.
 - :class:`PredicateOrder`: adaptive ordering of row-level predicate steps by rows removed per
   second, shared by the threads of a scan.
+- :class:`_FileContext`: one open file of the scan; it must be the version the plan was made
+  from (identity and footer digest, see :func:`~lazyscan.scan.dataset.check_planned`) when it is
+  opened and again after its last row group is read, else a :class:`FileChangedError` names it.
 - :class:`_RowGroupScan`: the per-row-group algorithm, cheapest tier first: partition values
   (per file) -> statistics -> Bloom filters -> dictionaries -> page index -> values of predicate
   columns (each decoded only for rows that survived the previous step, dictionary-encoded ones
