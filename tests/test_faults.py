@@ -157,6 +157,11 @@ WHERE = "k = 7"
 #: a case's wall time: generous bounds (retries back off; Spark adds its job overhead)
 IN_PROCESS_BOUND_S = 60.0
 SPARK_BOUND_S = 120.0
+#: the retry budget of the cases whose faults never end (the default is a minute), and their bound
+RETRY_SECONDS = 4.0
+ENDLESS_BOUND_S = 30.0
+#: a small read: S3's error body does not fit the buffer of a read this size (lazyscan asks for 64 KiB at least)
+SMALL = 64 * 1024
 
 
 @pytest.fixture(scope="module")
@@ -256,6 +261,12 @@ class Case:
     rules: Callable[[str, int], list[Rule]]
     expect: Any = "rows"
     fs_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: options of the scan (Spark: of the source)
+    scan_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: settings of s3fs (its own retries multiply lazyscan's attempts)
+    s3fs_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: seconds the case may take in-process (15 more through Spark), when less than the general bound
+    bound: float | None = None
 
 
 CASES: dict[str, Case] = {
@@ -265,10 +276,13 @@ CASES: dict[str, Case] = {
     ),
     "503 on the first two GETs of each range, ORC": Case("data.orc", lambda k, o: [Rule(status(503), key=k, first=2)]),
     "503 on the first HEAD": Case("plain.parquet", lambda k, o: [Rule(status(503), method="HEAD", key=k, times=1)]),
-    "500 on one small read": Case("plain.parquet", lambda k, o: [Rule(status(500), key=k, max_size=4096, times=1)]),
-    "500 on one small read, ORC": Case("data.orc", lambda k, o: [Rule(status(500), key=k, max_size=4096, times=1)]),
+    "500 on one small read": Case("plain.parquet", lambda k, o: [Rule(status(500), key=k, max_size=SMALL, times=1)]),
+    "500 on one small read, ORC": Case("data.orc", lambda k, o: [Rule(status(500), key=k, max_size=SMALL, times=1)]),
     "30% of GETs throttled": Case("plain.parquet", lambda k, o: [Rule(status(503), key=k, fraction=0.3, seed=34)]),
-    "503 on every GET": Case("plain.parquet", lambda k, o: [Rule(status(503), key=k)], "TransientSourceError"),
+    "503 on every GET": Case(
+        "plain.parquet", lambda k, o: [Rule(status(503), key=k)], "TransientSourceError",
+        scan_kwargs={"retry_seconds": RETRY_SECONDS}, s3fs_kwargs={"retries": 1}, bound=ENDLESS_BOUND_S,
+    ),
     "403 on the data reads": Case(
         "plain.parquet", lambda k, o: [Rule(status(403), key=k, when=lambda r: r.range is not None)], "AccessDeniedError"
     ),
@@ -308,27 +322,15 @@ def _error_class(name: str) -> type[BaseException]:
     return getattr(lazyscan.errors, name)  # type: ignore[no-any-return]
 
 
-_SMALL_READS = "a transient status on a read smaller than S3's error body is not retried (the AWS SDK loses the status)"
-_STATUSES = "the store's status is not told apart: a 403, a 404 or retries run out raise a plain SourceError"
+_BUDGET = "ScanOptions.retry_seconds does not reach the sources: the default minute of retries applies"
+_ORC_TAIL = "the ORC tail read wraps the AccessDeniedError of a 403 in a CorruptFileError"
+_LISTING = "an object missing when the scan lists it is a plain SourceError, not an ObjectNotFoundError"
 
 #: (route, case): what lazyscan lacks for the case on that route yet (a strict xfail)
 MISSING: dict[tuple[str, str], str] = {
-    **{
-        (route, name): _SMALL_READS
-        for route in ("pyarrow fs", "spark")
-        for name in (
-            "503 on the first two GETs of each range", "503 on the first two GETs of each range, page index",
-            "503 on the first two GETs of each range, ORC", "500 on one small read, ORC",
-        )
-    },
-    **{
-        (route, name): _STATUSES
-        for route in ("pyarrow fs", "s3fs", "spark")
-        for name in (
-            "503 on every GET", "403 on the data reads", "403 on the data reads, ORC", "404 on the data reads",
-            "404 on the HEAD",
-        )
-    },
+    **{(route, "503 on every GET"): _BUDGET for route in ("pyarrow fs", "s3fs", "spark")},
+    **{(route, "403 on the data reads, ORC"): _ORC_TAIL for route in ("pyarrow fs", "s3fs", "spark")},
+    **{(route, "404 on the HEAD"): _LISTING for route in ("pyarrow fs", "s3fs", "spark")},
 }
 
 
@@ -356,11 +358,11 @@ def _run_in_process(proxy: FaultProxy, files: dict[str, Any], name: str, filesys
     t0 = time.monotonic()
     with proxy.faults(*rules):
         if isinstance(case.expect, str) and case.expect.endswith("rows"):
-            got = lazyscan.scan(key, where=WHERE, filesystem=filesystem).to_table()
+            got = lazyscan.scan(key, where=WHERE, filesystem=filesystem, **case.scan_kwargs).to_table()
             _assert_same(got, _expected_for(files, case), name)
         else:
             with pytest.raises(_error_class(case.expect)) as info:
-                lazyscan.scan(key, where=WHERE, filesystem=filesystem).to_table()
+                lazyscan.scan(key, where=WHERE, filesystem=filesystem, **case.scan_kwargs).to_table()
             assert key in str(info.value), str(info.value)
             if case.expect == "CorruptFileError":  # names the row group, column and page
                 assert re.search(r"row group \d+, column 'x', page \d+", str(info.value)), str(info.value)
@@ -368,7 +370,7 @@ def _run_in_process(proxy: FaultProxy, files: dict[str, Any], name: str, filesys
         records = list(proxy.log)
     seconds = time.monotonic() - t0
     assert injected > 0, f"{name}: no fault injected"
-    assert seconds < IN_PROCESS_BOUND_S, f"{name}: {seconds:.1f} s\n" + _timeline(records, t0)
+    assert seconds < (case.bound or IN_PROCESS_BOUND_S), f"{name}: {seconds:.1f} s\n" + _timeline(records, t0)
 
 
 def _timeline(records: list[Any], t0: float) -> str:
@@ -406,7 +408,7 @@ S3FS_CASES = [
 
 @pytest.mark.parametrize("name", [_case_param(n, "s3fs") for n in S3FS_CASES])
 def test_fault_through_s3fs(proxy: FaultProxy, files: dict[str, Any], name: str) -> None:
-    _run_in_process(proxy, files, name, proxy.fsspec_filesystem())
+    _run_in_process(proxy, files, name, proxy.fsspec_filesystem(**CASES[name].s3fs_kwargs))
 
 
 # ---- through Spark -----------------------------------------------------------------------------
@@ -434,11 +436,14 @@ def spark() -> Any:
     return get_spark()
 
 
-def _spark_frame(spark: Any, proxy: FaultProxy, key: str, fs_kwargs: dict[str, Any]) -> Any:
+def _spark_frame(spark: Any, proxy: FaultProxy, key: str, case: Case | None = None) -> Any:
     """The DataFrame of the case's query (planned on the driver, through the proxy)."""
     import lazyscan.spark
 
-    options = {**proxy.fs_options(), **{f"fs.{k}": str(v) for k, v in fs_kwargs.items()}}
+    options = {**proxy.fs_options()}
+    if case is not None:
+        options.update({f"fs.{k}": str(v) for k, v in case.fs_kwargs.items()})
+        options.update(case.scan_kwargs)
     return lazyscan.spark.read(spark, f"s3://{key}", where=WHERE, force="lazyscan", **options)
 
 
@@ -457,7 +462,7 @@ def test_fault_through_spark(spark: Any, proxy: FaultProxy, files: dict[str, Any
     case = CASES[name]
     key = files["keys"][case.file]
     expected = _rows_of(_expected_for(files, case))
-    frame = _spark_frame(spark, proxy, key, case.fs_kwargs)
+    frame = _spark_frame(spark, proxy, key, case)
     t0 = time.monotonic()
     with proxy.faults(*case.rules(key, files["corrupt_at"].get(case.file, 0))):
         if case.expect == "rows":
@@ -470,6 +475,6 @@ def test_fault_through_spark(spark: Any, proxy: FaultProxy, files: dict[str, Any
         injected = proxy.faults_injected()
     seconds = time.monotonic() - t0
     assert injected > 0, f"{name}: no fault injected"
-    assert seconds < SPARK_BOUND_S, f"{name}: {seconds:.1f} s"
-    again = _spark_frame(spark, proxy, key, {}).collect()
+    assert seconds < (case.bound + 15 if case.bound else SPARK_BOUND_S), f"{name}: {seconds:.1f} s"
+    again = _spark_frame(spark, proxy, key).collect()
     assert_same_rows(again, _rows_of(_expected(files, case.file)), f"{name}: the next read")
