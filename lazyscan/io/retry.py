@@ -83,10 +83,6 @@ class StalledError(Exception):
     """An attempt that did not answer within the policy's limit (abandoned)."""
 
 
-class TruncatedError(Exception):
-    """A response with fewer bytes than the range asked for, inside the object."""
-
-
 #: AWS error names (pyarrow's ``AWS Error NAME during ...`` texts, botocore's codes in any
 #: spelling) that mean a later attempt can succeed
 _TRANSIENT_CODES = {
@@ -114,7 +110,7 @@ _TRANSIENT_TYPES = {
     "ClientOSError", "ContentLengthError", "TransferEncodingError", "ConnectionTimeoutError", "SocketTimeoutError",
     "EndpointConnectionError", "ConnectionClosedError", "ReadTimeoutError", "ConnectTimeoutError",
     "ResponseStreamingError", "IncompleteReadError", "ProtocolError", "IncompleteRead", "RemoteDisconnected",
-    "HTTPClientError", "NewConnectionError", "ProxyConnectionError", "StalledError", "TruncatedError",
+    "HTTPClientError", "NewConnectionError", "ProxyConnectionError", "StalledError",
 }
 _TRANSIENT_ERRNOS = {
     errno.ECONNRESET, errno.ECONNREFUSED, errno.ECONNABORTED, errno.ETIMEDOUT, errno.EPIPE, errno.EHOSTUNREACH,

@@ -30,7 +30,6 @@ from lazyscan.io.retry import (
     NO_RETRY,
     TRANSIENT,
     RetryPolicy,
-    TruncatedError,
     classify,
     run_bounded,
 )
@@ -334,14 +333,15 @@ class Source:
         if self.retry is None:
             data = self._read(offset, length)
         else:
-            data = self._request(lambda: self._read_whole(offset, length), f"bytes {offset}+{length}", length)
+            # a body cut short is an error of the client (curl's, aiohttp's), retried; a whole
+            # response shorter than asked for is an object shorter than planned, returned as
+            # it is for the reader's checks (retrying would not make it longer)
+            try:
+                data = self._request(lambda: self._read(offset, length), f"bytes {offset}+{length}", length)
+            except LazyScanError:
+                self.stats.add(0, time.perf_counter() - t0)  # the last attempt was a request too
+                raise
         self.stats.add(len(data), time.perf_counter() - t0)
-        return data
-
-    def _read_whole(self, offset: int, length: int) -> bytes:
-        data = self._read(offset, length)
-        if len(data) < length:
-            raise TruncatedError(f"{len(data)} of {length} bytes")
         return data
 
     def _request(self, attempt: Callable[[], Any], what: str, length: int = 0, action: str = "read") -> Any:
