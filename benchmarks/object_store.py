@@ -62,7 +62,11 @@ def _runners(proxy: Any, key: str, value: str) -> dict[str, Callable[[bool], tup
             opts = {} if gap is None else {"coalesce_gap": gap}
             s = lazyscan.scan(key, None if star else ["l_orderkey"], where, filesystem=arrow_fs(), threads=THREADS, **opts)
             rows = s.to_table().num_rows
-            return rows, {"profile_requests": s.profile["requests"], "profile_bytes": s.profile["bytes_read"]}
+            profile = s.profile
+            return rows, {
+                "profile_requests": profile["requests"], "profile_bytes": profile["bytes_read"],
+                "profile_retries": profile.counters.get("retries", 0), "profile_retrying_s": profile.timings.get("retrying", 0.0),
+            }
 
         return run
 
@@ -231,6 +235,9 @@ def summarize(runs: dict[str, dict[str, list[dict[str, Any]]]], local: dict[str,
                 "bytes": int(statistics.median(e["bytes"] for e in timed)),
                 "rows": sorted({e["rows"] for e in done}),
             }
+            if any("profile_retries" in e for e in timed):
+                q[name]["profile_retries"] = statistics.median(e.get("profile_retries", 0) for e in timed)
+                q[name]["profile_retrying_s"] = statistics.median(e.get("profile_retrying_s", 0.0) for e in timed)
         base = local[qname]["bytes"]
         for m in q.values():
             m["bytes_vs_local"] = m["bytes"] / base if base else None
@@ -271,6 +278,13 @@ def markdown(result: dict[str, Any]) -> str:
                 )
                 if m.get("error"):
                     errors.append(f"- {cond}, {qname}, {m['label']}: {m['error']}")
+    retried = [
+        f"{cond} {qname}: {m['profile_retries']:g} retries, {m['profile_retrying_s']:.2f} s lost to them"
+        for cond, summary in by_condition.items() if shares.get(cond, 0) > 0
+        for qname, by in summary.items() for name, m in by.items() if name == "lazyscan" and "profile_retries" in m
+    ]
+    if retried:
+        lines += ["", "lazyscan's profile of its default reads (medians): " + "; ".join(retried) + "."]
     if errors:
         lines += ["", "Failed runs (the first error of each engine):", "", *errors]
     bound = result.get("bound")
