@@ -449,6 +449,7 @@ def test_throttling_retried_by_lazyscan_shows_in_the_profile(
         assert scan.profile["retrying"] > 0
         # two failed attempts before each range got through
         assert scan.profile["retries"] == proxy.faults_injected()
+        assert f"{scan.profile['retries']:,} requests retried" in scan.profile.summary()
         assert scan.profile["requests"] >= gets
 
 

@@ -174,7 +174,8 @@ class Profile:
             f"dictionary {c['row_groups_pruned_dictionary']}, partition {c['row_groups_pruned_partition']}); "
             f"pages skipped {c['pages_pruned_index'] + c['pages_skipped_lazily']:,}/{c['pages_total']:,}; "
             f"read {_mb(c['bytes_read'])} of {_mb(c['bytes_total'])}; "
-            f"{self.timings['total']:.3f} s"
+            + (f"{c['retries']:,} requests retried ({self.timings.get('retrying', 0.0):.1f} s); " if c.get("retries") else "")
+            + f"{self.timings['total']:.3f} s"
         )
 
     def table(self, join_filters: bool = True) -> str:
