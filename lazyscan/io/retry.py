@@ -64,7 +64,7 @@ class RetryPolicy:
 
 
 DEFAULT_RETRY = RetryPolicy()
-#: no retries (one attempt, no bound on its time): what local files get
+#: one attempt, not bounded in time, its failure still told apart (denied, missing, transient)
 NO_RETRY = RetryPolicy(max_seconds=0.0)
 
 
