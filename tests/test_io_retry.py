@@ -463,15 +463,7 @@ def test_a_server_error_on_one_small_read(s3_server: S3Server, objects: dict[str
 
 
 @pytest.mark.parametrize("client", ["pyarrow", "s3fs"])
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "parquet",
-        pytest.param("orc", marks=pytest.mark.xfail(
-            strict=True, reason="OrcFile._read_tail reports every SourceError as a CorruptFileError",
-        )),
-    ],
-)
+@pytest.mark.parametrize("kind", ["parquet", "orc"])
 def test_access_denied_on_data_reads_says_so(
     s3_server: S3Server, objects: dict[str, Any], client: str, kind: str
 ) -> None:

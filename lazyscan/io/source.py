@@ -156,7 +156,8 @@ def _show(name: str, value: Any) -> str:
     return str(value)
 
 
-def _local_identity(st: os.stat_result) -> FileIdentity:
+def local_identity(st: os.stat_result) -> FileIdentity:
+    """The identity of a local file from its ``stat``: what a listing and an open both pin."""
     return FileIdentity(
         size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, device=st.st_dev, ctime_ns=st.st_ctime_ns
     )
@@ -581,7 +582,7 @@ class LocalSource(Source):
             raise SourceError(f"is a directory, not a file: {path!r}") from None
         except OSError as e:
             raise SourceError(f"cannot open {path!r}: {e.strerror}") from None
-        self.identity = _local_identity(os.fstat(self._fd))
+        self.identity = local_identity(os.fstat(self._fd))
         self.size = self.identity.size
         self.stats = IOStats()
 
@@ -589,7 +590,7 @@ class LocalSource(Source):
         # by path, not by the open descriptor: a file renamed over this one leaves the
         # descriptor on the old inode
         try:
-            return _local_identity(os.stat(self.path))
+            return local_identity(os.stat(self.path))
         except FileNotFoundError:
             raise ObjectNotFoundError(f"file not found: {self.path!r}") from None
         except OSError as e:

@@ -29,7 +29,16 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, FileError, OptionError, UnsupportedFeatureError
+from lazyscan.errors import (
+    AccessDeniedError,
+    CorruptFileError,
+    FileError,
+    ObjectNotFoundError,
+    OptionError,
+    TransientSourceError,
+    UnsupportedFeatureError,
+)
+from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import ReadOptions, Source, SourceError, open_source
 from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
@@ -122,15 +131,17 @@ class OrcFile:
     """
 
     def __init__(
-        self, source: Any, filesystem: Any = None, *, read: ReadOptions | None = None, timestamp_unit: str = "us"
+        self, source: Any, filesystem: Any = None, *, read: ReadOptions | None = None, timestamp_unit: str = "us",
+        retry: RetryPolicy | None = None,
     ) -> None:
         """``read``: request coalescing (None: the defaults of :class:`ReadOptions`).
+        ``retry``: how object-store requests are retried (None: the default policy).
         ``timestamp_unit``: ``us`` (Spark's unit, every year ORC stores) or ``ns`` (pyarrow's;
         a value outside 1677-09-21 to 2262-04-11 is then an error)."""
         if timestamp_unit not in TIMESTAMP_UNITS:
             raise OptionError(f"timestamp_unit must be one of {', '.join(TIMESTAMP_UNITS)}, got {timestamp_unit!r}")
         self.timestamp_unit = timestamp_unit
-        self.source: Source = open_source(source, filesystem)
+        self.source: Source = open_source(source, filesystem, retry=retry)
         self.read_options = read
         self.path = self.source.path
         self.counters = ReadCounters()
@@ -157,6 +168,8 @@ class OrcFile:
             raise self._error(CorruptFileError, f"file of {size} bytes is too small to be ORC")
         try:
             tail = self.source.read_at(max(0, size - _TAIL_READ), min(size, _TAIL_READ))
+        except (AccessDeniedError, ObjectNotFoundError, TransientSourceError):
+            raise  # the store's answer, not the file's fault
         except SourceError as e:
             raise self._error(CorruptFileError, f"cannot read the file tail: {e}") from None
         ps_len = tail[-1]

@@ -25,7 +25,7 @@ class OrcUnits(UnitFile):
 
     def __init__(self, path: Any, filesystem: Any = None, options: ReaderOptions | None = None) -> None:
         opts = options or ReaderOptions()
-        self.orc = OrcFile(path, filesystem, read=opts.read, timestamp_unit=opts.timestamp_unit)
+        self.orc = OrcFile(path, filesystem, read=opts.read, timestamp_unit=opts.timestamp_unit, retry=opts.retry)
         self.path = self.orc.path
         self.source = self.orc.source
         self.arrow_schema = self.orc.arrow_schema

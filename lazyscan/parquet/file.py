@@ -38,6 +38,7 @@ from lazyscan.format.writers import (
     v2_pages_always_compressed,
 )
 from lazyscan.io import ReadOptions, Source, open_source
+from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import ShortReadError
 from lazyscan.parquet import buffers, checksums, codecs, fused, fused_match
 from lazyscan.parquet import kernels as K
@@ -112,6 +113,8 @@ class ReaderOptions:
     header) is checked once fetched; on a mismatch its bytes are fetched once more from the
     source, then a second mismatch is a :class:`CorruptFileError` naming the page
     (:mod:`lazyscan.parquet.checksums`).
+    ``retry``: how object-store requests are retried (None: :data:`lazyscan.io.retry.DEFAULT_RETRY`;
+    local files are not retried).
     """
 
     materialization_threshold: int = 0
@@ -120,6 +123,7 @@ class ReaderOptions:
     partial_decompression: bool = True
     timestamp_unit: str = "us"
     verify_checksums: bool = True
+    retry: RetryPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -369,7 +373,7 @@ class ParquetFile:
         self, source: Any, filesystem: Any = None, *, options: ReaderOptions | None = None
     ) -> None:
         self.options = options or ReaderOptions()
-        self.source: Source = open_source(source, filesystem)
+        self.source: Source = open_source(source, filesystem, retry=self.options.retry)
         self.path = self.source.path
         self._default_read = self.source_default_read_options()
         self._filesystem = filesystem

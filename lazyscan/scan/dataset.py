@@ -15,15 +15,16 @@ import datetime as dt
 import decimal
 import glob as globlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
 import pyarrow as pa
 
-from lazyscan.errors import FileChangedError, LazyScanError, SourceError
-from lazyscan.io.source import FileIdentity, filesystem_from_uri
+from lazyscan.errors import FileChangedError, LazyScanError, ObjectNotFoundError, SourceError
+from lazyscan.io.retry import DEFAULT_RETRY, RetryPolicy
+from lazyscan.io.source import FileIdentity, call_with_retries, filesystem_from_uri, local_identity
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
@@ -102,11 +103,8 @@ _Listed = tuple[str, int, "FileIdentity | None"]
 
 def _local_file(path: str) -> _Listed:
     """A local file as listed: the identity its open will have (the same stat fields)."""
-    st = os.stat(path)
-    identity = FileIdentity(
-        size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino, device=st.st_dev, ctime_ns=st.st_ctime_ns
-    )
-    return path, st.st_size, identity
+    identity = local_identity(os.stat(path))
+    return path, identity.size, identity
 
 
 def _list_local(root: str) -> list[_Listed]:
@@ -120,13 +118,17 @@ def _list_local(root: str) -> list[_Listed]:
     return out
 
 
-def _list_remote(root: str, filesystem: Any) -> list[_Listed]:
-    try:
-        return _list_on(root, filesystem)
-    except LazyScanError:
-        raise
-    except Exception as e:  # the filesystem's own errors (denied, unreachable, ...): say where
-        raise SourceError(f"cannot list {root!r}: {e}") from None
+def _list_remote(root: str, filesystem: Any, retry: RetryPolicy | None = None) -> list[_Listed]:
+    """The files under ``root`` (or ``root`` itself), each request of the listing retried under
+    ``retry`` (None: :data:`DEFAULT_RETRY`): a 403 is an :class:`AccessDeniedError`, a missing
+    path an :class:`ObjectNotFoundError`, throttling past the budget a
+    :class:`TransientSourceError`."""
+    policy = retry or DEFAULT_RETRY
+
+    def ask(request: Callable[[], Any], what: str) -> Any:
+        return call_with_retries(request, path=root, what=what, policy=policy, action="list")
+
+    return _list_on(root, filesystem, ask)
 
 
 def _store_file(path: str, size: int, meta: dict[str, Any] | None = None, seconds: int | None = None) -> _Listed:
@@ -157,16 +159,17 @@ def _arrow_file(info: Any, filesystem: Any) -> _Listed:
     return _store_file(info.path, info.size, seconds=seconds)
 
 
-def _list_on(root: str, filesystem: Any) -> list[_Listed]:
+def _list_on(root: str, filesystem: Any, ask: Callable[[Callable[[], Any], str], Any]) -> list[_Listed]:
+    """The listing of ``root``; ``ask(request, what)`` makes each request to the store."""
     import pyarrow.fs as pafs
 
     if isinstance(filesystem, pafs.FileSystem):
-        info = filesystem.get_file_info(root)
+        info = ask(lambda: filesystem.get_file_info(root), "asking what it is")
         if info.type == pafs.FileType.NotFound:
-            raise SourceError(f"path not found: {root!r}")
+            raise ObjectNotFoundError(f"path not found: {root!r}")
         if info.type == pafs.FileType.File:
             return [_arrow_file(info, filesystem)]
-        infos = filesystem.get_file_info(pafs.FileSelector(root, recursive=True))
+        infos = ask(lambda: filesystem.get_file_info(pafs.FileSelector(root, recursive=True)), "listing it")
         files = []
         for i in infos:
             if i.type != pafs.FileType.File:
@@ -177,12 +180,13 @@ def _list_on(root: str, filesystem: Any) -> list[_Listed]:
             files.append(_arrow_file(i, filesystem))
         return sorted(files)
     # fsspec
-    if not filesystem.exists(root):
-        raise SourceError(f"path not found: {root!r}")
-    if filesystem.isfile(root):
-        meta = filesystem.info(root)
+    try:
+        meta = ask(lambda: filesystem.info(root), "asking what it is")
+    except ObjectNotFoundError:
+        raise ObjectNotFoundError(f"path not found: {root!r}") from None
+    if meta.get("type") != "directory":
         return [_store_file(root, int(meta.get("size", 0)), meta)]
-    found = filesystem.find(root, detail=True)
+    found = ask(lambda: filesystem.find(root, detail=True), "listing it")
     files = []
     for path, meta in sorted(found.items()):
         rel = path[len(root.rstrip("/")) :].strip("/").split("/")
@@ -256,6 +260,8 @@ class Dataset:
     _opened: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: the unit ORC timestamps are read in (``ScanOptions.timestamp_unit``)
     timestamp_unit: str = "us"
+    #: how the requests of planning (opens, footers) are retried (``ScanOptions.retry_seconds``)
+    retry: RetryPolicy | None = None
 
     def use_timestamp_unit(self, unit: str) -> None:
         """Read ORC timestamps in ``unit`` from now on (the schema is derived anew)."""
@@ -273,7 +279,7 @@ class Dataset:
             from lazyscan.scan.units import open_units
 
             schemas = []
-            options = ReaderOptions(timestamp_unit=self.timestamp_unit)
+            options = ReaderOptions(timestamp_unit=self.timestamp_unit, retry=self.retry)
             for i, info in enumerate(self.files if merge else self.files[:1]):
                 f = open_units(info.path, self.filesystem, options, fmt=self.format)
                 try:
@@ -324,9 +330,10 @@ def merge_schemas(schemas: Sequence[pa.Schema]) -> pa.Schema:
     return pa.schema(list(fields.values()))
 
 
-def discover(source: Any, filesystem: Any = None) -> Dataset:
+def discover(source: Any, filesystem: Any = None, retry: RetryPolicy | None = None) -> Dataset:
     """List the files of ``source``: a file, a directory (recursive, hive partitions), a glob,
-    or a list of those; local paths, ``file://`` URLs, or paths on a pyarrow/fsspec filesystem."""
+    or a list of those; local paths, ``file://`` URLs, or paths on a pyarrow/fsspec filesystem.
+    ``retry``: how the requests listing an object store are retried (None: the default policy)."""
     if isinstance(source, Dataset):
         return source
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
@@ -357,13 +364,13 @@ def discover(source: Any, filesystem: Any = None) -> Dataset:
             elif os.path.isfile(p):
                 listed.append((_local_file(p), None))
             else:
-                raise SourceError(f"path not found: {p!r}")
+                raise ObjectNotFoundError(f"path not found: {p!r}")
         else:
-            files = _list_remote(p, filesystem)
+            files = _list_remote(p, filesystem, retry)
             root = p if len(files) != 1 or files[0][0] != p else None
             listed += [(f, root) for f in files]
     infos, pschema = _partitions(listed)
-    return Dataset(roots[0] if len(roots) == 1 else None, infos, pschema, filesystem)
+    return Dataset(roots[0] if len(roots) == 1 else None, infos, pschema, filesystem, retry=retry)
 
 
 def _partitions(listed: list[tuple[_Listed, str | None]]) -> tuple[list[FileInfo], pa.Schema]:

@@ -42,6 +42,7 @@ from lazyscan.errors import (
     OptionError,
     SourceError,
 )
+from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import FileIdentity, ReadOptions
 from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
@@ -913,6 +914,7 @@ class Scan:
             partial_decompression=self.options.partial_decompression,
             timestamp_unit=self.options.timestamp_unit,
             verify_checksums=self.options.verify_checksums,
+            retry=RetryPolicy(max_seconds=self.options.retry_seconds),
         )
         self._plan = _Plan()
         if isinstance(source, (list, tuple)) and source and all(isinstance(s, FileSplit) for s in source):
@@ -937,7 +939,9 @@ class Scan:
                 schema = pa.schema([*schema, *extra])
             self.partition_columns = set(partition_names)
         else:
-            ds = discover(source, filesystem) if not isinstance(source, Dataset) else source
+            retry = self.reader_options.retry
+            ds = discover(source, filesystem, retry=retry) if not isinstance(source, Dataset) else source
+            ds.retry = retry
             if ds.format is None and self.options.format is not None:
                 ds.format = self.options.format
             ds.use_timestamp_unit(self.options.timestamp_unit)

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import LazyScanError
+from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import ReadOptions, Source, open_source
 from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet.bloom import encode_plain, hash_bytes
@@ -318,14 +319,14 @@ class ParquetUnits(UnitFile):
         self.pf.close()
 
 
-def detect_format(path: str, filesystem: Any = None) -> str:
+def detect_format(path: str, filesystem: Any = None, retry: RetryPolicy | None = None) -> str:
     """``parquet`` or ``orc``: by the file name's extension, else by the first bytes."""
     lower = str(path).lower()
     if lower.endswith((".parquet", ".parq", ".pq")):
         return "parquet"
     if lower.endswith(".orc"):
         return "orc"
-    with open_source(path, filesystem) as src:
+    with open_source(path, filesystem, retry=retry) as src:
         head = src.read_at(0, 4) if src.size >= 4 else b""
     if head[:3] == b"ORC":
         return "orc"
@@ -334,7 +335,7 @@ def detect_format(path: str, filesystem: Any = None) -> str:
 
 def open_units(path: Any, filesystem: Any = None, options: ReaderOptions | None = None, fmt: str | None = None) -> UnitFile:
     """Open a Parquet or ORC file for the scan (``fmt`` None: recognized by its magic bytes)."""
-    kind = fmt or detect_format(path, filesystem)
+    kind = fmt or detect_format(path, filesystem, options.retry if options is not None else None)
     if kind == "orc":
         from lazyscan.orc.units import OrcUnits
 
