@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lazyscan.errors import OptionError
-from lazyscan.io.source import filesystem_from_uri, s3_uri
+from lazyscan.io.source import filesystem_from_uri, s3_filesystem_for_lazyscan, s3_uri
 from lazyscan.scan.options import ScanOptions
 from lazyscan.spark.planning import (
     DEFAULT_OPEN_COST_IN_BYTES,
@@ -186,6 +186,9 @@ class FilesystemSpec:
             fs = getattr(pafs, maker)(**kwargs)
         except TypeError as e:
             raise OptionError(f"bad fs.* option for {maker}: {e}") from None
+        if isinstance(fs, pafs.S3FileSystem) and "retry_strategy" not in kwargs:
+            # lazyscan's sources retry, each attempt and wait counted in the scan's profile
+            fs = s3_filesystem_for_lazyscan(fs)
         return fs, rest
 
 

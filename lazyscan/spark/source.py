@@ -66,6 +66,7 @@ import pyarrow as pa
 from pyspark.sql.types import StructField, StructType
 
 from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
+from lazyscan.io.retry import RetryPolicy
 from lazyscan.predicate import (
     Expr,
     bind,
@@ -80,6 +81,7 @@ from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, discover, pinned
+from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
 from lazyscan.spark.compat import (
     DataSource,
@@ -190,7 +192,8 @@ def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema
     """The filesystem, the data files and the partition schema of the source."""
     fs, paths = _open_paths(settings)
     try:
-        ds = discover(paths if len(paths) > 1 else paths[0], filesystem=fs)
+        retry = RetryPolicy(max_seconds=settings.scan_kwargs.get("retry_seconds", ScanOptions.retry_seconds))
+        ds = discover(paths if len(paths) > 1 else paths[0], filesystem=fs, retry=retry)
     except SourceError:
         raise
     except LazyScanError as e:
