@@ -161,3 +161,47 @@ def test_spark_retry_seconds_option_and_s3_filesystems_left_to_lazyscans_retries
         # every throttled request retried by lazyscan, not by the AWS SDK (whose retries the
         # profile would not see)
         assert proxy.injected["503"] > 0 and scan.profile["retries"] == proxy.injected["503"]
+
+
+# ---- pages fetched again after a checksum mismatch ----------------------------------------------
+
+
+class DamagingStore:
+    """An fsspec-like filesystem of one local file whose byte at ``damaged`` is flipped in the
+    first transfer that holds it (a transfer damaged once: a second fetch gets the right bytes)."""
+
+    def __init__(self, path: Path, damaged: int) -> None:
+        self.data = path.read_bytes()
+        self.damaged = damaged
+        self.damaged_transfers = 0
+
+    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        return {"name": path, "size": len(self.data), "type": "file", "ETag": '"v1"'}
+
+    def cat_file(self, path: str, start: int, end: int) -> bytes:
+        data = bytearray(self.data[start:end])
+        if self.damaged_transfers == 0 and start <= self.damaged < end:
+            data[self.damaged - start] ^= 0x5A
+            self.damaged_transfers += 1
+        return bytes(data)
+
+
+def test_a_page_fetched_again_shows_in_the_profile(tmp_path: Path) -> None:
+    path = tmp_path / "crc.parquet"
+    n = 12_000
+    rng = np.random.default_rng(6)
+    # s between two chunks of ~96 KB: its pages are not in the bytes read with the footer
+    table = pa.table({
+        "a": rng.normal(size=n), "s": [f"word-{v:03d}" for v in rng.integers(0, 60, n)], "d": rng.normal(size=n),
+    })
+    pq.write_table(table, path, write_page_checksum=True, data_page_size=1024, row_group_size=n, use_dictionary=False)
+    layout = lazyscan.ParquetFile(path).page_layout(0, "s")
+    page = layout.pages[len(layout.pages) // 2]
+    store = DamagingStore(path, page.offset + page.size - 3)  # a byte of its body
+    lazyscan.parquet.file.clear_caches()
+    scan = lazyscan.scan(str(path), columns=["s"], filesystem=store)
+    assert scan.to_table().equals(table.select(["s"]))
+    assert store.damaged_transfers == 1
+    assert scan.profile["pages_refetched"] == 1
+    clean = lazyscan.scan(str(path), columns=["s"], filesystem=DamagingStore(path, -1))
+    assert clean.to_table().equals(table.select(["s"])) and clean.profile["pages_refetched"] == 0

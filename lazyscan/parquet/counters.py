@@ -13,6 +13,8 @@ class ReadCounters:
     requests: int = 0
     pages_fetched: int = 0
     pages_skipped: int = 0
+    #: pages fetched once more after their checksum did not match (a transfer may damage bytes)
+    pages_refetched: int = 0
     bytes_decompressed: int = 0
     values_decoded: int = 0
     io_seconds: float = 0.0

@@ -1259,6 +1259,7 @@ class ParquetFile:
             c.io_seconds += time.perf_counter() - t0
         c.bytes_fetched += len(wide)
         c.requests += 1
+        c.pages_refetched += 1
         data = np.frombuffer(wide, np.uint8)[offset - start : offset - start + m.size]
         ok, stored, computed = checksums.page_matches(data)
         if ok and len(data) == m.size:

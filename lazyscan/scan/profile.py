@@ -3,6 +3,7 @@
 I/O counters: ``requests`` counts every request made to the files' stores, failed attempts
 included; ``retries`` the attempts that repeated a failed one (object stores), ``cached_reads``
 the small reads served from the surplus of an earlier request instead of a request of their own.
+``pages_refetched``: pages fetched once more because their checksum did not match as fetched.
 
 A :class:`Profile` is plain data (picklable, JSON-able) so Spark tasks can ship theirs back and
 the driver can merge them. ``as_dict`` gives the numbers, ``table`` a readable rendering.
@@ -28,6 +29,7 @@ COUNTERS = (
     "pages_pruned_bloom",
     "pages_skipped_lazily",
     "pages_read",
+    "pages_refetched",
     "bytes_total",
     "bytes_read",
     "bytes_decompressed",

@@ -497,6 +497,7 @@ class _RowGroupScan:
             p.add("values_decoded", c.values_decoded)
             p.add("requests", c.requests)
             p.add("pages_read", c.pages_fetched)
+            p.add("pages_refetched", c.pages_refetched)
             p.time("total", time.perf_counter() - t_start)
         if result is not None:
             p.add("rows_returned", result.num_rows)
