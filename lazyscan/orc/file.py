@@ -51,6 +51,7 @@ from lazyscan.orc.statistics import (
     stripes_agree_with_file,
 )
 from lazyscan.parquet.counters import ReadCounters
+from lazyscan.parquet.file import tail_read_length
 from lazyscan.parquet.selection import RowRanges
 from lazyscan.parquet.statistics import ColumnStats
 
@@ -167,7 +168,8 @@ class OrcFile:
         if size < 4:
             raise self._error(CorruptFileError, f"file of {size} bytes is too small to be ORC")
         try:
-            tail = self.source.read_at(max(0, size - _TAIL_READ), min(size, _TAIL_READ))
+            tail_len = tail_read_length(self.source, _TAIL_READ)
+            tail = self.source.read_at(size - tail_len, tail_len)
         except (AccessDeniedError, ObjectNotFoundError, TransientSourceError):
             raise  # the store's answer, not the file's fault
         except SourceError as e:

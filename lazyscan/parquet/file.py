@@ -350,6 +350,17 @@ def footer_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+def tail_read_length(source: Source, most: int) -> int:
+    """How many bytes to read at the end of ``source`` for its footer: ``most`` (clipped to the
+    file), but on a source that widens small reads to its smallest request and keeps the surplus
+    (object stores, :attr:`Source.min_request`), one byte fewer than that request: the source
+    then keeps the whole window it fetched, and later small reads in it (page indexes, the last
+    chunk's pages, ORC's last stripe footer) are served without a request of their own."""
+    if 0 < source.min_request <= most and source.size > source.min_request:
+        return source.min_request - 1
+    return min(source.size, most)
+
+
 def clear_caches() -> None:
     """Forget cached footers, page layouts and page statistics (tests and benchmarks use this)."""
     _FOOTER_CACHE.clear()
@@ -410,7 +421,8 @@ class ParquetFile:
         size = self.source.size
         if size < 12:
             raise self._error(CorruptFileError, f"file of {size} bytes is too small to be Parquet")
-        tail = self.source.read_at(max(0, size - _TAIL_READ), min(size, _TAIL_READ))
+        tail_len = tail_read_length(self.source, _TAIL_READ)
+        tail = self.source.read_at(size - tail_len, tail_len)
         if tail[-4:] == MAGIC_ENCRYPTED:
             raise self._error(UnsupportedFeatureError, "encrypted Parquet files are not supported")
         if tail[-4:] != MAGIC:
@@ -445,9 +457,14 @@ class ParquetFile:
             return cached.metadata, cached.schema
         if footer is None:
             footer = memoryview(self.source.read_at(size - 8 - footer_len, footer_len))
-        head = self.source.read_at(0, 4)
-        if head != MAGIC:
-            raise self._error(CorruptFileError, "not a Parquet file: bad magic number at the start")
+        # the magic at the start is checked where it costs no request of its own: locally, and
+        # where the tail read holds it (an object store would answer a GET of its own, 64 KiB
+        # at the least, see MIN_REMOTE_READ); the footer's magic, its length and its parse
+        # checked the file already (pyarrow's reader checks the footer's end alone)
+        if not self.source.remote or tail_len == size:
+            head = tail[:4] if tail_len == size else self.source.read_at(0, 4)
+            if head != MAGIC:
+                raise self._error(CorruptFileError, "not a Parquet file: bad magic number at the start")
         try:
             fields, _ = read_struct(footer)
             md = file_metadata_from_thrift(fields)
