@@ -15,6 +15,7 @@ import pytest
 
 import lazyscan
 from lazyscan.errors import LazyScanError
+from lazyscan.io.source import MIN_REMOTE_READ, ArrowSource
 from tests.support.compare import assert_same_array
 from tests.support.random_data import random_predicate, random_table
 from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY, S3Server, start_s3_server
@@ -200,10 +201,14 @@ def test_unreachable_server_is_a_located_error(tmp_path: Path, remote: dict[str,
     assert f"{BUCKET}/data/pages.parquet" in str(e)
 
 
-def test_selective_read_requests_and_bytes(s3_server: S3Server, tmp_path: Path) -> None:
+def test_selective_read_requests_and_bytes(
+    s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # a needle in a file of many row groups: with no coalescing gap, an object store read
-    # fetches exactly the bytes of the local read; the default gap trades some bytes for
-    # fewer requests; the profile counts the requests the server saw
+    # fetches the bytes of the local read, and besides them only the surplus of the requests
+    # widened to the smallest one (MIN_REMOTE_READ: 64 KiB, a store's error body must fit);
+    # the default gap trades some bytes for fewer requests; the profile counts the requests
+    # the server saw
     n = 200_000
     rng = np.random.default_rng(3)
     table = pa.table({
@@ -221,9 +226,20 @@ def test_selective_read_requests_and_bytes(s3_server: S3Server, tmp_path: Path) 
     expected = local.to_table()
     assert expected.num_rows > 0
     lazyscan.scan(key, where=where, filesystem=fs).to_table()  # footer and layouts cached
+    # the length of every request the remote scans make
+    lengths: list[int] = []
+    read = ArrowSource._read
+
+    def counted(self: ArrowSource, offset: int, length: int) -> bytes:
+        lengths.append(length)
+        return read(self, offset, length)
+
+    monkeypatch.setattr(ArrowSource, "_read", counted)
     results = {}
+    widened = {}
     for gap in (0, -1):
         before = s3_server.requests()
+        lengths.clear()
         s = lazyscan.scan(key, where=where, filesystem=fs, coalesce_gap=gap)
         assert_same_table(s.to_table(), expected, gap)
         seen = s3_server.requests() - before
@@ -231,8 +247,14 @@ def test_selective_read_requests_and_bytes(s3_server: S3Server, tmp_path: Path) 
         # file schema discovery opened is the one the scan reads), and the HEADs that check the
         # object is still the version planned before and after its row groups are read
         assert s.profile["requests"] <= seen <= s.profile["requests"] + 4, (gap, seen, s.profile["requests"])
+        assert len(lengths) == s.profile["requests"]
+        assert min(lengths) >= MIN_REMOTE_READ  # the file is larger than that
         results[gap] = s.profile
-    assert results[0]["bytes_read"] == local.profile["bytes_read"]
+        widened[gap] = lengths.count(MIN_REMOTE_READ)
+    # no gap: the local read's bytes, plus at most the 64 KiB of each request widened to it
+    # (asked for less: a request of exactly the minimum), less what the surplus of one served
+    assert local.profile["bytes_read"] <= results[0]["bytes_read"]
+    assert results[0]["bytes_read"] <= local.profile["bytes_read"] + widened[0] * MIN_REMOTE_READ
     assert results[-1]["requests"] < results[0]["requests"]
     assert results[-1]["bytes_read"] >= results[0]["bytes_read"]
 
@@ -245,10 +267,19 @@ def test_page_indexes_are_fetched_in_one_request(s3_server: S3Server, tmp_path: 
     key = _key(s3_server.upload(path, BUCKET, "indexed/indexed.parquet"))
     lazyscan.parquet.file.clear_caches()
     pf = lazyscan.ParquetFile(key, s3_server.arrow_filesystem())
-    before = pf.source.stats.requests
+    stats = pf.source.stats
+    before = (stats.requests, stats.cached_reads)
     layouts = [pf.page_layout(rg, name) for rg in range(pf.num_row_groups) for name in table.column_names]
     assert all(layout.from_offset_index for layout in layouts)
-    assert pf.source.stats.requests - before == 1  # 20 row groups x 6 columns of offset indexes
+    # 20 row groups x 6 columns of offset indexes in one read: a request, or none where they
+    # lie in the last 64 KiB, whose window the footer's tail read kept
+    starts = [
+        at for rg in pf.metadata.row_groups for c in rg.columns
+        for at in (c.offset_index_offset, c.column_index_offset) if at is not None
+    ]
+    in_tail = min(starts) >= pf.source.size - MIN_REMOTE_READ
+    requests, cached = stats.requests - before[0], stats.cached_reads - before[1]
+    assert (requests, cached) == ((0, 1) if in_tail else (1, 0)), in_tail
     s = lazyscan.scan(key, where="c0 BETWEEN 1000 AND 1010", filesystem=s3_server.arrow_filesystem())
     assert s.to_table()["c3"].to_pylist() == [4 * i for i in range(1000, 1011)]
 
