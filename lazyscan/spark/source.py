@@ -67,6 +67,7 @@ from pyspark.sql.types import StructField, StructType
 
 from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
 from lazyscan.io.retry import RetryPolicy
+from lazyscan.parquet import ReaderOptions
 from lazyscan.predicate import (
     Expr,
     bind,
@@ -188,12 +189,16 @@ def _with_time_zone(files: list[FileInfo], schema: pa.Schema, tz: str) -> tuple[
     return out, pa.schema(fields)
 
 
+def retry_policy(settings: SourceSettings) -> RetryPolicy:
+    """How the driver's requests (listing, footers) are retried: the ``retrySeconds`` option."""
+    return RetryPolicy(max_seconds=settings.scan_kwargs.get("retry_seconds", ScanOptions.retry_seconds))
+
+
 def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema]:
     """The filesystem, the data files and the partition schema of the source."""
     fs, paths = _open_paths(settings)
     try:
-        retry = RetryPolicy(max_seconds=settings.scan_kwargs.get("retry_seconds", ScanOptions.retry_seconds))
-        ds = discover(paths if len(paths) > 1 else paths[0], filesystem=fs, retry=retry)
+        ds = discover(paths if len(paths) > 1 else paths[0], filesystem=fs, retry=retry_policy(settings))
     except SourceError:
         raise
     except LazyScanError as e:
@@ -204,14 +209,16 @@ def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema
     return fs, files, pschema
 
 
-def _read_footer(info: FileInfo, fs: Any, binary_as_string: bool) -> tuple[FileInfo, pa.Schema, StructType]:
+def _read_footer(
+    info: FileInfo, fs: Any, binary_as_string: bool, retry: RetryPolicy | None = None
+) -> tuple[FileInfo, pa.Schema, StructType]:
     """The file's schemas, and ``info`` pinned to the version read (:func:`pinned`): the tasks
     read that version or fail with a :class:`FileChangedError`."""
     from lazyscan.scan.units import ParquetUnits, open_units
 
     path = info.path
     try:
-        with open_units(path, fs) as f:
+        with open_units(path, fs, ReaderOptions(retry=retry)) as f:
             if isinstance(f, ParquetUnits):
                 return pinned(info, f), f.arrow_schema, file_spark_schema(f.pf, binary_as_string=binary_as_string)
             from lazyscan.orc.units import OrcUnits
@@ -253,11 +260,11 @@ def build_listing(settings: SourceSettings, *, require_files: bool = True) -> Li
     targets = files if settings.merge_schema else files[:1]
     threads = max(1, min(settings.footer_threads, len(targets)))
     if threads == 1:
-        footers = [_read_footer(f, fs, settings.binary_as_string) for f in targets]
+        footers = [_read_footer(f, fs, settings.binary_as_string, retry_policy(settings)) for f in targets]
     else:
         with ThreadPoolExecutor(threads, thread_name_prefix="lazyscan-footer") as pool:
             footers = list(
-                pool.map(lambda f: _read_footer(f, fs, settings.binary_as_string), targets)
+                pool.map(lambda f: _read_footer(f, fs, settings.binary_as_string, retry_policy(settings)), targets)
             )
     spark_schema = merge_spark_schemas([(i.path, s) for i, _, s in footers])
     arrow_schema = _merge_arrow([a for _, a, _ in footers])
@@ -398,7 +405,7 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     first = pa.schema([])
     read: list[FileInfo] = []
     if files:
-        info, first, _ = _read_footer(files[0], fs, settings.binary_as_string)
+        info, first, _ = _read_footer(files[0], fs, settings.binary_as_string, retry_policy(settings))
         read.append(info)
     fields_arrow, fields_spark = [], []
     exact = settings.case_sensitive
@@ -420,7 +427,7 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     missing += [c for c, _ in settings.key_filters if _resolve(c, known, exact) is None and c not in missing]
     if missing and len(files) > 1:
         with ThreadPoolExecutor(max(1, min(settings.footer_threads, len(files) - 1))) as pool:
-            others = list(pool.map(lambda i: _read_footer(i, fs, settings.binary_as_string), files[1:]))
+            others = list(pool.map(lambda i: _read_footer(i, fs, settings.binary_as_string, retry_policy(settings)), files[1:]))
         read += [info for info, _, _ in others]
         merged = _merge_arrow([schema for _, schema, _ in others])
         for name in missing:
