@@ -17,7 +17,7 @@ import pytest
 
 import lazyscan
 from lazyscan.errors import AccessDeniedError, ObjectNotFoundError, TransientSourceError
-from lazyscan.io.source import s3_filesystem_for_lazyscan
+from lazyscan.io.source import MIN_REMOTE_READ, s3_filesystem_for_lazyscan
 from tests.support.faults import Rule, fault_proxy, status
 from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY, S3Server
 
@@ -205,3 +205,33 @@ def test_a_page_fetched_again_shows_in_the_profile(tmp_path: Path) -> None:
     assert scan.profile["pages_refetched"] == 1
     clean = lazyscan.scan(str(path), columns=["s"], filesystem=DamagingStore(path, -1))
     assert clean.to_table().equals(table.select(["s"])) and clean.profile["pages_refetched"] == 0
+
+
+# ---- requests saved --------------------------------------------------------------------------
+
+
+def test_orc_stripe_footers_within_the_tail_read_cost_no_request(s3_server: S3Server, objects: dict[str, Any]) -> None:
+    from lazyscan.orc import OrcFile
+
+    with OrcFile(objects["keys"]["orc"], s3_server.arrow_filesystem()) as f:
+        stats = f.source.stats
+        assert stats.requests == 1  # the tail
+        tail_start = f.source.size - (MIN_REMOTE_READ - 1)
+        inside = []
+        for i in range(f.num_stripes):
+            s = f.stripe(i)
+            before = stats.requests + stats.cached_reads
+            f.stripe_footer(i)
+            inside.append(s.offset + s.index_length + s.data_length >= tail_start)
+            # neither a request nor the surplus of one where the tail read holds it
+            assert (stats.requests + stats.cached_reads == before) == inside[-1], i
+        assert inside[-1] and not inside[0], inside
+
+
+def test_parquet_start_magic_costs_no_request_on_a_store(s3_server: S3Server, objects: dict[str, Any]) -> None:
+    key = objects["keys"]["parquet"]
+    lazyscan.parquet.file.clear_caches()
+    pf = lazyscan.ParquetFile(key, s3_server.arrow_filesystem())
+    assert pf.source.size > MIN_REMOTE_READ and pf.source.stats.requests == 1  # the tail alone
+    assert pf.source.stats.bytes_read == MIN_REMOTE_READ
+    pf.close()

@@ -156,6 +156,9 @@ class OrcFile:
         #: the file's tail as read: metadata, footer and postscript (see :attr:`footer_digest`)
         self._tail: memoryview = memoryview(b"")
         self._footer_digest: bytes | None = None
+        #: the bytes read at the end of the file with its tail, and where they start: the last
+        #: stripe's footer usually lies in them
+        self._tail_read: tuple[int, bytes] = (0, b"")
         self._read_tail()
 
     def _error(self, cls: type[FileError], msg: str, **where: Any) -> FileError:
@@ -199,6 +202,7 @@ class OrcFile:
             raise self._error(CorruptFileError, f"footer and metadata ({tail_len} bytes) exceed the file size {size}")
         if tail_len > len(tail):
             tail = self.source.read_at(size - tail_len, tail_len)
+        self._tail_read = (size - len(tail), tail)
         view = memoryview(tail)
         self._tail = view[len(tail) - tail_len :]
         footer_end = len(tail) - 1 - ps_len
@@ -342,12 +346,20 @@ class OrcFile:
             column_stats(e.statistics, c.arrow_type, min(stride, rows - g * stride), utc, trust) for g, e in enumerate(index)
         ]
 
+    def _read_metadata(self, offset: int, length: int) -> bytes | memoryview:
+        """``length`` bytes at ``offset``: from the bytes read with the tail where they lie
+        there, else from the source."""
+        start, data = self._tail_read
+        if start <= offset and offset + length <= start + len(data):
+            return memoryview(data)[offset - start : offset - start + length]
+        return self.source.read_at(offset, length)
+
     def stripe_footer(self, stripe: int) -> P.StripeFooter:
         cached = self._stripe_footers.get(stripe)
         if cached is not None:
             return cached
         s = self.stripe(stripe)
-        raw = self.source.read_at(s.offset + s.index_length + s.data_length, s.footer_length)
+        raw = self._read_metadata(s.offset + s.index_length + s.data_length, s.footer_length)
         try:
             sf = P.parse_stripe_footer(self._decompress(raw).data)
         except (P.ProtoError, CorruptFileError) as e:
