@@ -48,6 +48,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from lazyscan.errors import LazyScanError, PredicateError
+from lazyscan.io.retry import RetryPolicy
 from lazyscan.predicate import (
     Answer,
     Expr,
@@ -351,11 +352,12 @@ def _left_by_statistics(
 
 
 def _file_facts(
-    info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str]
+    info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str],
+    retry: RetryPolicy | None = None,
 ) -> _FileFacts:
-    from lazyscan.parquet import ParquetFile
+    from lazyscan.parquet import ParquetFile, ReaderOptions
 
-    with ParquetFile(info.path, fs) as pf:
+    with ParquetFile(info.path, fs, options=ReaderOptions(retry=retry)) as pf:
         summary = pf.summary
         leaves: dict[str, Any] = {}
         top_of: list[str] = []
@@ -379,14 +381,15 @@ def _file_facts(
 
 
 def _orc_file_facts(
-    info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str]
+    info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str],
+    retry: RetryPolicy | None = None,
 ) -> _FileFacts:
     """The cost model's view of an ORC file: one group per stripe, with the compressed stream
     bytes of the needed columns."""
     from lazyscan.orc import OrcFile
     from lazyscan.orc import proto as P
 
-    with OrcFile(info.path, fs) as f:
+    with OrcFile(info.path, fs, retry=retry) as f:
         # each top-level column owns a contiguous range of ORC column ids (pre-order)
         ids = [c.id for c in f.columns] + [len(f.types)]
         top_of = {}
@@ -574,7 +577,9 @@ class _Plan:
         if not files:
             return False
         fs, _ = self.settings.filesystem.open(self.settings.paths[0])
-        return detect_format(files[0].path, fs) == "orc"
+        from lazyscan.spark.source import retry_policy
+
+        return detect_format(files[0].path, fs, retry_policy(self.settings)) == "orc"
 
     @classmethod
     def make(
@@ -669,7 +674,10 @@ class _Plan:
         needed, output = set(self.needed_columns()), set(self.output_columns())
         sampled = _sample_files(files, sample_files)
         facts_of = _orc_file_facts if self.orc else _file_facts
-        facts = [facts_of(f, fs, needed, output, bound, columns) for f in sampled]
+        from lazyscan.spark.source import retry_policy
+
+        retry = retry_policy(self.settings)
+        facts = [facts_of(f, fs, needed, output, bound, columns, retry) for f in sampled]
         groups = [g for fact in facts for g in fact.groups]
         left = [g for g in groups if g.left]
         sampled_bytes = sum(f.size for f in sampled)
