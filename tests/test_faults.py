@@ -191,7 +191,7 @@ def files(s3_server: S3Server, tmp_path_factory: pytest.TempPathFactory) -> dict
         "x": np.round(rng.uniform(-1e5, 1e5, n), 2),
         "s": [f"comment {i % 313} of {i % 7}" for i in range(n)],
     })
-    writes = {
+    writes: dict[str, dict[str, Any]] = {
         "plain.parquet": dict(row_group_size=5000, data_page_size=4096),
         "pages.parquet": dict(row_group_size=5000, data_page_size=4096, write_page_index=True),
         "crc.parquet": dict(
@@ -263,8 +263,6 @@ class Case:
     fs_kwargs: dict[str, Any] = field(default_factory=dict)
     #: options of the scan (Spark: of the source)
     scan_kwargs: dict[str, Any] = field(default_factory=dict)
-    #: settings of s3fs (its own retries multiply lazyscan's attempts)
-    s3fs_kwargs: dict[str, Any] = field(default_factory=dict)
     #: seconds the case may take in-process (15 more through Spark), when less than the general bound
     bound: float | None = None
 
@@ -281,7 +279,7 @@ CASES: dict[str, Case] = {
     "30% of GETs throttled": Case("plain.parquet", lambda k, o: [Rule(status(503), key=k, fraction=0.3, seed=34)]),
     "503 on every GET": Case(
         "plain.parquet", lambda k, o: [Rule(status(503), key=k)], "TransientSourceError",
-        scan_kwargs={"retry_seconds": RETRY_SECONDS}, s3fs_kwargs={"retries": 1}, bound=ENDLESS_BOUND_S,
+        scan_kwargs={"retry_seconds": RETRY_SECONDS}, bound=ENDLESS_BOUND_S,
     ),
     "403 on the data reads": Case(
         "plain.parquet", lambda k, o: [Rule(status(403), key=k, when=lambda r: r.range is not None)], "AccessDeniedError"
@@ -322,22 +320,8 @@ def _error_class(name: str) -> type[BaseException]:
     return getattr(lazyscan.errors, name)  # type: ignore[no-any-return]
 
 
-_BUDGET = "ScanOptions.retry_seconds does not reach the sources: the default minute of retries applies"
-_ORC_TAIL = "the ORC tail read wraps the AccessDeniedError of a 403 in a CorruptFileError"
-_LISTING = "an object missing when the scan lists it is a plain SourceError, not an ObjectNotFoundError"
-
-#: (route, case): what lazyscan lacks for the case on that route yet (a strict xfail)
-MISSING: dict[tuple[str, str], str] = {
-    **{(route, "503 on every GET"): _BUDGET for route in ("pyarrow fs", "s3fs", "spark")},
-    **{(route, "403 on the data reads, ORC"): _ORC_TAIL for route in ("pyarrow fs", "s3fs", "spark")},
-    **{(route, "404 on the HEAD"): _LISTING for route in ("pyarrow fs", "s3fs", "spark")},
-}
-
-
 def _case_param(name: str, route: str) -> Any:
-    missing = MISSING.get((route, name))
-    marks = [pytest.mark.xfail(strict=True, reason=missing)] if missing else []
-    return pytest.param(name, id=f"{route}: {name}", marks=marks)
+    return pytest.param(name, id=f"{route}: {name}")
 
 
 def _expected_for(files: dict[str, Any], case: Case) -> Any:
@@ -408,7 +392,7 @@ S3FS_CASES = [
 
 @pytest.mark.parametrize("name", [_case_param(n, "s3fs") for n in S3FS_CASES])
 def test_fault_through_s3fs(proxy: FaultProxy, files: dict[str, Any], name: str) -> None:
-    _run_in_process(proxy, files, name, proxy.fsspec_filesystem(**CASES[name].s3fs_kwargs))
+    _run_in_process(proxy, files, name, proxy.fsspec_filesystem())
 
 
 # ---- through Spark -----------------------------------------------------------------------------
@@ -440,7 +424,7 @@ def _spark_frame(spark: Any, proxy: FaultProxy, key: str, case: Case | None = No
     """The DataFrame of the case's query (planned on the driver, through the proxy)."""
     import lazyscan.spark
 
-    options = {**proxy.fs_options()}
+    options: dict[str, Any] = {**proxy.fs_options()}
     if case is not None:
         options.update({f"fs.{k}": str(v) for k, v in case.fs_kwargs.items()})
         options.update(case.scan_kwargs)
