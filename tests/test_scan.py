@@ -496,7 +496,7 @@ def test_a_forked_child_scans_with_threads(tmp_path: Path) -> None:
 
     from lazyscan.io import prefetch
 
-    prefetch._shared_pool().submit(int).result()  # the read-ahead pool, started in the parent
+    prefetch._prefetches.get().submit(int).result()  # the read-ahead pool, started in the parent
     path, t = _multi_group_file(tmp_path)
     want = t.filter(pc.equal(t["v"], 7)).num_rows
     assert lazyscan.scan(path, where="v = 7", threads=2).to_table().num_rows == want
@@ -509,7 +509,7 @@ def test_a_forked_child_scans_with_threads(tmp_path: Path) -> None:
 def _count_in_child(path: str) -> int:
     from lazyscan.io import prefetch
 
-    assert prefetch._pool is None
+    assert prefetch._prefetches._pool is None
     return lazyscan.scan(path, where="v = 7", threads=2).to_table().num_rows
 
 

@@ -9,11 +9,12 @@ needs the bytes fetches them again and reports the error where it happens.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
+
+from lazyscan.io.pools import SharedPool
 
 #: bytes of fetched blocks a source keeps (oldest dropped first)
 DEFAULT_BUDGET = 256 * 1024 * 1024
@@ -21,27 +22,7 @@ DEFAULT_BUDGET = 256 * 1024 * 1024
 #: files does not leave a pool per file behind)
 PREFETCH_THREADS = 4
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _shared_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(PREFETCH_THREADS, thread_name_prefix="lazyscan-prefetch")
-        return _pool
-
-
-def _forget_pool() -> None:
-    """In a forked child: the parent's threads do not exist there, a new pool starts its own."""
-    global _pool, _pool_lock
-    _pool = None
-    _pool_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+_prefetches = SharedPool(PREFETCH_THREADS, "lazyscan-prefetch")
 
 
 @dataclass
@@ -74,7 +55,7 @@ class BlockCache:
 
     def prefetch(self, requests: list[tuple[int, int]]) -> None:
         """Start fetching each ``(start, end)`` no block covers yet."""
-        pool = _shared_pool()
+        pool = _prefetches.get()
         with self._lock:
             if self._closed:
                 return

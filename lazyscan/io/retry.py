@@ -13,13 +13,13 @@ aiohttp and the operating system raise; :class:`RetryPolicy` says how long to ke
 from __future__ import annotations
 
 import errno
-import os
 import random
 import re
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
+
+from lazyscan.io.pools import SharedPool
 
 #: how a failure is treated
 TRANSIENT = "transient"
@@ -209,32 +209,13 @@ def _detail(exc: BaseException, code: str | None, status: int | None) -> str:
 #: threads that run attempts the caller waits on with a time limit (an abandoned attempt keeps
 #: its thread until the client gives up on it)
 _ATTEMPT_THREADS = 32
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _attempt_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(_ATTEMPT_THREADS, thread_name_prefix="lazyscan-request")
-        return _pool
-
-
-def _forget_pool() -> None:
-    global _pool, _pool_lock
-    _pool = None
-    _pool_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+_attempts = SharedPool(_ATTEMPT_THREADS, "lazyscan-request")
 
 
 def run_bounded(fn: Any, seconds: float) -> Any:
     """``fn()`` on a request thread, waited for at most ``seconds``: past that a
     :class:`StalledError` (the attempt is left to end on its own; its result is dropped)."""
-    future: Future[Any] = _attempt_pool().submit(fn)
+    future: Future[Any] = _attempts.get().submit(fn)
     try:
         return future.result(timeout=max(seconds, 0.001))
     except TimeoutError:

@@ -42,6 +42,7 @@ from lazyscan.errors import (
     OptionError,
     SourceError,
 )
+from lazyscan.io.pools import SharedPool
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import FileIdentity, ReadOptions
 from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
@@ -1194,7 +1195,7 @@ class Scan:
 
 #: worker threads of scans, one pool per thread count, kept for the process: starting two
 #: threads per scan cost about 0.4 ms, as much as reading a small file
-_pools: dict[int, cf.ThreadPoolExecutor] = {}
+_pools: dict[int, SharedPool] = {}
 _pools_lock = threading.Lock()
 
 
@@ -1202,19 +1203,8 @@ def _pool(threads: int) -> cf.ThreadPoolExecutor:
     with _pools_lock:
         pool = _pools.get(threads)
         if pool is None:
-            pool = _pools[threads] = cf.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lazyscan")
-        return pool
-
-
-def _forget_pools() -> None:
-    """In a forked child: the parent's worker threads do not exist there."""
-    global _pools_lock
-    _pools.clear()
-    _pools_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools)
+            pool = _pools[threads] = SharedPool(threads, "lazyscan")
+    return pool.get()
 
 
 def _ordered_map(fn: Callable[[Any], Any], items: Iterable[Any], threads: int) -> Iterator[Any]:
