@@ -10,6 +10,8 @@
   with backoff within a time budget; denied and missing objects reported at once.
 - :class:`FileIdentity`: the version of a file a source reads (``Source.identity``);
   ``Source.check_unchanged`` tells whether the file is still that version.
+- :mod:`lazyscan.io.prefetch`: ranges fetched ahead in the background and kept for later reads.
+- :class:`lazyscan.io.pools.SharedPool`: the process's thread pools, started anew after a fork.
 """
 
 from lazyscan.io.retry import DEFAULT_RETRY, RetryPolicy
