@@ -839,7 +839,8 @@ def orc(ctx: RunContext) -> ScenarioResult:
 
 
 def s3(ctx: RunContext) -> ScenarioResult:
-    """The seed pair from a local S3 server (`benchmarks.object_store.scenario`)."""
+    """The seed pair from a local S3 server, clean and with 10 % of the requests throttled
+    (`benchmarks.object_store.scenario`)."""
     from benchmarks import object_store
 
     return object_store.scenario(ctx)  # type: ignore[no-any-return]
@@ -859,9 +860,9 @@ EXTRA_SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
 }
 """Scenarios run by name only, not by `all`: `orc` writes an ORC copy with Spark and runs
 mostly Spark engines (about a minute at SF1 with one repetition, 1-2 with three); `s3` reads
-from a local S3 server (about 5 minutes at SF1 with three repetitions); `checksums` writes
-lineitem again with and without page checksums and reads both with verification on and off
-(about 3 minutes at SF1 with three repetitions)."""
+from a local S3 server, clean and with 10 % of the requests throttled (about 14 minutes at SF1
+with three repetitions); `checksums` writes lineitem again with and without page checksums and
+reads both with verification on and off (about 3 minutes at SF1 with three repetitions)."""
 
 
 def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:
