@@ -406,12 +406,13 @@ SPARK_CASES = [
 ]
 
 
-#: what a failed task's message says for each error (Spark passes on the text, not the class)
+#: what a failed task's message says for each error (Spark passes on the text; the task's
+#: message names the lazyscan error class before the cause)
 SPARK_MESSAGES = {
-    "AccessDeniedError": r"AccessDeniedError|access denied",
-    "ObjectNotFoundError": r"ObjectNotFoundError|not found|does not exist",
-    "TransientSourceError": r"TransientSourceError|retr(y|ies)|attempts",
-    "CorruptFileError": r"CorruptFileError|checksum mismatch.*row group \d+, column 'x', page \d+",
+    "AccessDeniedError": r"AccessDeniedError: .*access denied",
+    "ObjectNotFoundError": r"ObjectNotFoundError: ",
+    "TransientSourceError": r"TransientSourceError: .*(retr(y|ies)|attempts)",
+    "CorruptFileError": r"CorruptFileError: .*checksum mismatch.*row group \d+, column 'x', page \d+",
 }
 
 

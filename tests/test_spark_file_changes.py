@@ -34,7 +34,7 @@ def _assert_changed(collect: Any, name: str) -> None:
     with pytest.raises(Exception) as info:  # Spark wraps the task's error in its own
         collect()
     text = str(info.value)
-    assert "changed since planning" in text, text[-3000:]
+    assert "FileChangedError: changed since planning" in text, text[-3000:]  # the class is named
     assert name in text, text[-3000:]
 
 

@@ -653,12 +653,9 @@ class LazyScanReader(DataSourceReader):
                         if batch.num_rows:
                             yield self.shaper.shape(batch, split.partition_values, split.path)
                     profile.merge(s.profile)
-                except LazyScanError as e:
-                    raise LazyScanReadError(f"lazyscan cannot read {where_text}: {e}") from e
-                except (OSError, pa.ArrowException, ValueError, TypeError, KeyError, IndexError) as e:
-                    raise LazyScanReadError(
-                        f"lazyscan cannot read {where_text}: {type(e).__name__}: {e}"
-                    ) from e
+                except (LazyScanError, OSError, pa.ArrowException, ValueError, TypeError, KeyError, IndexError) as e:
+                    # the class is named: Spark passes on the message only
+                    raise LazyScanReadError(f"lazyscan cannot read {where_text}: {type(e).__name__}: {e}") from e
         finally:
             self._report(task, profile)
 
