@@ -1,7 +1,22 @@
-"""lazyscan: selective Parquet scans.
+"""lazyscan: selective Parquet and ORC scans.
 
 The filter is evaluated inside the scan, on the predicate columns first; the other columns are
-read only for rows that survived. See README.md for the layers and the public API.
+read only for rows that survived. See README.md for the public API.
+
+Packages and modules:
+
+- :mod:`lazyscan.errors` — the exceptions every layer raises (all derive from ``LazyScanError``).
+- :mod:`lazyscan.io` — byte sources, coalesced range reads, retries, read-ahead, shared pools.
+- :mod:`lazyscan.format` — what the physical formats share (writers, trusted statistics).
+- :mod:`lazyscan.parquet` — the Parquet physical reader.
+- :mod:`lazyscan.orc` — the ORC physical reader.
+- :mod:`lazyscan.predicate` — filters with Spark SQL semantics: parsing, binding, evaluation,
+  pruning, key filters.
+- :mod:`lazyscan.scan` — one scan over files: planning, the pruning tiers, batches, profile.
+- :mod:`lazyscan.spark` — the scan inside Spark (Python data source, ``mapInArrow``).
+- :mod:`lazyscan.cli` — the ``lazyscan`` command.
+- :mod:`lazyscan._numba_cache` — where numba caches the kernels (imported before any kernel).
+- :mod:`lazyscan._version` — the version number.
 """
 
 # first: kernels pick their numba cache folder when they are defined

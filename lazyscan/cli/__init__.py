@@ -1,1 +1,5 @@
-"""lazyscan.cli."""
+"""lazyscan.cli: the ``lazyscan`` command.
+
+- :mod:`.main` — the subcommands (``scan``, ``explain``, ``inspect``, ``warmup``) and their
+  arguments.
+"""

@@ -1,5 +1,9 @@
 """Ranged reads over local files and pyarrow / fsspec filesystems.
 
+Modules: :mod:`.source` (sources, opening paths, coalescing, I/O counters, file identity),
+:mod:`.retry` (which failures are transient, backoff, the time budget of a read),
+:mod:`.prefetch` (read-ahead), :mod:`.pools` (the process's thread pools).
+
 - :class:`Source`: a random-access byte source (``size``, ``read_at``), thread-safe.
 - :func:`open_source`: opens a path (local, ``file://``) or a path on a pyarrow or fsspec
   filesystem.

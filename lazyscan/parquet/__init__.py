@@ -5,11 +5,18 @@
   :mod:`~lazyscan.parquet.page_header` page headers parsed by a numba kernel;
 - :mod:`~lazyscan.parquet.schema` leaf columns, levels and Arrow types;
 - :mod:`~lazyscan.parquet.codecs` page decompression into bounded buffers;
+  :mod:`~lazyscan.parquet.snappy` Snappy kernels that decompress a prefix and resume;
+  :mod:`~lazyscan.parquet.checksums` page CRC-32 checks;
+  :mod:`~lazyscan.parquet.buffers` output buffers from Arrow's memory pool;
 - :mod:`~lazyscan.parquet.kernels` numba kernels for every per-value loop;
 - :mod:`~lazyscan.parquet.decode` one data page, all rows or a selection;
   :mod:`~lazyscan.parquet.convert` decoded values to Arrow arrays;
+- :mod:`~lazyscan.parquet.match` ``=`` / ``IN`` on byte arrays matched on encoded pages;
+- :mod:`~lazyscan.parquet.fused` selected rows of a flat column chunk in two kernel calls;
+  :mod:`~lazyscan.parquet.fused_match` whole predicate chunks matched in two kernel calls;
 - :mod:`~lazyscan.parquet.selection` row ranges; :mod:`~lazyscan.parquet.statistics` and
   :mod:`~lazyscan.parquet.bloom` for the pruning tiers;
+- :mod:`~lazyscan.parquet.counters` counters of the reader's work, for the scan's profile;
 - :mod:`~lazyscan.parquet.file` ``ParquetFile``: metadata access and row-selective reads.
 """
 

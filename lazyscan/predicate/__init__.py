@@ -17,6 +17,8 @@ Modules and their roles:
   :func:`evaluate_on_dictionary`, :func:`null_passes`.
 - :mod:`.prune` — :class:`Answer`, :func:`evaluate_statistics`, :func:`ruled_out_by_statistics`,
   :func:`evaluate_bloom`.
+- :mod:`.keys` — :func:`~lazyscan.predicate.keys.key_filter`: the join keys of a filtered
+  dimension as a compact set (bitmap, hash set or Bloom filter) the fact table's scan probes.
 
 Semantics are Spark 4's with ANSI mode on and the session time zone UTC; see :mod:`.bind` for
 the coercion table and :mod:`.bound` for comparison semantics (NaN, -0.0, bytes order).

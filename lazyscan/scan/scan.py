@@ -17,7 +17,7 @@ Parts and roles:
   evaluated per dictionary entry) -> payload columns read only for surviving rows.
 
 Results never depend on the options: every tier and late materialization can be switched off and
-the same rows come back (see ``tests/test_scan_switches.py``).
+the same rows come back (see ``tests/test_scan.py``, ``test_every_switch_combination_gives_same_rows``).
 """
 
 from __future__ import annotations
