@@ -97,10 +97,6 @@ def packed_uints(value: Any, wire: int) -> list[int]:
     return out
 
 
-def packed_uint_array(value: Any, wire: int) -> np.ndarray:
-    return np.array(packed_uints(value, wire), dtype=np.uint64)
-
-
 def _double(value: int) -> float:
     return float(struct.unpack("<d", value.to_bytes(8, "little"))[0])
 

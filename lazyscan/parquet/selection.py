@@ -147,11 +147,6 @@ class RowRanges:
     def is_empty(self) -> bool:
         return len(self.starts) == 0
 
-    def covers(self, start: int, end: int) -> bool:
-        """True when ``[start, end)`` lies entirely inside one range."""
-        i = int(np.searchsorted(self.ends, start, side="right"))
-        return i < len(self.starts) and self.starts[i] <= start and end <= self.ends[i]
-
     def to_indices(self) -> np.ndarray:
         """All selected row indices, ascending (computed once; do not modify the result)."""
         if self._indices is not None:
@@ -167,14 +162,6 @@ class RowRanges:
         out.flags.writeable = False
         self._indices = out
         return out
-
-    def to_mask(self, num_rows: int) -> np.ndarray:
-        d = np.zeros(num_rows + 1, dtype=np.int32)
-        s = np.minimum(self.starts, num_rows)
-        e = np.minimum(self.ends, num_rows)
-        np.add.at(d, s, 1)
-        np.add.at(d, e, -1)
-        return np.cumsum(d[:-1]) > 0
 
     # ---- algebra ------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ unknown name or a bad value raises :class:`lazyscan.errors.OptionError` listing 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 from lazyscan.errors import OptionError
@@ -142,9 +142,6 @@ class ScanOptions:
     @property
     def filter_in_scan(self) -> bool:
         return self.enabled and self.pushdown
-
-    def with_(self, **changes: Any) -> ScanOptions:
-        return replace(self, **changes)
 
 
 def _convert(name: str, ftype: Any, raw: Any) -> Any:

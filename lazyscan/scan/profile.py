@@ -12,7 +12,7 @@ the driver can merge them. ``as_dict`` gives the numbers, ``table`` a readable r
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 COUNTERS = (
@@ -217,7 +217,3 @@ class Profile:
 
 def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
-
-
-def profile_fields() -> list[str]:
-    return [f.name for f in fields(Profile)]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -1269,7 +1268,3 @@ def scan(
         options["threads"] = threads
     opts = ScanOptions.from_mapping(options)
     return Scan(source, columns, where, filesystem=filesystem, schema=schema, options=opts)
-
-
-def default_threads() -> int:
-    return max(1, os.cpu_count() or 1)
