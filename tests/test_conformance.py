@@ -64,9 +64,9 @@ CHECKS = ("whole", "units", "selections", "predicates", "pruning")
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
 }
 
-#: files lazyscan refuses on purpose, with the error class and the README's word for it
+#: files lazyscan refuses on purpose, with the error class and the word of docs/FORMATS.md for it
 LAZYSCAN_REFUSES: dict[str, tuple[type[LazyScanError], str]] = {
-    # README, "Limits": "ORC files that are encrypted, LZO-compressed or whose root type is not a struct"
+    # docs/FORMATS.md, "Limits": "ORC files that are encrypted, LZO-compressed or whose root type is not a struct"
     "orc-testing/TestVectorOrcFile.testLzo.orc": (UnsupportedFeatureError, "LZO compression is not supported"),
 }
 

@@ -1,4 +1,4 @@
-"""lazyscan on a Spark standalone cluster, shipped the way the README's cluster section says.
+"""lazyscan on a Spark standalone cluster, shipped the way docs/SPARK.md ("Installing on a cluster") says.
 
 The fixture starts a master and two workers of one core each on 127.0.0.1
 (:mod:`tests.support.cluster`), builds a lazyscan wheel, installs it with its ``spark`` extra in

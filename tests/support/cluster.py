@@ -2,7 +2,7 @@
 ``spark-class`` from the installed PySpark, on free ports, each with its log and work folder in
 a folder of the test's, stopped by :meth:`StandaloneCluster.stop` (also when starting fails).
 
-:func:`packed_environment` builds what the README tells cluster users to ship: a wheel of
+:func:`packed_environment` builds what docs/SPARK.md tells cluster users to ship: a wheel of
 lazyscan installed with its ``spark`` extra into a fresh virtual environment, packed with
 ``venv-pack``, PySpark's jars left out.
 """
@@ -120,7 +120,7 @@ def start_cluster(folder: Path, workers: int = 2, cores: int = 1, memory: str = 
 
 def packed_environment(folder: Path) -> tuple[Path, Path]:
     """``(environment folder, archive)``: a lazyscan wheel with the ``spark`` extra in a fresh
-    virtual environment, packed by venv-pack, as the README's cluster section says."""
+    virtual environment, packed by venv-pack, as docs/SPARK.md ("Installing on a cluster") says."""
     folder.mkdir(parents=True, exist_ok=True)
     dist, env, archive = folder / "dist", folder / "lazyscan-env", folder / "lazyscan-env.tar.gz"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}

@@ -517,7 +517,7 @@ def _stored_arrow_schema(path: Path) -> pa.Schema | None:
 
 def parquet_reference(path: Path) -> pa.Table:
     """pyarrow's reading, INT96 in microseconds (``coerce_int96_timestamp_unit="us"``: lazyscan
-    reads INT96 as Spark does, README "Timestamps of every year"), and a flat INT96 column in
+    reads INT96 as Spark does, docs/FORMATS.md "Timestamps of every year"), and a flat INT96 column in
     the zone of pyarrow's stored schema where it names one: INT96 holds UTC instants, and
     lazyscan keeps the zone the writer declared (``lazyscan.parquet.schema``, INT96 with the
     stored schema's hint) where pyarrow drops it."""
@@ -553,7 +553,7 @@ def _wall_clock_micros(instant: int, zone: zoneinfo.ZoneInfo) -> int:
 def orc_reference(path: Path) -> pa.Table:
     """pyarrow's reading of an ORC file, its timestamp columns replaced by pyorc's (the ORC C++
     reader's) in microseconds: lazyscan reads ORC timestamps as microseconds, years 1 to 9999,
-    where pyarrow refuses a value outside 1677-2262 (README "Timestamps of every year");
+    where pyarrow refuses a value outside 1677-2262 (docs/FORMATS.md "Timestamps of every year");
     ``timestamp`` as the wall clock in the writer's zone of the instant pyorc reads (pyorc
     reading in that zone, as ``tests/test_timestamps_range.py`` does: ORC's Java reader, which
     Spark reads through, corrects negative seconds on the instant, pyarrow on the wall clock),
