@@ -98,7 +98,8 @@ class PredicateError(LazyScanError):
 
 
 class OptionError(LazyScanError, ValueError):
-    """A scan option with a bad name or value."""
+    """An option or argument with a bad name or value (a scan option, a command-line flag, rows
+    or ranges asked of a reader)."""
 
 
 class SourceError(LazyScanError):

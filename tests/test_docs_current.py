@@ -160,3 +160,32 @@ def test_every_exported_name_is_defined(package: Path) -> None:
     exported = getattr(module, "__all__", [])
     assert len(exported) == len(set(exported)), "a name is exported twice"
     assert [n for n in exported if not hasattr(module, n)] == []
+
+
+# --- one error class per kind of mistake -------------------------------------------------------
+
+
+def test_bad_arguments_are_option_errors(tmp_path: Path) -> None:
+    """A bad option or argument is an :class:`OptionError` (a ``ValueError`` too, so callers that
+    catch ``ValueError`` still do), not a bare ``ValueError`` or ``LazyScanError``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lazyscan import OptionError, ParquetFile, RowRanges
+    from lazyscan.predicate.casts import check_time_zone
+    from lazyscan.spark.choose import resolve_route
+
+    with pytest.raises(OptionError, match="route must be one of"):
+        resolve_route("mapinarrow")
+    with pytest.raises(OptionError, match="unknown time zone 'Mars/Olympus'"):
+        check_time_zone("Mars/Olympus")
+    with pytest.raises(OptionError, match="must not be negative"):
+        RowRanges(np.array([-3]), np.array([2]))
+    with pytest.raises(OptionError, match="must not be negative"):
+        RowRanges.from_indices([4, -1])
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": pa.array(range(10), pa.int64())}), path)
+    with pytest.raises(OptionError, match="sorted, distinct and non-negative"):
+        ParquetFile(str(path)).read_column(0, "x", np.array([5, 2]))
+    assert issubclass(OptionError, ValueError)

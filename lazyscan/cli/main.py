@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lazyscan.errors import LazyScanError
+from lazyscan.errors import LazyScanError, OptionError
 
 if TYPE_CHECKING:
     from lazyscan.format.writers import StatisticsTrust
@@ -84,7 +84,7 @@ def _options(pairs: Sequence[str]) -> dict[str, str]:
     out = {}
     for pair in pairs:
         if "=" not in pair:
-            raise LazyScanError(f"option {pair!r} is not NAME=VALUE")
+            raise OptionError(f"option {pair!r} is not NAME=VALUE")
         k, _, v = pair.partition("=")
         out[k.strip()] = v.strip()
     return out
@@ -146,7 +146,7 @@ def _write(table: pa.Table, path: str) -> None:
         with open(path, "w") as f:
             json.dump(table.to_pylist(), f, default=str)
     else:
-        raise LazyScanError(f"cannot write {path!r}: use .parquet, .csv or .json")
+        raise OptionError(f"cannot write {path!r}: use .parquet, .csv or .json")
 
 
 def _inspect_orc(path: str) -> str:

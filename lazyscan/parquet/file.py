@@ -32,7 +32,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
+from lazyscan.errors import (
+    CorruptFileError,
+    FileError,
+    LazyScanError,
+    OptionError,
+    UnsupportedFeatureError,
+)
 from lazyscan.format.writers import (
     chunk_size_leaves_out_dictionary_header,
     v2_pages_always_compressed,
@@ -2156,7 +2162,7 @@ def _index_array(rows: np.ndarray | Sequence[int]) -> np.ndarray:
     the caller's array already is one, so the caller's flags stay as they were)."""
     idx = np.ascontiguousarray(rows, dtype=np.int64)
     if idx.ndim != 1:
-        raise ValueError("row indices must be a 1-D array")
+        raise OptionError("row indices must be a 1-D array")
     if idx.flags.writeable:
         idx = idx.view()
         idx.flags.writeable = False
@@ -2184,7 +2190,7 @@ def _as_ranges(rows: RowRanges | np.ndarray | Sequence[int] | None, num_rows: in
         # the selection lives for one read: it may keep (a read-only view of) the caller's indices
         checked = RowRanges.from_sorted_indices(_index_array(rows), copy=False)
         if checked is None:
-            raise ValueError("row indices must be sorted, distinct and non-negative")
+            raise OptionError("row indices must be sorted, distinct and non-negative")
         sel = checked
     if not sel.is_empty and (sel.starts[0] < 0 or sel.ends[-1] > num_rows):
         raise IndexError(f"row selection exceeds the row group's {num_rows} rows")

@@ -24,6 +24,7 @@ import numba
 import numpy as np
 import pyarrow as pa
 
+from lazyscan.errors import OptionError
 from lazyscan.parquet import buffers, codecs
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
@@ -1005,7 +1006,7 @@ def plan_selected(idx, num_rows, page_starts, page_ends, page_offsets, page_size
 def plan_indices(g: Group, idx: np.ndarray, num_rows: int, file_size: int) -> GroupPlan:
     """:func:`plan` of every member for the rows ``idx`` of a row group of ``num_rows`` rows,
     given as indices (a contiguous int64 array, read-only as :meth:`.RowRanges.to_indices`
-    makes them) and checked here: ``ValueError`` when they are not strictly increasing and
+    makes them) and checked here: :class:`OptionError` when they are not strictly increasing and
     non-negative, ``IndexError`` when one lies past the row group."""
     rows, col_rows = _plan_tables(g)
     n, bad = plan_selected(
@@ -1013,7 +1014,7 @@ def plan_indices(g: Group, idx: np.ndarray, num_rows: int, file_size: int) -> Gr
         g.all_ok, file_size, rows, col_rows,
     )
     if bad == _SEL_UNSORTED:
-        raise ValueError("row indices must be sorted, distinct and non-negative")
+        raise OptionError("row indices must be sorted, distinct and non-negative")
     if bad == _SEL_BEYOND:
         raise IndexError(f"row selection exceeds the row group's {num_rows} rows")
     return _planned(rows, col_rows, n, g.all_ok)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from lazyscan.errors import OptionError
 from lazyscan.parquet import kernels as K
 
 
@@ -27,14 +28,14 @@ class RowRanges:
         ends = np.asarray(ends, dtype=np.int64)
         if not _trusted:
             if starts.shape != ends.shape or starts.ndim != 1:
-                raise ValueError("starts and ends must be 1-D arrays of equal length")
+                raise OptionError("starts and ends must be 1-D arrays of equal length")
             keep = ends > starts
             starts, ends = starts[keep], ends[keep]
             if len(starts) and (starts[0] < 0 or np.any(starts[1:] < ends[:-1])):
                 order = np.argsort(starts, kind="stable")
                 starts, ends = starts[order], ends[order]
                 if starts[0] < 0:
-                    raise ValueError("row ranges must not be negative")
+                    raise OptionError("row ranges must not be negative")
             starts, ends = _normalize(starts, ends)
         self.starts = starts
         self.ends = ends
@@ -67,12 +68,12 @@ class RowRanges:
         """Ranges covering the given row indices (any order, duplicates allowed)."""
         idx = np.array(rows, dtype=np.int64)
         if idx.ndim != 1:
-            raise ValueError("row indices must be a 1-D array")
+            raise OptionError("row indices must be a 1-D array")
         out = cls.from_sorted_indices(idx, copy=False)
         if out is None:
             idx = np.unique(idx)
             if len(idx) and idx[0] < 0:
-                raise ValueError("row indices must not be negative")
+                raise OptionError("row indices must not be negative")
             out = cls.from_sorted_indices(idx, copy=False)
             assert out is not None
         return out

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from lazyscan.errors import PredicateError
+from lazyscan.errors import OptionError, PredicateError
 
 if TYPE_CHECKING:
     from lazyscan.predicate.expr import Literal
@@ -60,13 +60,13 @@ def session_time_zone(zone: str) -> Iterator[None]:
 
 
 def check_time_zone(zone: str) -> None:
-    """Raise ValueError unless ``zone`` is a region id (``Europe/Paris``), ``UTC`` or an offset."""
+    """Raise :class:`OptionError` unless ``zone`` is a region id (``Europe/Paris``), ``UTC`` or an offset."""
     if not isinstance(zone, str):
-        raise ValueError(f"a time zone is a string, got {type(zone).__name__}")
+        raise OptionError(f"a time zone is a string, got {type(zone).__name__}")
     try:
         _zone_offset_seconds(zone, 0, zone)
     except PredicateError:
-        raise ValueError(f"unknown time zone {zone!r}") from None
+        raise OptionError(f"unknown time zone {zone!r}") from None
 
 
 def _session_offset_at_wall(wall_micros: int, text: str) -> int:

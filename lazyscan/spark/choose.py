@@ -47,7 +47,7 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from lazyscan.errors import LazyScanError, PredicateError
+from lazyscan.errors import LazyScanError, OptionError, PredicateError
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.predicate import (
     Answer,
@@ -623,7 +623,7 @@ class _Plan:
             try:
                 match = resolve_name(w, names, self.settings.case_sensitive)
             except PredicateError as e:
-                raise LazyScanError(f"{', '.join(self.paths)}: {e}") from None
+                raise PredicateError(f"{', '.join(self.paths)}: {e}") from None
             if match not in out:
                 out.append(match)
         return [n for n in names if n in out]
@@ -802,7 +802,7 @@ class _Plan:
         try:
             chosen = [resolve_name(c, names, self.settings.case_sensitive) for c in self.columns]
         except PredicateError as e:
-            raise LazyScanError(f"{', '.join(self.paths)}: {e}") from None
+            raise PredicateError(f"{', '.join(self.paths)}: {e}") from None
         return df.select(*[_quoted(n) for n in chosen])
 
     def _tasks_frame(self) -> Any:
@@ -875,7 +875,7 @@ def _semi_joins(spark: Any, semi_join: SemiJoin | Sequence[SemiJoin], max_keys: 
     out: list[tuple[str, KeyFilter]] = []
     for item in items:
         if not isinstance(item, tuple) or len(item) not in (2, 3):
-            raise LazyScanError(
+            raise OptionError(
                 "semi_join takes (dimension DataFrame, dimension key, fact key) or (KeyFilter, fact key), "
                 f"got {item!r}"
             )
@@ -887,7 +887,7 @@ def _semi_joins(spark: Any, semi_join: SemiJoin | Sequence[SemiJoin], max_keys: 
                 kf = item[0]
                 check_size(kf, max_bytes)
             else:
-                raise LazyScanError(f"semi_join (filter, fact key) needs a lazyscan.KeyFilter, got {type(item[0]).__name__}")
+                raise OptionError(f"semi_join (filter, fact key) needs a lazyscan.KeyFilter, got {type(item[0]).__name__}")
         except KeyFilterTooLarge as e:
             log.warning("lazyscan.spark.read: no key filter on %s, the plain read follows (the join filters): %s", fact_key, e)
             continue
@@ -952,19 +952,19 @@ def read(
         for fact_key, kf in _semi_joins(spark, semi_join, max_keys, max_key_bytes):
             column = plan._resolve([fact_key])[0]
             if column not in plan.listing.scan_schema.names:
-                raise LazyScanError(f"semi_join: {fact_key!r} is not a column of {', '.join(plan.paths)}")
+                raise PredicateError(f"semi_join: {fact_key!r} is not a column of {', '.join(plan.paths)}")
             plan.keys.append((column, kf))
         expr = plan.filter_expr
         if plan.keys and expr is not None:
             bind(expr, plan.listing.scan_schema, case_sensitive=plan.settings.case_sensitive)  # a key type the column cannot hold
     if force not in (None, "lazyscan", "spark"):
-        raise ValueError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
+        raise OptionError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
     route = resolve_route(route, spark)
     if force is not None:
         use = force == "lazyscan"
         log.info("lazyscan.spark.read %s: %s (forced)", ", ".join(plan.paths), force)
         if use and plan.where is not None and plan.expr is None:
-            raise LazyScanError(f"lazyscan cannot evaluate the filter: {plan.parse_error}")
+            raise PredicateError(f"lazyscan cannot evaluate the filter: {plan.parse_error}")
     else:
         est = plan.estimate(
             max_selectivity, overhead, DEFAULT_SAMPLE_FILES, DEFAULT_SAMPLE_ROW_GROUPS, costs or CostModel()
@@ -987,11 +987,11 @@ def resolve_route(route: str, spark: Any = None) -> str:
     Connect to 4.1 or later, where the tasks DataFrame would look tiny to Spark's planner.
     """
     if route not in ROUTES:
-        raise ValueError(f"route must be one of {', '.join(map(repr, ROUTES))}, got {route!r}")
+        raise OptionError(f"route must be one of {', '.join(map(repr, ROUTES))}, got {route!r}")
     if route == "auto":
         return "source" if HAS_PYTHON_DATA_SOURCE and spark is not None and is_connect(spark) else "tasks"
     if route == "source" and not HAS_PYTHON_DATA_SOURCE:
-        raise LazyScanError(
+        raise OptionError(
             f"route='source' needs the Python data source API of Spark 4.1 or later (this is "
             f"PySpark {spark_version_text()}); route='tasks' runs on any Spark from 3.4"
         )
