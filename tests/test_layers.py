@@ -1,10 +1,11 @@
-"""The layers of DESIGN.md hold in the code: each package imports only the packages below it.
+"""The layers hold in the code: each package imports only the packages below it.
 
 ``lazyscan.format`` is the floor the physical formats stand on; ``lazyscan.parquet`` and
 ``lazyscan.orc`` stand side by side on it and import neither each other nor the scan or Spark
 above them; ``lazyscan.io`` imports nothing above it. Imports are read from the source (``ast``),
 including those inside functions and under ``TYPE_CHECKING``, so a lazy import across a layer
-counts as much as one at the top of a module.
+counts as much as one at the top of a module. The code map in docs/CONTRIBUTING.md names the
+modules of each layer.
 """
 
 from __future__ import annotations
