@@ -341,8 +341,8 @@ def orc_penalty_floor(path: Path, value: Any, qb_seconds: float | None, reps: in
     import numpy as np
     import pyarrow.compute as pc
 
+    from lazyscan.format.counters import ReadCounters
     from lazyscan.orc import OrcFile
-    from lazyscan.parquet.counters import ReadCounters
 
     reads = []
     for file in orc_files(path):

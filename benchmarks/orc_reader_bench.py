@@ -54,8 +54,8 @@ def _stat(times: list[float]) -> dict[str, float]:
 
 
 def run(path: str, reps: int = 5, columns: list[str] | None = None, seed: int = 0) -> dict[str, Any]:
+    from lazyscan.format.counters import ReadCounters
     from lazyscan.orc import OrcFile
-    from lazyscan.parquet.counters import ReadCounters
 
     f = OrcFile(path)
     ref = porc.ORCFile(path)

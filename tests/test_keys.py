@@ -459,7 +459,7 @@ def test_pages_ruled_out_at_once_as_one_by_one(kind, column_type) -> None:
     """The page tier's vectorized answer for a key filter equals evaluate_statistics page by
     page, on page statistics of every shape (unknown bounds, all NULL, no values, reversed or
     huge bounds, booleans)."""
-    from lazyscan.parquet.statistics import ColumnStats
+    from lazyscan.format.statistics import ColumnStats
     from lazyscan.predicate import Answer, bind, evaluate_statistics, ruled_out_by_statistics
 
     rng = np.random.default_rng(len(kind) * 7 + len(str(column_type)))

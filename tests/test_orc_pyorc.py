@@ -36,10 +36,10 @@ import pytest
 
 import lazyscan
 from lazyscan import col
+from lazyscan.format.counters import ReadCounters
 from lazyscan.orc import OrcFile
 from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain, value_hash
-from lazyscan.parquet.counters import ReadCounters
 from tests.support.compare import assert_same_array
 from tests.support.orc import CONVERTERS, SECOND
 from tests.support.random_data import random_predicate, random_table

@@ -30,9 +30,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from lazyscan.errors import CorruptFileError, LazyScanError, UnsupportedFeatureError
+from lazyscan.format.counters import ReadCounters
 from lazyscan.orc import OrcFile
 from lazyscan.orc import proto as P
-from lazyscan.parquet.counters import ReadCounters
 from tests.support.compare import assert_same_array
 from tests.support.data import ORC_TESTING, orc_testing_files
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from lazyscan.errors import PredicateError
-from lazyscan.parquet.statistics import ColumnStats
+from lazyscan.format.statistics import ColumnStats
 from lazyscan.predicate import (
     Answer,
     bind,

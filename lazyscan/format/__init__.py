@@ -2,6 +2,10 @@
 
 Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything above them.
 
+- :mod:`lazyscan.format.counters`: ``ReadCounters``, the work a physical reader did (and
+  avoided), for the scan's profile;
+- :mod:`lazyscan.format.statistics`: ``ColumnStats``, a column's statistics over a row group,
+  stripe or page, in the values the predicate layer compares;
 - :mod:`lazyscan.format.writers`: who wrote a file (Parquet ``created_by``, ORC writer id and
   version) and the one table of rules that says which of its statistics pruning may trust.
 """

@@ -38,6 +38,8 @@ from lazyscan.errors import (
     TransientSourceError,
     UnsupportedFeatureError,
 )
+from lazyscan.format.counters import ReadCounters
+from lazyscan.format.statistics import ColumnStats
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import ReadOptions, Source, SourceError, open_source
 from lazyscan.orc import kernels as K
@@ -50,10 +52,8 @@ from lazyscan.orc.statistics import (
     file_trust,
     stripes_agree_with_file,
 )
-from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.file import tail_read_length
 from lazyscan.parquet.selection import RowRanges
-from lazyscan.parquet.statistics import ColumnStats
 
 MAGIC = b"ORC"
 #: bytes read from the end of the file first (postscript, footer and usually the metadata)

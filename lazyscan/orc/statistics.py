@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lazyscan.format.statistics import ColumnStats
 from lazyscan.format.writers import (
     BLOOM_FILTER,
     MIN_MAX,
@@ -26,7 +27,6 @@ from lazyscan.format.writers import (
     ordered_bounds,
 )
 from lazyscan.orc import proto as P
-from lazyscan.parquet.statistics import ColumnStats
 
 _UNITS_PER_MILLISECOND = {"ms": 1, "us": 1_000, "ns": 1_000_000}
 

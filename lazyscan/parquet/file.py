@@ -39,6 +39,8 @@ from lazyscan.errors import (
     OptionError,
     UnsupportedFeatureError,
 )
+from lazyscan.format.counters import ReadCounters
+from lazyscan.format.statistics import ColumnStats
 from lazyscan.format.writers import (
     chunk_size_leaves_out_dictionary_header,
     v2_pages_always_compressed,
@@ -50,7 +52,6 @@ from lazyscan.parquet import buffers, checksums, codecs, fused, fused_match
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.convert import Assembled, assemble, stored_as_is, to_arrow
-from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.decode import (
     PageValues,
     Values,
@@ -80,7 +81,7 @@ from lazyscan.parquet.metadata import (
 from lazyscan.parquet.page_header import parse_page_header
 from lazyscan.parquet.schema import ColumnDescriptor, FileSchema, SchemaError, build_schema
 from lazyscan.parquet.selection import RowRanges
-from lazyscan.parquet.statistics import ColumnStats, decode_column_index, decode_statistics
+from lazyscan.parquet.statistics import decode_column_index, decode_statistics
 from lazyscan.parquet.thrift import ThriftError, read_struct
 
 MAGIC = b"PAR1"

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
+from lazyscan.format.counters import ReadCounters
 from lazyscan.parquet import fused
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
-from lazyscan.parquet.counters import ReadCounters
 from lazyscan.parquet.fused import (
     _BODY,
     _BODY_END,

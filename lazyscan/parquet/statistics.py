@@ -1,60 +1,19 @@
-"""Column statistics in a form the predicate layer can compare against.
-
-Values are in the *Arrow storage domain* of the column's Arrow type, so a bound literal and a
-statistic compare with plain Python operators:
-
-- integers, dates (days), times and timestamps (in the Arrow type's unit), decimals (unscaled
-  integer at the column's scale): ``int``
-- float16 / float32 / float64: ``float`` (never NaN; writers leave NaN out of min/max)
-- boolean: ``bool``
-- string, binary, fixed-size binary: ``bytes`` (UTF-8 for strings, compared bytewise)
+"""Parquet statistics (row groups and the page index) decoded into
+:class:`~lazyscan.format.statistics.ColumnStats`, whose docstring gives the value domain.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import base64
+import functools
+import math
+import struct
 
+import numpy as np
+import pyarrow as pa
 
-@dataclass(frozen=True)
-class ColumnStats:
-    """Statistics of one column over a row group or a page.
-
-    ``min``/``max`` are ``None`` when unknown. They are always bounds (``min`` <= every non-null,
-    non-NaN value <= ``max``); ``min_exact``/``max_exact`` tell whether they are also attained
-    (binary statistics may be truncated). ``nan_count`` is ``None`` when the file does not say
-    whether NaN values are present: then a float column may hold NaN beyond ``max``.
-    """
-
-    min: Any | None
-    max: Any | None
-    null_count: int | None
-    num_values: int | None
-    min_exact: bool = True
-    max_exact: bool = True
-    nan_count: int | None = None
-
-    @property
-    def all_null(self) -> bool:
-        return (
-            self.null_count is not None
-            and self.num_values is not None
-            and self.null_count == self.num_values
-        )
-
-
-# ------------------------------------------------------------------------------------------
-# decoding raw Parquet statistics
-
-import base64  # noqa: E402
-import functools  # noqa: E402
-import math  # noqa: E402
-import struct  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-
-from lazyscan.format.writers import (  # noqa: E402
+from lazyscan.format.statistics import ColumnStats
+from lazyscan.format.writers import (
     CHUNK,
     MIN_MAX,
     NULL_COUNT,
@@ -65,14 +24,14 @@ from lazyscan.format.writers import (  # noqa: E402
     parquet_trust,
     plausible_count,
 )
-from lazyscan.parquet.metadata import (  # noqa: E402
+from lazyscan.parquet.metadata import (
     ColumnIndex,
     ColumnMetaData,
     FileMetaData,
     PhysicalType,
     Statistics,
 )
-from lazyscan.parquet.schema import ColumnDescriptor  # noqa: E402
+from lazyscan.parquet.schema import ColumnDescriptor
 
 _DICTIONARY_ENCODINGS = (2, 8)  # PLAIN_DICTIONARY, RLE_DICTIONARY
 _NOTHING: frozenset[str] = frozenset()

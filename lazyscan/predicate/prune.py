@@ -57,7 +57,7 @@ from lazyscan.predicate.bound import (
 )
 
 if TYPE_CHECKING:  # the physical layer is not needed at run time
-    from lazyscan.parquet.statistics import ColumnStats
+    from lazyscan.format.statistics import ColumnStats
 
 
 class Answer(enum.Enum):

@@ -41,14 +41,15 @@ from lazyscan.errors import (
     OptionError,
     SourceError,
 )
+from lazyscan.format.counters import ReadCounters
+from lazyscan.format.statistics import ColumnStats
 from lazyscan.io.pools import SharedPool
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import FileIdentity, ReadOptions
-from lazyscan.parquet import ReadCounters, ReaderOptions, RowRanges
+from lazyscan.parquet import ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher
-from lazyscan.parquet.statistics import ColumnStats
 from lazyscan.predicate import (
     Answer,
     bind,

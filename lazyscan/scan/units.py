@@ -18,14 +18,15 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import LazyScanError
+from lazyscan.format.counters import ReadCounters
+from lazyscan.format.statistics import ColumnStats
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import ReadOptions, Source, open_source
-from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
+from lazyscan.parquet import PageCache, ParquetFile, ReaderOptions, RowRanges
 from lazyscan.parquet.bloom import encode_plain, hash_bytes
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher
 from lazyscan.parquet.metadata import PhysicalType
-from lazyscan.parquet.statistics import ColumnStats
 from lazyscan.scan.dataset import FileSplit
 
 #: formats a scan reads, by name

@@ -297,7 +297,7 @@ def _unit_stats(
 ) -> dict[str, Any] | None:
     """The statistics of a row group (stripe) for ``columns``: a column the file lacks is all
     NULL there; None when they cannot be read (the rows are then left)."""
-    from lazyscan.parquet import ColumnStats
+    from lazyscan.format.statistics import ColumnStats
 
     stats: dict[str, ColumnStats] = {}
     try:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.parquet.statistics import ColumnStats
+from lazyscan.format.statistics import ColumnStats
 from lazyscan.predicate import casts
 from lazyscan.predicate.expr import (
     And,
