@@ -31,6 +31,7 @@ import xxhash
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from lazyscan.format import kernels as F
 from lazyscan.parquet import kernels as K
 from tests.support.data import PARQUET_TESTING
 
@@ -1129,17 +1130,17 @@ def test_kernels_bounds_checked():
 def test_selection_kernels_refuse_undersized_outputs():
     starts = np.array([0, 10], np.int64)
     ends = np.array([5, 20], np.int64)
-    assert K.expand_runs(starts, ends, np.empty(14, np.int64)) == K.ERR_BAD_ARGUMENT
-    assert K.expand_runs(starts, ends[:1], np.empty(15, np.int64)) == K.ERR_BAD_ARGUMENT
+    assert F.expand_runs(starts, ends, np.empty(14, np.int64)) == K.ERR_BAD_ARGUMENT
+    assert F.expand_runs(starts, ends[:1], np.empty(15, np.int64)) == K.ERR_BAD_ARGUMENT
     out = np.empty(15, np.int64)
-    assert K.expand_runs(starts, ends, out) == 15
+    assert F.expand_runs(starts, ends, out) == 15
     assert out.tolist() == [*range(5), *range(10, 20)]
     idx = np.array([1, 2, 3, 7], np.int64)  # two runs
-    assert K.index_runs(idx, np.empty(1, np.int64), np.empty(3, np.int64)) == -1
-    assert K.index_runs(idx, np.empty(2, np.int64), np.empty(1, np.int64)) == -1
+    assert F.index_runs(idx, np.empty(1, np.int64), np.empty(3, np.int64)) == -1
+    assert F.index_runs(idx, np.empty(2, np.int64), np.empty(1, np.int64)) == -1
     s2, e2 = np.empty(2, np.int64), np.empty(2, np.int64)
-    assert K.index_runs(idx, s2, e2) == 2 and s2.tolist() == [1, 7] and e2.tolist() == [4, 8]
-    assert K.index_runs(idx, np.empty(0, np.int64), np.empty(0, np.int64)) == -1
+    assert F.index_runs(idx, s2, e2) == 2 and s2.tolist() == [1, 7] and e2.tolist() == [4, 8]
+    assert F.index_runs(idx, np.empty(0, np.int64), np.empty(0, np.int64)) == -1
     pages = np.array([0, 8], np.int64)
     short = np.empty(1, np.int64)
     assert K.plan_pages(starts, ends, out, pages, pages + 8, short, short, short) == K.ERR_BAD_ARGUMENT

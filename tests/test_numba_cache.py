@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 PROBE = """
 import json, numpy as np
 import lazyscan
-from lazyscan.parquet import kernels as K
+from lazyscan.format import kernels as K
 idx = np.array([1, 2, 3, 7, 9], np.int64)
 starts, ends = np.empty(5, np.int64), np.empty(5, np.int64)
 n = K.index_runs(idx, starts, ends)
@@ -47,7 +47,7 @@ def test_copies_in_other_folders_load_the_first_copys_kernels(tmp_path: Path) ->
     assert first["file"] == str(tmp_path / "a" / "lazyscan" / "__init__.py")
     assert first["runs"] == 3 and first["misses"] == 1 and first["hits"] == 0
     entries = sorted(p.relative_to(cache) for p in cache.rglob("kernels.index_runs-*"))
-    assert entries and all(p.parts[:2] == (f"lazyscan-{lazyscan.__version__}", "parquet") for p in entries)
+    assert entries and all(p.parts[:2] == (f"lazyscan-{lazyscan.__version__}", "format") for p in entries)
     assert all(p.parts[2].startswith("kernels-") for p in entries)
 
     second = _probe(_copy_package(tmp_path / "b"), cache)  # another folder: the same cache
@@ -57,7 +57,7 @@ def test_copies_in_other_folders_load_the_first_copys_kernels(tmp_path: Path) ->
 
     # a changed source file is compiled again into a folder of its own: the first copy's entries stay
     changed = _copy_package(tmp_path / "c")
-    kernels = changed / "lazyscan" / "parquet" / "kernels.py"
+    kernels = changed / "lazyscan" / "format" / "kernels.py"
     kernels.write_text(kernels.read_text() + "\n# changed\n")
     third = _probe(changed, cache)
     assert third["hits"] == 0 and third["misses"] == 1

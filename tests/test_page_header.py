@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lazyscan.format.kernels import SMALL_SELECTION
 from lazyscan.parquet import ParquetFile, RowRanges
-from lazyscan.parquet import kernels as K
 from lazyscan.parquet import thrift as T
 from lazyscan.parquet.page_header import _generic, parse_page_header
 from lazyscan.parquet.thrift import CompactWriter, ThriftError
@@ -211,7 +211,7 @@ def test_long_sorted_index_lists_count_their_runs_first(shape: str) -> None:
     equal numpy's, and indices that are not sorted, distinct and non-negative are refused
     wherever the fault lies."""
     rng = np.random.default_rng(len(shape))
-    n = 3 * K.SMALL_SELECTION
+    n = 3 * SMALL_SELECTION
     if shape == "one run":
         idx = np.arange(500, 500 + n, dtype=np.int64)
     elif shape == "few runs":

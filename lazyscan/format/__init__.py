@@ -4,6 +4,10 @@ Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything ab
 
 - :mod:`lazyscan.format.counters`: ``ReadCounters``, the work a physical reader did (and
   avoided), for the scan's profile;
+- :mod:`lazyscan.format.selection`: ``RowRanges``, the rows of a row group or stripe a read
+  selects, as sorted, disjoint ranges;
+- :mod:`lazyscan.format.kernels`: numba kernels and kernel error codes the formats share (row
+  index runs, little-endian loads);
 - :mod:`lazyscan.format.statistics`: ``ColumnStats``, a column's statistics over a row group,
   stripe or page, in the values the predicate layer compares;
 - :mod:`lazyscan.format.writers`: who wrote a file (Parquet ``created_by``, ORC writer id and

@@ -39,6 +39,7 @@ from lazyscan.errors import (
     UnsupportedFeatureError,
 )
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import ReadOptions, Source, SourceError, open_source
@@ -53,7 +54,6 @@ from lazyscan.orc.statistics import (
     stripes_agree_with_file,
 )
 from lazyscan.parquet.file import tail_read_length
-from lazyscan.parquet.selection import RowRanges
 
 MAGIC = b"ORC"
 #: bytes read from the end of the file first (postscript, footer and usually the metadata)

@@ -14,15 +14,16 @@
 - :mod:`~lazyscan.parquet.match` ``=`` / ``IN`` on byte arrays matched on encoded pages;
 - :mod:`~lazyscan.parquet.fused` selected rows of a flat column chunk in two kernel calls;
   :mod:`~lazyscan.parquet.fused_match` whole predicate chunks matched in two kernel calls;
-- :mod:`~lazyscan.parquet.selection` row ranges; :mod:`~lazyscan.parquet.statistics` (Parquet
-  statistics and page index decoded) and :mod:`~lazyscan.parquet.bloom` for the pruning tiers;
+- :mod:`~lazyscan.parquet.statistics` (Parquet statistics and page index decoded) and
+  :mod:`~lazyscan.parquet.bloom` for the pruning tiers;
 - :mod:`~lazyscan.parquet.file` ``ParquetFile``: metadata access and row-selective reads.
 
-``ReadCounters`` and ``ColumnStats`` live on the format floor (:mod:`lazyscan.format`) and are
+``RowRanges``, ``ReadCounters`` and ``ColumnStats`` live on the format floor (:mod:`lazyscan.format`) and are
 exported here too, as the types ``ParquetFile`` takes and returns.
 """
 
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.file import (
@@ -34,7 +35,6 @@ from lazyscan.parquet.file import (
     clear_caches,
 )
 from lazyscan.parquet.schema import ColumnDescriptor
-from lazyscan.parquet.selection import RowRanges
 
 __all__ = [
     "BloomFilter",

@@ -40,6 +40,7 @@ from lazyscan.errors import (
     UnsupportedFeatureError,
 )
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.format.writers import (
     chunk_size_leaves_out_dictionary_header,
@@ -80,7 +81,6 @@ from lazyscan.parquet.metadata import (
 )
 from lazyscan.parquet.page_header import parse_page_header
 from lazyscan.parquet.schema import ColumnDescriptor, FileSchema, SchemaError, build_schema
-from lazyscan.parquet.selection import RowRanges
 from lazyscan.parquet.statistics import decode_column_index, decode_statistics
 from lazyscan.parquet.thrift import ThriftError, read_struct
 

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from lazyscan.errors import OptionError
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.kernels import index_runs
 from lazyscan.parquet import buffers, codecs
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
@@ -361,7 +362,7 @@ def level_span(dec, b0, b1, kind, rep_len, def_len):
     if kind == 1:
         if b1 - b0 < 4:
             return K.ERR_TRUNCATED, 0
-        length = np.int64(K._load_u32(dec, b0))
+        length = np.int64(K.load_u32(dec, b0))
         lpos = b0 + 4
         if length > b1 - lpos:
             return K.ERR_TRUNCATED, 0
@@ -670,14 +671,14 @@ def gather_fixed(dec, pages, idx, max_def, dict_off, dict_count, width, mode, ou
             j += 1
             if mode == COPY:
                 if width == 8:
-                    out[k] = K._load_u64(dec, s)
+                    out[k] = K.load_u64(dec, s)
                 else:
-                    out[k] = K._load_u32(dec, s)
+                    out[k] = K.load_u32(dec, s)
             else:
                 if width == 8:
-                    v = np.int64(K._load_u64(dec, s))
+                    v = np.int64(K.load_u64(dec, s))
                 else:
-                    v = np.int64(np.int32(np.uint32(K._load_u32(dec, s))))
+                    v = np.int64(np.int32(np.uint32(K.load_u32(dec, s))))
                 out[2 * k] = np.uint64(v)
                 out[2 * k + 1] = _ALL_ONES if v < 0 else np.uint64(0)
     return nulls
@@ -738,7 +739,7 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                         have = _avail(buf, dec, lazy, li, pos + 4 + _GRAIN, b1)
                         if have < 0:
                             return have
-                    length = np.int64(K._load_u32(dec, pos))
+                    length = np.int64(K.load_u32(dec, pos))
                     if length > b1 - pos - 4:
                         return K.ERR_TRUNCATED
                     if v == want and pos + 4 + length > have:
@@ -760,7 +761,7 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
             while v < nonnull and li < 0:
                 if b1 - pos < 4:
                     return K.ERR_TRUNCATED
-                length = np.int64(K._load_u32(dec, pos))
+                length = np.int64(K.load_u32(dec, pos))
                 if length > b1 - pos - 4:
                     return K.ERR_TRUNCATED
                 pos += 4 + length
@@ -804,7 +805,7 @@ def locate_bytes(dec, pages, idx, max_def, dict_off, dict_end, dict_count, start
                 dict_have = _avail(buf, dec, lazy, dict_lazy, dpos + 4 + _GRAIN, dict_end)
                 if dict_have < 0:
                     return dict_have
-            length = np.int64(K._load_u32(dec, dpos))
+            length = np.int64(K.load_u32(dec, dpos))
             if length > dict_end - dpos - 4:
                 return K.ERR_TRUNCATED
             if dpos + 4 + length > dict_have:
@@ -991,7 +992,7 @@ def plan_selected(idx, num_rows, page_starts, page_ends, page_offsets, page_size
     n = idx.shape[0]
     starts = np.empty(n, np.int64)
     ends = np.empty(n, np.int64)
-    runs = K.index_runs(idx, starts, ends)
+    runs = index_runs(idx, starts, ends)
     if runs < 0:
         return 0, _SEL_UNSORTED
     if n and idx[n - 1] >= num_rows:

@@ -202,7 +202,7 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
         for i in range(dcount):
             if end - pos < 4:
                 return K.ERR_TRUNCATED
-            length = np.int64(K._load_u32(dec, pos))
+            length = np.int64(K.load_u32(dec, pos))
             pos += 4
             if length > end - pos:
                 return K.ERR_BAD_LENGTH
@@ -239,7 +239,7 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
                         r += 1
                 if b1 - pos < 4:
                     return K.ERR_TRUNCATED
-                length = np.int64(K._load_u32(dec, pos))
+                length = np.int64(K.load_u32(dec, pos))
                 pos += 4
                 if length > b1 - pos:
                     return K.ERR_BAD_LENGTH
@@ -296,7 +296,7 @@ def _passing_packed(buf, start, end, bit_width, n, ulimit, entry_passes, row, ke
     for g in range(groups):
         b = start + g * bit_width
         for t in range(8):
-            v = (K._load_u64(buf, b + offs[t]) >> shifts[t]) & mask
+            v = (K.load_u64(buf, b + offs[t]) >> shifts[t]) & mask
             if v >= ulimit:
                 return K.ERR_BAD_INDEX
             if entry_passes[v]:

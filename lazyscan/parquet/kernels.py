@@ -20,7 +20,7 @@ Levels and dictionary indices (Encodings.md, "Run Length Encoding / Bit-Packing 
 - :func:`rle_bp_stream_end`: where a hybrid stream of so many values ends (v2 levels' lengths);
 - :func:`check_dict_indices`: first dictionary index out of range.
 
-Row selections: :func:`index_runs` (sorted row indices to ranges), :func:`expand_runs` (back),
+Row selections (:mod:`lazyscan.format.kernels` has the runs of a selection and back):
 :func:`plan_pages` (which pages hold selected rows, and which rows), :func:`dictionary_hits`
 (the rows whose dictionary entry passes a filter).
 
@@ -52,21 +52,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-ERR_TRUNCATED = -1
-ERR_BAD_BIT_WIDTH = -2
-ERR_BAD_INDEX = -3
-ERR_BAD_LENGTH = -4
-ERR_BAD_HEADER = -5
-ERR_BAD_ARGUMENT = -6
-
-ERROR_MESSAGES: dict[int, str] = {
-    ERR_TRUNCATED: "the encoded data ends before all values were read",
-    ERR_BAD_BIT_WIDTH: "bit width out of range",
-    ERR_BAD_INDEX: "dictionary index out of range",
-    ERR_BAD_LENGTH: "negative or too large length or prefix length",
-    ERR_BAD_HEADER: "malformed encoding header or varint",
-    ERR_BAD_ARGUMENT: "inconsistent kernel arguments (output too small or selection out of range)",
-}
+from lazyscan.format.kernels import (  # noqa: F401  (the error codes, as K.ERR_* for parquet callers)
+    ERR_BAD_ARGUMENT,
+    ERR_BAD_BIT_WIDTH,
+    ERR_BAD_HEADER,
+    ERR_BAD_INDEX,
+    ERR_BAD_LENGTH,
+    ERR_TRUNCATED,
+    ERROR_MESSAGES,
+    load_u32,
+    load_u64,
+)
 
 #: largest length of one byte array value (PLAIN stores it as a signed 32-bit int)
 MAX_VALUE_LENGTH = 2**31 - 1
@@ -123,38 +119,6 @@ def _mask(bit_width):
 
 
 @_jit_inline
-def _load_u64(buf, b):
-    """Little-endian uint64 at ``buf[b:b + 8]`` (caller checked bounds).
-
-    Unsigned indices spare numba's negative-index wraparound, so LLVM merges the byte loads.
-    """
-    u = np.uint64(b)
-    return (
-        np.uint64(buf[u])
-        | (np.uint64(buf[u + np.uint64(1)]) << np.uint64(8))
-        | (np.uint64(buf[u + np.uint64(2)]) << np.uint64(16))
-        | (np.uint64(buf[u + np.uint64(3)]) << np.uint64(24))
-        | (np.uint64(buf[u + np.uint64(4)]) << np.uint64(32))
-        | (np.uint64(buf[u + np.uint64(5)]) << np.uint64(40))
-        | (np.uint64(buf[u + np.uint64(6)]) << np.uint64(48))
-        | (np.uint64(buf[u + np.uint64(7)]) << np.uint64(56))
-    )
-
-
-@_jit_inline
-def _load_u32(buf, b):
-    """Little-endian uint32 at ``buf[b:b + 4]`` as uint64 (caller checked bounds; unsigned
-    indices, as in :func:`_load_u64`)."""
-    u = np.uint64(b)
-    return (
-        np.uint64(buf[u])
-        | (np.uint64(buf[u + np.uint64(1)]) << np.uint64(8))
-        | (np.uint64(buf[u + np.uint64(2)]) << np.uint64(16))
-        | (np.uint64(buf[u + np.uint64(3)]) << np.uint64(24))
-    )
-
-
-@_jit_inline
 def _bits_at(buf, end, start, bit, bit_width):
     """Unmasked value of ``bit_width`` (0..64) bits at bit offset ``bit`` from byte ``start``.
 
@@ -164,7 +128,7 @@ def _bits_at(buf, end, start, bit, bit_width):
     b = start + (bit >> 3)
     s = bit & 7
     if b + 9 <= end:
-        v = _load_u64(buf, b) >> np.uint64(s)
+        v = load_u64(buf, b) >> np.uint64(s)
         if s + bit_width > 64:
             v |= np.uint64(buf[b + 8]) << np.uint64(64 - s)
         return v
@@ -292,7 +256,7 @@ def _unpack_run(buf, start, end, bit_width, n, out, o, limit):
         b = start + g * bit_width
         d = o + g * 8
         for t in range(8):
-            v = (_load_u64(buf, b + offs[t]) >> shifts[t]) & mask
+            v = (load_u64(buf, b + offs[t]) >> shifts[t]) & mask
             bad += v >= ulimit
             out[d + t] = _as_i32(v)
     for j in range(groups * 8, n):
@@ -316,7 +280,7 @@ def _gather_packed(buf, start, end, bit_width, sel, k0, k1, base, out):
     k = k0
     while k < k1 and sel[k] - base < n_fast:
         bit = (sel[k] - base) * bit_width
-        w = _load_u64(buf, start + (bit >> 3))
+        w = load_u64(buf, start + (bit >> 3))
         out[k] = _as_i32((w >> np.uint64(bit & 7)) & mask)
         k += 1
     for kk in range(k, k1):
@@ -478,7 +442,7 @@ def rle_bp_count_ones(buf, pos, end, bit_width, count, limit):
             b = body
             full = take >> 3  # whole bytes
             while full >= 8:
-                ones += _popcount(_load_u64(buf, b))
+                ones += _popcount(load_u64(buf, b))
                 b += 8
                 full -= 8
             for t in range(full):
@@ -544,7 +508,7 @@ def rle_bp_decode_dict_values(buf, pos, end, bit_width, count, dictionary, out):
                 b = body + g * bit_width
                 d = i + g * 8
                 for t in range(8):
-                    v = (_load_u64(buf, b + offs[t]) >> shifts[t]) & mask
+                    v = (load_u64(buf, b + offs[t]) >> shifts[t]) & mask
                     if v >= um:
                         return ERR_BAD_INDEX
                     out[d + t] = dictionary[np.int64(v)]
@@ -760,74 +724,6 @@ def dictionary_hits(codes, entry_passes, valid, has_valid, null_passes, rows, ou
     return k
 
 
-@_jit
-def _index_runs(idx, starts, ends, store):
-    """:func:`index_runs`, storing the runs only when ``store`` (else counting them)."""
-    n = idx.shape[0]
-    if n == 0:
-        return 0
-    cap = min(starts.shape[0], ends.shape[0])
-    if idx[0] < 0 or (store and cap < 1):
-        return -1
-    k = 0
-    if store:
-        starts[0] = idx[0]
-    prev = idx[0]
-    for i in range(1, n):
-        v = idx[i]
-        if v <= prev:
-            return -1
-        if v != prev + 1:
-            if store:
-                ends[k] = prev + 1
-            k += 1
-            if store:
-                if k >= cap:
-                    return -1
-                starts[k] = v
-        prev = v
-    if store:
-        ends[k] = prev + 1
-    return k + 1
-
-
-@_jit
-def index_runs(idx, starts, ends):
-    """Runs of consecutive values of ``idx`` as ``[start, end)`` pairs; number of runs, or -1
-    when ``idx`` is not strictly increasing and non-negative or its runs do not fit in
-    ``starts``/``ends`` (len(idx) entries always fit; :func:`count_index_runs` says how many)."""
-    return _index_runs(idx, starts, ends, True)
-
-
-@_jit
-def count_index_runs(idx):
-    """How many runs :func:`index_runs` finds in ``idx``; -1 when ``idx`` is not strictly
-    increasing and non-negative."""
-    none = np.empty(0, np.int64)
-    return _index_runs(idx, none, none, False)
-
-
-#: :func:`index_runs` holding the GIL, for selections short enough to take a microsecond or two
-index_runs_small = _jit_gil(getattr(index_runs, "py_func", index_runs))
-#: selections up to this many rows go to :data:`index_runs_small`
-SMALL_SELECTION = 4096
-
-
-@_jit
-def expand_runs(starts, ends, out):
-    """Write every row of the ranges ``[starts[i], ends[i])`` to ``out``, in order; returns
-    the count, or ``ERR_BAD_ARGUMENT`` when ``out`` is too small or ``ends`` is shorter."""
-    if ends.shape[0] < starts.shape[0]:
-        return ERR_BAD_ARGUMENT
-    cap = out.shape[0]
-    o = 0
-    for i in range(starts.shape[0]):
-        if ends[i] - starts[i] > cap - o:
-            return ERR_BAD_ARGUMENT
-        for r in range(starts[i], ends[i]):
-            out[o] = r
-            o += 1
-    return o
 
 
 @_jit
@@ -873,7 +769,7 @@ def plain_byte_array_locate(buf, pos, end, count, starts, lengths):
     for i in range(count):
         if end - pos < 4:
             return ERR_TRUNCATED
-        n = np.int64(_load_u32(buf, pos))
+        n = np.int64(load_u32(buf, pos))
         pos += 4
         if n > MAX_VALUE_LENGTH:
             return ERR_BAD_LENGTH
@@ -1116,7 +1012,7 @@ def _delta_run(buf, end, start, bit_width, n, last, min_delta, out, o):
         j0 = _n_word_reads(start, end, bit_width, n)
         for j in range(j0):
             bit = j * bit_width
-            w = _load_u64(buf, start + (bit >> 3))
+            w = load_u64(buf, start + (bit >> 3))
             last += min_delta + ((w >> np.uint64(bit & 7)) & mask)
             out[o + j] = last
     for j in range(j0, n):
@@ -1140,7 +1036,7 @@ def _delta_run_selected(buf, end, start, bit_width, n, last, min_delta, sel, k, 
         jw = _n_word_reads(start, end, bit_width, n)
         for j in range(jw):
             bit = j * bit_width
-            w = _load_u64(buf, start + (bit >> 3))
+            w = load_u64(buf, start + (bit >> 3))
             last += min_delta + ((w >> np.uint64(bit & 7)) & mask)
             if j == target:
                 out[k] = last
@@ -1172,7 +1068,7 @@ def _delta_advance(buf, end, start, bit_width, j0, j1, last, min_delta):
         jw = max(j0, _n_word_reads(start, end, bit_width, j1))
         for j in range(j0, jw):
             bit = j * bit_width
-            last += (_load_u64(buf, start + (bit >> 3)) >> np.uint64(bit & 7)) & mask
+            last += (load_u64(buf, start + (bit >> 3)) >> np.uint64(bit & 7)) & mask
     for j in range(jw, j1):
         last += _bits_at(buf, end, start, j * bit_width, bit_width) & mask
     return last
@@ -1407,10 +1303,10 @@ def _xxhash64(data, p, n):
         v4 = _V4_SEED0
         limit = end - 32
         while p <= limit:
-            v1 = _xx_round(v1, _load_u64(data, p))
-            v2 = _xx_round(v2, _load_u64(data, p + 8))
-            v3 = _xx_round(v3, _load_u64(data, p + 16))
-            v4 = _xx_round(v4, _load_u64(data, p + 24))
+            v1 = _xx_round(v1, load_u64(data, p))
+            v2 = _xx_round(v2, load_u64(data, p + 8))
+            v3 = _xx_round(v3, load_u64(data, p + 16))
+            v4 = _xx_round(v4, load_u64(data, p + 24))
             p += 32
         h = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
         h = _xx_merge(h, v1)
@@ -1421,11 +1317,11 @@ def _xxhash64(data, p, n):
         h = _P5
     h += np.uint64(n)
     while p + 8 <= end:
-        h ^= _xx_round(np.uint64(0), _load_u64(data, p))
+        h ^= _xx_round(np.uint64(0), load_u64(data, p))
         h = _rotl(h, 27) * _P1 + _P4
         p += 8
     if p + 4 <= end:
-        h ^= _load_u32(data, p) * _P1
+        h ^= load_u32(data, p) * _P1
         h = _rotl(h, 23) * _P2 + _P3
         p += 4
     while p < end:

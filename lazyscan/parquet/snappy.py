@@ -24,7 +24,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from lazyscan.parquet.kernels import _load_u32, _load_u64
+from lazyscan.format.kernels import load_u32, load_u64
 
 # the helpers are small functions of their own, not inlined into numba's IR: LLVM inlines them
 # all the same, and numba compiles the callers faster (the first read of a column with no
@@ -40,8 +40,8 @@ def _own(kernel: Any) -> Any:
 
 
 #: the kernels' little-endian loads of 8 and 4 bytes (as uint64)
-_load8 = _own(_load_u64)
-_load4 = _own(_load_u32)
+_load8 = _own(load_u64)
+_load4 = _own(load_u32)
 
 #: a stream's state row: next compressed byte, end of the compressed bytes, end of what was
 #: produced, end of the output, start of the output (back-references may not reach before it)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from lazyscan.errors import OptionError
-from lazyscan.parquet import kernels as K
+from lazyscan.format import kernels as K
 
 
 class RowRanges:

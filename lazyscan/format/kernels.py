@@ -1,0 +1,145 @@
+"""numba kernels and kernel error codes that every physical format shares.
+
+Kernels follow the rules of :mod:`lazyscan.parquet.kernels`: ``@numba.njit(nogil=True,
+cache=True)`` over plain numpy arrays, untrusted input checked before use, and an ``int64``
+result that is >= 0 on success or one of the negative ``ERR_*`` codes below
+(:data:`ERROR_MESSAGES` names them). Caller mistakes give :data:`ERR_BAD_ARGUMENT`.
+
+- :func:`index_runs`, :func:`count_index_runs`, :data:`index_runs_small`: sorted row indices to
+  ``[start, end)`` runs; :func:`expand_runs`: runs back to row indices (for ``RowRanges``);
+- :func:`load_u64`, :func:`load_u32`: little-endian loads the decoders and Snappy inline.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+ERR_TRUNCATED = -1
+ERR_BAD_BIT_WIDTH = -2
+ERR_BAD_INDEX = -3
+ERR_BAD_LENGTH = -4
+ERR_BAD_HEADER = -5
+ERR_BAD_ARGUMENT = -6
+
+ERROR_MESSAGES: dict[int, str] = {
+    ERR_TRUNCATED: "the encoded data ends before all values were read",
+    ERR_BAD_BIT_WIDTH: "bit width out of range",
+    ERR_BAD_INDEX: "dictionary index out of range",
+    ERR_BAD_LENGTH: "negative or too large length or prefix length",
+    ERR_BAD_HEADER: "malformed encoding header or varint",
+    ERR_BAD_ARGUMENT: "inconsistent kernel arguments (output too small or selection out of range)",
+}
+
+_jit = numba.njit(nogil=True, cache=True)
+_jit_inline = numba.njit(nogil=True, cache=True, inline="always")
+#: short selections keep the GIL (see ``_jit_gil`` in :mod:`lazyscan.parquet.kernels`)
+_jit_gil = numba.njit(cache=True)
+
+
+# --------------------------------------------------------------------------- byte loads
+
+
+@_jit_inline
+def load_u64(buf, b):
+    """Little-endian uint64 at ``buf[b:b + 8]`` (caller checked bounds).
+
+    Unsigned indices spare numba's negative-index wraparound, so LLVM merges the byte loads.
+    """
+    u = np.uint64(b)
+    return (
+        np.uint64(buf[u])
+        | (np.uint64(buf[u + np.uint64(1)]) << np.uint64(8))
+        | (np.uint64(buf[u + np.uint64(2)]) << np.uint64(16))
+        | (np.uint64(buf[u + np.uint64(3)]) << np.uint64(24))
+        | (np.uint64(buf[u + np.uint64(4)]) << np.uint64(32))
+        | (np.uint64(buf[u + np.uint64(5)]) << np.uint64(40))
+        | (np.uint64(buf[u + np.uint64(6)]) << np.uint64(48))
+        | (np.uint64(buf[u + np.uint64(7)]) << np.uint64(56))
+    )
+
+
+@_jit_inline
+def load_u32(buf, b):
+    """Little-endian uint32 at ``buf[b:b + 4]`` as uint64 (caller checked bounds; unsigned
+    indices, as in :func:`load_u64`)."""
+    u = np.uint64(b)
+    return (
+        np.uint64(buf[u])
+        | (np.uint64(buf[u + np.uint64(1)]) << np.uint64(8))
+        | (np.uint64(buf[u + np.uint64(2)]) << np.uint64(16))
+        | (np.uint64(buf[u + np.uint64(3)]) << np.uint64(24))
+    )
+
+
+# --------------------------------------------------------------------------- row selections
+
+
+@_jit
+def _index_runs(idx, starts, ends, store):
+    """:func:`index_runs`, storing the runs only when ``store`` (else counting them)."""
+    n = idx.shape[0]
+    if n == 0:
+        return 0
+    cap = min(starts.shape[0], ends.shape[0])
+    if idx[0] < 0 or (store and cap < 1):
+        return -1
+    k = 0
+    if store:
+        starts[0] = idx[0]
+    prev = idx[0]
+    for i in range(1, n):
+        v = idx[i]
+        if v <= prev:
+            return -1
+        if v != prev + 1:
+            if store:
+                ends[k] = prev + 1
+            k += 1
+            if store:
+                if k >= cap:
+                    return -1
+                starts[k] = v
+        prev = v
+    if store:
+        ends[k] = prev + 1
+    return k + 1
+
+
+@_jit
+def index_runs(idx, starts, ends):
+    """Runs of consecutive values of ``idx`` as ``[start, end)`` pairs; number of runs, or -1
+    when ``idx`` is not strictly increasing and non-negative or its runs do not fit in
+    ``starts``/``ends`` (len(idx) entries always fit; :func:`count_index_runs` says how many)."""
+    return _index_runs(idx, starts, ends, True)
+
+
+@_jit
+def count_index_runs(idx):
+    """How many runs :func:`index_runs` finds in ``idx``; -1 when ``idx`` is not strictly
+    increasing and non-negative."""
+    none = np.empty(0, np.int64)
+    return _index_runs(idx, none, none, False)
+
+
+#: :func:`index_runs` holding the GIL, for selections short enough to take a microsecond or two
+index_runs_small = _jit_gil(getattr(index_runs, "py_func", index_runs))
+#: selections up to this many rows go to :data:`index_runs_small`
+SMALL_SELECTION = 4096
+
+
+@_jit
+def expand_runs(starts, ends, out):
+    """Write every row of the ranges ``[starts[i], ends[i])`` to ``out``, in order; returns
+    the count, or ``ERR_BAD_ARGUMENT`` when ``out`` is too small or ``ends`` is shorter."""
+    if ends.shape[0] < starts.shape[0]:
+        return ERR_BAD_ARGUMENT
+    cap = out.shape[0]
+    o = 0
+    for i in range(starts.shape[0]):
+        if ends[i] - starts[i] > cap - o:
+            return ERR_BAD_ARGUMENT
+        for r in range(starts[i], ends[i]):
+            out[o] = r
+            o += 1
+    return o
