@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lazyscan.errors import CorruptFileError
-from lazyscan.parquet import ParquetFile, ReadCounters, fused, snappy
+from lazyscan.format import snappy
+from lazyscan.parquet import ParquetFile, ReadCounters, fused
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.metadata import Codec
 from tests.support.compare import assert_same_array

@@ -6,7 +6,7 @@ import cramjam
 import numpy as np
 import pytest
 
-from lazyscan.parquet import snappy
+from lazyscan.format import snappy
 
 
 def _data(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:

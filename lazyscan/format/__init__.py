@@ -8,6 +8,8 @@ Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything ab
   selects, as sorted, disjoint ranges;
 - :mod:`lazyscan.format.kernels`: numba kernels and kernel error codes the formats share (row
   index runs, little-endian loads);
+- :mod:`lazyscan.format.snappy`: numba Snappy kernels that decompress a prefix and resume,
+  for Parquet pages and ORC compression chunks;
 - :mod:`lazyscan.format.statistics`: ``ColumnStats``, a column's statistics over a row group,
   stripe or page, in the values the predicate layer compares;
 - :mod:`lazyscan.format.writers`: who wrote a file (Parquet ``created_by``, ORC writer id and

@@ -15,8 +15,8 @@ import cramjam
 import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
+from lazyscan.format import snappy
 from lazyscan.orc.proto import COMPRESSION_NAMES
-from lazyscan.parquet import snappy
 
 NONE, ZLIB, SNAPPY, LZO, LZ4, ZSTD = range(6)
 

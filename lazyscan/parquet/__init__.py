@@ -4,8 +4,8 @@
   :mod:`~lazyscan.parquet.metadata` typed footer, page headers, page index, Bloom filter headers;
   :mod:`~lazyscan.parquet.page_header` page headers parsed by a numba kernel;
 - :mod:`~lazyscan.parquet.schema` leaf columns, levels and Arrow types;
-- :mod:`~lazyscan.parquet.codecs` page decompression into bounded buffers;
-  :mod:`~lazyscan.parquet.snappy` Snappy kernels that decompress a prefix and resume;
+- :mod:`~lazyscan.parquet.codecs` page decompression into bounded buffers (Snappy through
+  :mod:`lazyscan.format.snappy`);
   :mod:`~lazyscan.parquet.checksums` page CRC-32 checks;
   :mod:`~lazyscan.parquet.buffers` output buffers from Arrow's memory pool;
 - :mod:`~lazyscan.parquet.kernels` numba kernels for every per-value loop;

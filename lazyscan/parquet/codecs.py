@@ -18,7 +18,8 @@ import cramjam
 import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
-from lazyscan.parquet import buffers, snappy
+from lazyscan.format import snappy
+from lazyscan.parquet import buffers
 from lazyscan.parquet.metadata import Codec
 
 #: Largest page lazyscan decompresses (bytes).
@@ -109,7 +110,7 @@ def _decompress_checked(codec: int, data: memoryview | bytes | np.ndarray, out: 
 
 
 def _snappy(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
-    # lazyscan's kernel: faster than cramjam's on the pages of TPC-H's lineitem (snappy.py)
+    # lazyscan's kernel: faster than cramjam's on the pages of TPC-H's lineitem (lazyscan/format/snappy.py)
     src = np.frombuffer(data, np.uint8)
     if snappy.decompress(src, 0, len(src), out, 0, len(out)) != len(out):
         raise ValueError(f"not a snappy stream of {len(out)} bytes")

@@ -25,12 +25,12 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import OptionError
+from lazyscan.format import snappy as S
 from lazyscan.format.counters import ReadCounters
 from lazyscan.format.kernels import index_runs
 from lazyscan.parquet import buffers, codecs
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
-from lazyscan.parquet import snappy as S
 from lazyscan.parquet.convert import _is_bytes_type, _simple_dtype
 from lazyscan.parquet.metadata import Codec, PhysicalType
 from lazyscan.parquet.schema import ColumnDescriptor
