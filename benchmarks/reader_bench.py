@@ -234,8 +234,8 @@ def chunk_overhead(pf: Any, reps: int, seed: int = 0) -> dict[str, Any]:
     remains per chunk: Python work plus the decode kernels (a few values each). Pages are
     decompressed whole here (``partial_decompression`` off), so that no decompression hides
     in the decode kernels' share."""
+    from lazyscan.format.options import ReaderOptions
     from lazyscan.parquet import ParquetFile, ReadCounters
-    from lazyscan.parquet.file import ReaderOptions
 
     pf = ParquetFile(pf.path, options=ReaderOptions(partial_decompression=False))
 

@@ -30,8 +30,6 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 #: each move down to the format floor removes one (strict: a rule that starts to hold fails here
 #: until its entry goes)
 NOT_YET: dict[tuple[str, str], str] = {
-    ("orc", "parquet"): "lazyscan/orc/{file,units,compression,statistics}.py take RowRanges, "
-    "ColumnStats, ReadCounters, ReaderOptions, tail_read_length and the Snappy kernels from parquet/",
     ("orc", "scan"): "lazyscan/orc/units.py implements scan.units.UnitFile (and FileSplit)",
 }
 

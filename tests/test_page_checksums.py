@@ -22,10 +22,10 @@ import pytest
 
 import lazyscan
 from lazyscan.errors import CorruptFileError
+from lazyscan.format.options import ReaderOptions
 from lazyscan.io.source import FileIdentity, IOStats, Source
 from lazyscan.parquet import ParquetFile, RowRanges
 from lazyscan.parquet.checksums import crc32, page_spans
-from lazyscan.parquet.file import ReaderOptions
 from lazyscan.parquet.page_header import _MISSING as MISSING
 from lazyscan.parquet.page_header import parse_page_header
 from lazyscan.scan.options import ScanOptions

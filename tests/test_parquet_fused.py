@@ -374,7 +374,7 @@ def _clustered_file(tmp_path: Path, rows: int = 40_000, page_version: str = "1.0
 
 
 def _read(path: Path, rows: np.ndarray, partial: bool, columns: list[str]) -> tuple[list[pa.Array], ReadCounters]:
-    from lazyscan.parquet.file import ReaderOptions
+    from lazyscan.format.options import ReaderOptions
 
     pf = ParquetFile(path, options=ReaderOptions(partial_decompression=partial))
     c = ReadCounters()

@@ -4,6 +4,8 @@ Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything ab
 
 - :mod:`lazyscan.format.counters`: ``ReadCounters``, the work a physical reader did (and
   avoided), for the scan's profile;
+- :mod:`lazyscan.format.options`: ``ReaderOptions``, how a physical reader works (batching of
+  selected rows, coalescing, largest page, partial decompression, checksums, retries);
 - :mod:`lazyscan.format.selection`: ``RowRanges``, the rows of a row group or stripe a read
   selects, as sorted, disjoint ranges;
 - :mod:`lazyscan.format.kernels`: numba kernels and kernel error codes the formats share (row

@@ -935,3 +935,14 @@ def open_source(path: Any, filesystem: Any = None, *, retry: RetryPolicy | None 
     if hasattr(filesystem, "cat_file"):
         return FsspecSource(p, filesystem, policy)
     raise SourceError(f"unsupported filesystem object {type(filesystem).__name__}")
+
+
+def tail_read_length(source: Source, most: int) -> int:
+    """How many bytes to read at the end of ``source`` for its footer: ``most`` (clipped to the
+    file), but on a source that widens small reads to its smallest request and keeps the surplus
+    (object stores, :attr:`Source.min_request`), one byte fewer than that request: the source
+    then keeps the whole window it fetched, and later small reads in it (page indexes, the last
+    chunk's pages, ORC's last stripe footer) are served without a request of their own."""
+    if 0 < source.min_request <= most and source.size > source.min_request:
+        return source.min_request - 1
+    return min(source.size, most)

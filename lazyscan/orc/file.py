@@ -42,7 +42,7 @@ from lazyscan.format.counters import ReadCounters
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.io.retry import RetryPolicy
-from lazyscan.io.source import ReadOptions, Source, SourceError, open_source
+from lazyscan.io.source import ReadOptions, Source, SourceError, open_source, tail_read_length
 from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
@@ -53,7 +53,6 @@ from lazyscan.orc.statistics import (
     file_trust,
     stripes_agree_with_file,
 )
-from lazyscan.parquet.file import tail_read_length
 
 MAGIC = b"ORC"
 #: bytes read from the end of the file first (postscript, footer and usually the metadata)

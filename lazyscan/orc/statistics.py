@@ -1,4 +1,4 @@
-"""ORC column statistics as :class:`~lazyscan.parquet.statistics.ColumnStats`, the form the
+"""ORC column statistics as :class:`~lazyscan.format.statistics.ColumnStats`, the form the
 predicate layer compares bound literals with (the Arrow storage domain of the column's type).
 
 ORC counts the non-null values of a column in a stripe or row group, so with the unit's row

@@ -10,12 +10,12 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain
 from lazyscan.orc.file import OrcFile
-from lazyscan.parquet import ReaderOptions
 from lazyscan.scan.dataset import FileSplit
 from lazyscan.scan.units import UnitFile
 

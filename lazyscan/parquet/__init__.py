@@ -18,11 +18,12 @@
   :mod:`~lazyscan.parquet.bloom` for the pruning tiers;
 - :mod:`~lazyscan.parquet.file` ``ParquetFile``: metadata access and row-selective reads.
 
-``RowRanges``, ``ReadCounters`` and ``ColumnStats`` live on the format floor (:mod:`lazyscan.format`) and are
+``RowRanges``, ``ReadCounters``, ``ColumnStats`` and ``ReaderOptions`` live on the format floor (:mod:`lazyscan.format`) and are
 exported here too, as the types ``ParquetFile`` takes and returns.
 """
 
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.parquet.bloom import BloomFilter
@@ -31,7 +32,6 @@ from lazyscan.parquet.file import (
     PageCache,
     PageInfo,
     ParquetFile,
-    ReaderOptions,
     clear_caches,
 )
 from lazyscan.parquet.schema import ColumnDescriptor

@@ -19,11 +19,9 @@ import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
 from lazyscan.format import snappy
+from lazyscan.format.options import DEFAULT_MAX_PAGE_SIZE
 from lazyscan.parquet import buffers
 from lazyscan.parquet.metadata import Codec
-
-#: Largest page lazyscan decompresses (bytes).
-DEFAULT_MAX_PAGE_SIZE = 1 << 30
 
 # An upper bound of decompressed / compressed size for each codec. Snappy and LZ4 cannot exceed
 # about 255:1 (their longest match costs a few bytes); zlib's limit is 1032:1; zstd and brotli

@@ -40,6 +40,7 @@ from lazyscan.errors import (
     UnsupportedFeatureError,
 )
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.format.writers import (
@@ -47,8 +48,7 @@ from lazyscan.format.writers import (
     v2_pages_always_compressed,
 )
 from lazyscan.io import ReadOptions, Source, open_source
-from lazyscan.io.retry import RetryPolicy
-from lazyscan.io.source import ShortReadError
+from lazyscan.io.source import ShortReadError, tail_read_length
 from lazyscan.parquet import buffers, checksums, codecs, fused, fused_match
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import BloomFilter
@@ -101,36 +101,6 @@ _WHOLE_WALK_MAX = 8 * 1024 * 1024
 #: The page size parquet-mr and Arrow write by default (uncompressed): estimates how many
 #: headers a walk reads where the footer does not count a chunk's pages.
 _TYPICAL_PAGE = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class ReaderOptions:
-    """How the physical reader works.
-
-    ``materialization_threshold``: two selected row ranges closer than this many rows are decoded
-    as one range (then the rows between are dropped), so decoding stays batched.
-    ``read``: request coalescing; ``None`` takes the source's default (no gap for local files).
-    ``max_page_size``: largest decompressed page accepted.
-    ``partial_decompression``: a selective read decompresses a snappy page only as far as its
-    selected values reach (a dictionary page as far as the entries looked up), where that is
-    well short of the whole page.
-    ``timestamp_unit``: the unit ORC timestamps are read in, ``us`` (Spark's: every year ORC
-    stores) or ``ns`` (pyarrow's: a value outside 1677-2262 is an error naming its row).
-    ``verify_checksums``: a page whose header holds a checksum (CRC-32 of the bytes after the
-    header) is checked once fetched; on a mismatch its bytes are fetched once more from the
-    source, then a second mismatch is a :class:`CorruptFileError` naming the page
-    (:mod:`lazyscan.parquet.checksums`).
-    ``retry``: how object-store requests are retried (None: :data:`lazyscan.io.retry.DEFAULT_RETRY`;
-    local files are not retried).
-    """
-
-    materialization_threshold: int = 0
-    read: ReadOptions | None = None
-    max_page_size: int = codecs.DEFAULT_MAX_PAGE_SIZE
-    partial_decompression: bool = True
-    timestamp_unit: str = "us"
-    verify_checksums: bool = True
-    retry: RetryPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -355,17 +325,6 @@ class FooterSummary:
 def footer_digest(data: bytes) -> bytes:
     """The digest a plan pins a file's footer (or other metadata) by: BLAKE2b of 16 bytes."""
     return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def tail_read_length(source: Source, most: int) -> int:
-    """How many bytes to read at the end of ``source`` for its footer: ``most`` (clipped to the
-    file), but on a source that widens small reads to its smallest request and keeps the surplus
-    (object stores, :attr:`Source.min_request`), one byte fewer than that request: the source
-    then keeps the whole window it fetched, and later small reads in it (page indexes, the last
-    chunk's pages, ORC's last stripe footer) are served without a request of their own."""
-    if 0 < source.min_request <= most and source.size > source.min_request:
-        return source.min_request - 1
-    return min(source.size, most)
 
 
 def clear_caches() -> None:

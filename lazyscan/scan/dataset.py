@@ -275,7 +275,7 @@ class Dataset:
     def file_schema(self, merge: bool = True) -> pa.Schema:
         """Arrow schema of the files (merged across all files, or the first file's)."""
         if self._file_schema is None or not merge:
-            from lazyscan.parquet.file import ReaderOptions
+            from lazyscan.format.options import ReaderOptions
             from lazyscan.scan.units import open_units
 
             schemas = []

@@ -42,11 +42,12 @@ from lazyscan.errors import (
     SourceError,
 )
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.options import ReaderOptions
+from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.io.pools import SharedPool
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import FileIdentity, ReadOptions
-from lazyscan.parquet import ReaderOptions, RowRanges
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher

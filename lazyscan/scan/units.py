@@ -19,10 +19,12 @@ import pyarrow as pa
 
 from lazyscan.errors import LazyScanError
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.options import ReaderOptions
+from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import ReadOptions, Source, open_source
-from lazyscan.parquet import PageCache, ParquetFile, ReaderOptions, RowRanges
+from lazyscan.parquet import PageCache, ParquetFile
 from lazyscan.parquet.bloom import encode_plain, hash_bytes
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.match import BytesMatcher

@@ -355,7 +355,8 @@ def _file_facts(
     info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str],
     retry: RetryPolicy | None = None,
 ) -> _FileFacts:
-    from lazyscan.parquet import ParquetFile, ReaderOptions
+    from lazyscan.format.options import ReaderOptions
+    from lazyscan.parquet import ParquetFile
 
     with ParquetFile(info.path, fs, options=ReaderOptions(retry=retry)) as pf:
         summary = pf.summary

@@ -66,8 +66,8 @@ import pyarrow as pa
 from pyspark.sql.types import StructField, StructType
 
 from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
+from lazyscan.format.options import ReaderOptions
 from lazyscan.io.retry import RetryPolicy
-from lazyscan.parquet import ReaderOptions
 from lazyscan.predicate import (
     Expr,
     bind,
