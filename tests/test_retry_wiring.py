@@ -5,6 +5,7 @@ checksum mismatch shows in the profile."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,9 @@ def test_retry_seconds_bounds_a_scan_whose_reads_keep_failing(
         # the default budget is a minute: this one ends within about a second of attempts (the
         # last wait is not begun where it would end past the budget)
         assert took < 4.0, took
-        assert key in str(e.value) and "attempts" in str(e.value)
+        # "N attempts in ...": one where a single attempt outlasts the budget (s3fs retries a
+        # 503 on its own inside an attempt, which on a busy machine can take the whole second)
+        assert key in str(e.value) and re.search(r"\d+ attempts? in", str(e.value)), str(e.value)
         assert proxy.injected["503"] >= 4
 
 
