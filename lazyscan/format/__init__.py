@@ -2,6 +2,8 @@
 
 Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything above them.
 
+- :mod:`lazyscan.format.units`: ``UnitFile``, the contract every format implements for the
+  scan and Spark's cost model, the optional ``EncodedReads``, and the table of formats;
 - :mod:`lazyscan.format.counters`: ``ReadCounters``, the work a physical reader did (and
   avoided), for the scan's profile;
 - :mod:`lazyscan.format.options`: ``ReaderOptions``, how a physical reader works (batching of

@@ -1,9 +1,8 @@
-"""An ORC file as the scan reads it (:class:`~lazyscan.scan.units.UnitFile`): units are
+"""An ORC file as the scan reads it (:class:`~lazyscan.format.units.UnitFile`): units are
 stripes, finer units the 10,000-row row groups of the row index."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,11 +12,10 @@ from lazyscan.format.counters import ReadCounters
 from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
+from lazyscan.format.units import UnitFile
 from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain
 from lazyscan.orc.file import OrcFile
-from lazyscan.scan.dataset import FileSplit
-from lazyscan.scan.units import UnitFile
 
 
 class OrcUnits(UnitFile):
@@ -29,6 +27,7 @@ class OrcUnits(UnitFile):
         self.path = self.orc.path
         self.source = self.orc.source
         self.arrow_schema = self.orc.arrow_schema
+        self._ranges: tuple[np.ndarray, np.ndarray] | None = None
 
     def use_options(self, options: ReaderOptions) -> None:
         if options.timestamp_unit != self.orc.timestamp_unit:
@@ -41,27 +40,17 @@ class OrcUnits(UnitFile):
     def unit_rows(self, unit: int) -> int:
         return self.orc.stripe(unit).number_of_rows
 
-    def _stripe_bytes(self, unit: int) -> int:
-        s = self.orc.stripe(unit)
-        return s.index_length + s.data_length + s.footer_length
-
-    def units_of_split(self, split: FileSplit) -> list[int]:
-        end = split.start + split.length
-        out = []
-        for i in range(self.orc.num_stripes):
-            mid = self.orc.stripe(i).offset + self._stripe_bytes(i) // 2
-            if split.start <= mid < end:
-                out.append(i)
-        return out
+    def unit_ranges(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._ranges is None:
+            stripes = [self.orc.stripe(i) for i in range(self.orc.num_stripes)]
+            starts = np.array([s.offset for s in stripes], np.int64)
+            sizes = np.array([s.index_length + s.data_length + s.footer_length for s in stripes], np.int64)
+            self._ranges = (starts, sizes)
+        return self._ranges
 
     @property
     def footer_digest(self) -> bytes:
         return self.orc.footer_digest
-
-    def units_bytes(self, units: Sequence[int]) -> int:
-        if len(units) == self.orc.num_stripes:
-            return self.source.size
-        return sum(self._stripe_bytes(u) for u in units)
 
     def flat(self, name: str) -> bool:
         return self.has(name) and self.orc.column(name).flat

@@ -16,7 +16,8 @@
   :mod:`~lazyscan.parquet.fused_match` whole predicate chunks matched in two kernel calls;
 - :mod:`~lazyscan.parquet.statistics` (Parquet statistics and page index decoded) and
   :mod:`~lazyscan.parquet.bloom` for the pruning tiers;
-- :mod:`~lazyscan.parquet.file` ``ParquetFile``: metadata access and row-selective reads.
+- :mod:`~lazyscan.parquet.file` ``ParquetFile``: metadata access and row-selective reads;
+- :mod:`~lazyscan.parquet.units` ``ParquetUnits``: the format contract implemented for Parquet.
 
 ``RowRanges``, ``ReadCounters``, ``ColumnStats`` and ``ReaderOptions`` live on the format floor (:mod:`lazyscan.format`) and are
 exported here too, as the types ``ParquetFile`` takes and returns.

@@ -3,8 +3,6 @@
 - :mod:`.dataset` finds files (paths, globs, hive partition folders) and merges their schemas;
 - :mod:`.options` the scan's switches and knobs (:class:`ScanOptions`);
 - :mod:`.profile` counters and timings by tier and phase (:class:`Profile`);
-- :mod:`.units` a file as the scan reads it (:class:`~lazyscan.scan.units.UnitFile`): units
-  (Parquet row groups, ORC stripes), their statistics, Bloom filters, dictionaries and reads;
 - :mod:`.scan` planning and the per-row-group algorithm (:func:`scan`, :class:`Scan`);
 - :mod:`.warmup` compiles the kernels ahead of the first query (``lazyscan warmup``).
 """

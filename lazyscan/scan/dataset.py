@@ -63,7 +63,7 @@ _Pinned = TypeVar("_Pinned", FileInfo, FileSplit)
 
 
 def pinned(info: _Pinned, file: Any) -> _Pinned:
-    """``info`` pinned to the version of the file ``file`` (a :class:`~lazyscan.scan.units.UnitFile`
+    """``info`` pinned to the version of the file ``file`` (a :class:`~lazyscan.format.units.UnitFile`
     open on it) read: its source's identity and its footer's digest."""
     return replace(info, size=file.source.size, identity=file.source.identity, footer_digest=file.footer_digest)
 
@@ -276,7 +276,7 @@ class Dataset:
         """Arrow schema of the files (merged across all files, or the first file's)."""
         if self._file_schema is None or not merge:
             from lazyscan.format.options import ReaderOptions
-            from lazyscan.scan.units import open_units
+            from lazyscan.format.units import open_units
 
             schemas = []
             options = ReaderOptions(timestamp_unit=self.timestamp_unit, retry=self.retry)

@@ -126,8 +126,10 @@ class ScanOptions:
             raise OptionError(f"retry_seconds must be >= 0 and finite, got {self.retry_seconds}")
         if self.timestamp_unit not in ("us", "ns"):
             raise OptionError(f"timestamp_unit must be 'us' or 'ns', got {self.timestamp_unit!r}")
-        if self.format not in (None, "parquet", "orc"):
-            raise OptionError(f"format must be 'parquet' or 'orc', got {self.format!r}")
+        from lazyscan.format.units import FORMAT_NAMES
+
+        if self.format is not None and self.format not in FORMAT_NAMES:
+            raise OptionError(f"format must be one of {', '.join(map(repr, FORMAT_NAMES))}, got {self.format!r}")
         from lazyscan.predicate.casts import check_time_zone
 
         try:

@@ -34,7 +34,6 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import (
-    CorruptFileError,
     FileChangedError,
     FileError,
     LazyScanError,
@@ -45,12 +44,10 @@ from lazyscan.format.counters import ReadCounters
 from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
+from lazyscan.format.units import EncodedChunk, UnitFile, open_units
 from lazyscan.io.pools import SharedPool
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import FileIdentity, ReadOptions
-from lazyscan.parquet import kernels as K
-from lazyscan.parquet.convert import Assembled
-from lazyscan.parquet.match import BytesMatcher
 from lazyscan.predicate import (
     Answer,
     bind,
@@ -80,14 +77,12 @@ from lazyscan.predicate.prune import BLOOM_PROBE_KEYS
 from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, check_planned, discover, pinned
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
-from lazyscan.scan.units import UnitFile, open_units
 
 # --------------------------------------------------------------------------------------------
 # planning
 
 
 #: the ``valid`` argument of :func:`~lazyscan.parquet.kernels.dictionary_hits` for chunks without NULLs
-_NO_VALID = np.ones(0, dtype=bool)
 #: row groups whose filter columns a scan on an object store fetches ahead, at least
 READ_AHEAD = 2
 
@@ -104,7 +99,7 @@ class _Conjunct:
     est_selectivity: float
     est_cost: float
     #: for ``=`` / ``IN`` on a string or binary column: the values, matched on encoded pages
-    needles: BytesMatcher | None = None
+    needles: tuple[bytes, ...] | None = None
     #: a key filter is part of it
     has_keys: bool = False
 
@@ -122,7 +117,7 @@ def _is_binary_type(t: pa.DataType) -> bool:
     return bool(pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t))
 
 
-def _needles(bound: BoundExpr) -> BytesMatcher | None:
+def _needles(bound: BoundExpr) -> tuple[bytes, ...] | None:
     if isinstance(bound, BoundCompare) and bound.op in ("=", "<=>"):
         lits = [bound.literal]
         ref = bound.column
@@ -136,7 +131,7 @@ def _needles(bound: BoundExpr) -> BytesMatcher | None:
         return None
     if not all(isinstance(lit.storage, bytes) for lit in lits):
         return None
-    return BytesMatcher.of([lit.storage for lit in lits])
+    return tuple(lit.storage for lit in lits)
 
 
 def _estimate(bound: BoundExpr, schema: pa.Schema) -> tuple[float, float]:
@@ -262,12 +257,14 @@ class _FileContext:
         self.partition_values = dict(task.info.partition_values)
         units = task.row_groups
         if isinstance(task.info, FileSplit):
-            units = self.file.units_of_split(task.info)
+            units = self.file.units_of_split(task.info.start, task.info.length)
         self.row_groups = list(range(self.file.num_units())) if units is None else units
         self.prefetching = scan.options.prefetch and self.file.source.remote and bool(scan.conjuncts)
         if self.prefetching:
             self.file.source.enable_prefetch()
         self._position = {rg: i for i, rg in enumerate(self.row_groups)}
+        #: conjunct index -> its values prepared for matching on encoded pages (once per file)
+        self.matchers: dict[int, Any] = {}
         # the columns whose pages the profile counts (flat columns stored in the file)
         stored = [n for n in scan.needed_columns if self.flat(n) and n not in self.partition_values]
         self.counted_needed = tuple(stored)
@@ -378,7 +375,7 @@ class _RowGroupScan:
         #: decoded predicate columns: name -> (selection they were decoded for, array)
         self.decoded: dict[str, tuple[RowRanges, pa.Array]] = {}
         #: predicate columns read as dictionary codes: name -> (selection, codes and dictionary)
-        self.assembled: dict[str, tuple[RowRanges, Assembled]] = {}
+        self.assembled: dict[str, tuple[RowRanges, EncodedChunk]] = {}
         self.dict_masks: dict[int, tuple[np.ndarray, bool]] = {}
         #: pages of predicate columns holding a match, reused when those columns are output
         self.pages = ctx.file.new_cache()
@@ -646,8 +643,8 @@ class _RowGroupScan:
         if kept is not None:
             pass
         elif c.needles is not None and self.ctx.flat(c.columns[0]) and c.columns[0] not in self.decoded:
-            mask = self._match_mask(c.columns[0], selection, c.needles)
-            matched_literal = c.needles.single
+            mask = self._match_mask(i, c.columns[0], selection, c.needles)
+            matched_literal = c.needles[0] if len(c.needles) == 1 else None
         if kept is None and mask is None:
             arrays = {}
             for name in c.columns:
@@ -691,7 +688,7 @@ class _RowGroupScan:
         self.decoded[name] = (selection, arr)
         return arr
 
-    def _codes_for(self, name: str, selection: RowRanges) -> Assembled | None:
+    def _codes_for(self, name: str, selection: RowRanges) -> EncodedChunk | None:
         """The dictionary codes already read for ``name``, narrowed to ``selection`` (a subset
         of the rows they were read for); None when the column was not read as codes."""
         earlier = self.assembled.get(name)
@@ -700,12 +697,18 @@ class _RowGroupScan:
         sel0, chunk = earlier
         return chunk if sel0 == selection else chunk.take(sel0.positions_in(selection))
 
-    def _match_mask(self, name: str, selection: RowRanges, matcher: BytesMatcher) -> np.ndarray | None:
-        """``=`` / ``IN`` on a byte-array column, evaluated on the encoded values where the
-        format offers it (None otherwise). The pages holding a match are kept for the payload
-        read, unless the rows that match all hold the one literal."""
-        cache = None if matcher.single is not None else self.pages
-        return self.file.match(self.rg, name, selection, self.counters, matcher, cache)
+    def _match_mask(self, i: int, name: str, selection: RowRanges, needles: tuple[bytes, ...]) -> np.ndarray | None:
+        """``=`` / ``IN`` of conjunct ``i`` on a byte-array column, evaluated on the encoded
+        values where the format offers it (None otherwise). The pages holding a match are kept
+        for the payload read, unless the rows that match all hold the one literal."""
+        encoded = self.file.encoded
+        if encoded is None:
+            return None
+        matcher = self.ctx.matchers.get(i)
+        if matcher is None:
+            matcher = self.ctx.matchers[i] = encoded.byte_matcher(needles)
+        cache = None if len(needles) == 1 else self.pages
+        return encoded.match(self.rg, name, selection, self.counters, matcher, cache)
 
     def _literal_array(self, name: str, literal: bytes, n: int) -> pa.Array | None:
         """``n`` copies of ``literal`` as column ``name`` of the output (None for a type built
@@ -729,36 +732,32 @@ class _RowGroupScan:
     def _dictionary_hits(self, name: str, selection: RowRanges, dict_mask: np.ndarray, passes_null: bool) -> np.ndarray | None:
         """The selected rows whose dictionary entry passes (``dict_mask``); None when the
         column's codes are not at hand (already decoded, or pages fell back to plain)."""
-        if name in self.decoded:
+        encoded = self.file.encoded
+        if name in self.decoded or encoded is None:
             return None
         chunk = self._codes_for(name, selection)
         if chunk is None and selection.row_count == self.n:
             # every row: the rows that pass and their codes straight from the pages
-            found = self.file.dictionary_rows(self.rg, name, dict_mask, passes_null, self.counters, self.pages)
+            found = encoded.dictionary_rows(self.rg, name, dict_mask, passes_null, self.counters, self.pages)
             if found is not None:
                 kept, kept_chunk = found
                 self.assembled[name] = (RowRanges.from_indices(kept), kept_chunk)
                 return kept
         if chunk is None:
             # the dictionary decoded for tier 4 comes from the page cache
-            chunk = self.file.codes(self.rg, name, selection, self.counters, self.pages)
+            chunk = encoded.codes(self.rg, name, selection, self.counters, self.pages)
             if chunk is None:
                 return None
         tf = time.perf_counter()
         if chunk.codes is None:
             # not dictionary encoded after all (fallback pages): keep the values for reuse
-            arr = self.file.codes_to_arrow(self.rg, name, chunk, self.counters)
+            arr = encoded.codes_to_arrow(self.rg, name, chunk, self.counters)
             self.decoded[name] = (selection, self._as_output(name, arr))
             return None
         self.assembled[name] = (selection, chunk)
-        rows = selection.to_indices()
-        kept = np.empty(len(rows), np.int64)
-        valid = chunk.valid if chunk.valid is not None else _NO_VALID
-        n = K.dictionary_hits(chunk.codes, dict_mask, valid, chunk.valid is not None, passes_null, rows, kept)
-        if n < 0:
-            raise CorruptFileError(K.ERROR_MESSAGES.get(n, "bad dictionary codes"), file=self.file.path, row_group=self.rg, column=name)
+        kept = encoded.rows_passing(self.rg, name, chunk, dict_mask, passes_null, selection.to_indices())
         self.profile.time("filter", time.perf_counter() - tf)
-        return kept[:n]
+        return kept
 
     def _materialize(self, selection: RowRanges) -> pa.Table:
         scan = self.scan
@@ -771,9 +770,9 @@ class _RowGroupScan:
                 arrays[name] = self._decoded(name, selection)
                 continue
             chunk = self._codes_for(name, selection)
-            if chunk is not None:
+            if chunk is not None and self.file.encoded is not None:
                 # the codes read for the predicate: no second read of the column
-                arrays[name] = self._as_output(name, self.file.codes_to_arrow(self.rg, name, chunk, self.counters))
+                arrays[name] = self._as_output(name, self.file.encoded.codes_to_arrow(self.rg, name, chunk, self.counters))
                 continue
             if name in self.ctx.partition_values or not self.ctx.has(name):
                 arrays[name] = self._constant_array(name, n_sel)
@@ -1060,7 +1059,7 @@ class Scan:
             pruned_by = self._file_pruned(task)
             if pruned_by is not None:
                 with open_units(task.info.path, self.filesystem, self.reader_options, self.options.format) as f:
-                    units = f.units_of_split(task.info) if isinstance(task.info, FileSplit) else range(f.num_units())
+                    units = f.units_of_split(task.info.start, task.info.length) if isinstance(task.info, FileSplit) else range(f.num_units())
                     for rg in units:
                         self.profile.add("row_groups_total")
                         self.profile.add("row_groups_pruned_partition")

@@ -572,7 +572,7 @@ class _Plan:
     @functools.cached_property
     def orc(self) -> bool:
         """Whether the files are ORC (judged by the first, as Spark's ORC source is per path)."""
-        from lazyscan.scan.units import detect_format
+        from lazyscan.format.units import detect_format
 
         files = self.listing.files
         if not files:

@@ -214,15 +214,15 @@ def _read_footer(
 ) -> tuple[FileInfo, pa.Schema, StructType]:
     """The file's schemas, and ``info`` pinned to the version read (:func:`pinned`): the tasks
     read that version or fail with a :class:`FileChangedError`."""
-    from lazyscan.scan.units import ParquetUnits, open_units
+    from lazyscan.format.units import open_units
+    from lazyscan.orc.units import OrcUnits
+    from lazyscan.parquet.units import ParquetUnits
 
     path = info.path
     try:
         with open_units(path, fs, ReaderOptions(retry=retry)) as f:
             if isinstance(f, ParquetUnits):
                 return pinned(info, f), f.arrow_schema, file_spark_schema(f.pf, binary_as_string=binary_as_string)
-            from lazyscan.orc.units import OrcUnits
-
             assert isinstance(f, OrcUnits)
             return pinned(info, f), f.arrow_schema, orc_spark_schema(f.orc)
     except LazyScanError:
