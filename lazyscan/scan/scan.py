@@ -360,6 +360,60 @@ class _FileContext:
         return self.file.flat(name)
 
 
+@dataclass(frozen=True)
+class _Tier:
+    """A pruning tier that can rule out whole units."""
+
+    #: its name in the decision log, in explain and in the join filters' fields
+    name: str
+    #: the profile counter of the units it ruled out (names kept from Parquet: row groups)
+    counter: str
+
+
+_PARTITION = _Tier("partition", "row_groups_pruned_partition")
+_STATISTICS = _Tier("statistics", "row_groups_pruned_stats")
+_BLOOM = _Tier("bloom", "row_groups_pruned_bloom")
+_DICTIONARY = _Tier("dictionary", "row_groups_pruned_dictionary")
+_PAGE_INDEX = _Tier("page_index", "row_groups_pruned_page_index")
+
+
+@dataclass(frozen=True)
+class _RuledOut:
+    """A unit a tier ruled out whole, and for which conjunct (None: the conjuncts together,
+    as when the page index leaves no finer unit)."""
+
+    tier: _Tier
+    conjunct: _Conjunct | None
+    #: finer units of the predicate columns left unread (page index)
+    pages: int = 0
+
+
+def _record_ruled_out(profile: Profile, ruled_out: _RuledOut, rows: int, decision: bool = True) -> None:
+    """The one place that counts what a tier removed: its counter, the decision log (unless
+    ``decision`` is False: the partition tier logs once per file) and the join filter's entry."""
+    profile.add(ruled_out.tier.counter)
+    if ruled_out.pages:
+        profile.add("pages_pruned_index", ruled_out.pages)
+    c = ruled_out.conjunct
+    if c is None:
+        return
+    tier = ruled_out.tier.name
+    if decision:
+        profile.decide(c.text, tier)
+    if c.has_keys:
+        profile.join_filter(c.text, **{f"row_groups_{tier}": 1, f"rows_{tier}": rows})
+
+
+@dataclass
+class _UnitPruning:
+    """What the tiers so far learned of one unit."""
+
+    #: the rows that may still pass
+    selection: RowRanges
+    #: statistics say every row passes every conjunct: no later tier can remove a row
+    must_match: bool = False
+
+
 class _RowGroupScan:
     """Scans one row group; returns its surviving rows as a table (or None) and a profile."""
 
@@ -504,127 +558,150 @@ class _RowGroupScan:
 
     def _run(self) -> pa.Table | None:
         scan = self.scan
-        opts = self.opts
-        p = self.profile
         conjuncts = scan.conjuncts
-        if not opts.filter_in_scan or not conjuncts:
+        if not self.opts.filter_in_scan or not conjuncts:
             return self._plain()
         if all(scan.key_switch.get(i) for i in range(len(conjuncts))):
             return self._plain()  # only adaptive key filters, all switched off: the join filters
-        # tier 2: row-group statistics
-        must_all = False
-        if opts.prune_statistics:
-            stats = self._stats_for(scan.predicate_columns)
-            answers = []
-            for c in conjuncts:
-                a = evaluate_statistics(c.bound, stats)
-                if a is Answer.CANNOT_MATCH:
-                    p.add("row_groups_pruned_stats")
-                    p.decide(c.text, "statistics")
-                    if c.has_keys:
-                        p.join_filter(c.text, row_groups_statistics=1, rows_statistics=self.n)
-                    return None
-                answers.append(a)
-            must_all = all(a is Answer.MUST_MATCH for a in answers)
-        # tier 3: Bloom filters, only while statistics leave it undecided
-        if opts.prune_bloom and not must_all:
-            for c in conjuncts:
-                if not _bloom_candidate(c.bound):
-                    continue
-                if evaluate_bloom(c.bound, self._might_contain) is Answer.CANNOT_MATCH:
-                    p.add("row_groups_pruned_bloom")
-                    p.decide(c.text, "bloom")
-                    if c.has_keys:
-                        p.join_filter(c.text, row_groups_bloom=1, rows_bloom=self.n)
-                    return None
-        # tier 4: dictionaries
-        if (opts.prune_dictionary or opts.dictionary_eval) and not must_all:
-            for i, c in enumerate(conjuncts):
-                if len(c.columns) != 1 or c.partition_only or scan.key_switch.get(i):
-                    continue
-                name = c.columns[0]
-                if not self.ctx.flat(name):
-                    continue
-                t0 = time.perf_counter()
-                dictionary = self.file.dictionary(self.rg, name, self.counters, self.pages)
-                if dictionary is None:
-                    continue
-                want = scan.field_of[name].type
-                if dictionary.type != want:
-                    dictionary = dictionary.cast(want)
-                mask = evaluate_on_dictionary(c.bound, dictionary)
-                passes_null = c.null_passes
-                seconds = time.perf_counter() - t0
-                p.time("filter", seconds)
-                if c.has_keys:
-                    p.add("key_probes_dictionary", len(dictionary))
-                    p.join_filter(c.text, dictionary_probes=len(dictionary), probe_seconds=seconds)
-                if opts.prune_dictionary and not mask.any():
-                    st = self.file.statistics(self.rg, name)
-                    nulls = st.null_count if st is not None else None
-                    if not passes_null or nulls == 0:
-                        p.add("row_groups_pruned_dictionary")
-                        p.decide(c.text, "dictionary")
-                        if c.has_keys:
-                            p.join_filter(c.text, row_groups_dictionary=1, rows_dictionary=self.n)
-                        return None
-                if opts.dictionary_eval:
-                    self.dict_masks[i] = (mask, passes_null)
-        # tier 5: page index
-        selection = RowRanges.all(self.n)
-        if opts.prune_page_index and not must_all:
-            for c in conjuncts:
-                if len(c.columns) != 1 or not self.ctx.flat(c.columns[0]):
-                    continue
-                name = c.columns[0]
-                fs = self.file.finer_statistics(self.rg, name)
-                if fs is None:
-                    continue
-                finer_stats, firsts, counts = fs
-                blooms = self._finer_blooms(c, name) if opts.prune_bloom else None
-                keep_s, keep_e = [], []
-                pruned = pruned_rows = by_bloom = 0
-                ruled_out = ruled_out_by_statistics(c.bound, name, finer_stats)
-                for g, (out, first, count) in enumerate(zip(ruled_out, firsts.tolist(), counts.tolist())):
-                    if out:
-                        pruned += 1
-                        pruned_rows += count
-                    elif blooms is not None and evaluate_bloom(c.bound, blooms(g)) is Answer.CANNOT_MATCH:
-                        pruned += 1
-                        pruned_rows += count
-                        by_bloom += 1
-                    else:
-                        keep_s.append(first)
-                        keep_e.append(first + count)
-                if by_bloom:
-                    p.add("pages_pruned_bloom", by_bloom)
-                if pruned:
-                    p.decide(c.text, "page_index", pruned)
-                    if c.has_keys:
-                        p.join_filter(c.text, pages_page_index=pruned, rows_page_index=pruned_rows)
-                    selection = selection.intersect(RowRanges(np.array(keep_s, np.int64), np.array(keep_e, np.int64)))
-            if selection.is_empty:
-                p.add("row_groups_pruned_page_index")
-                p.add("pages_pruned_index", self.file.finer_units_of(self.rg, self.ctx.counted_predicate))
+        unit = _UnitPruning(RowRanges.all(self.n))
+        for tier in (self._by_statistics, self._by_bloom, self._by_dictionary, self._by_page_index):
+            ruled_out = tier(unit)
+            if ruled_out is not None:
+                _record_ruled_out(self.profile, ruled_out, self.n)
                 return None
+        p = self.profile
         p.add("row_groups_read")
-        p.add("rows_after_pruning", selection.row_count)
-        if not opts.late_materialization:
-            return self._filter_after_decode(selection, must_all)
-        # tier 6: row-level predicates, predicate columns first, each on the survivors so far
-        if not must_all:
-            pages_before = self.counters.pages_skipped
-            for i in scan.order.order():
-                if selection.is_empty:
-                    break
-                selection = self._apply(i, selection)
-            p.add("pages_pruned_index", self.counters.pages_skipped - pages_before)
+        p.add("rows_after_pruning", unit.selection.row_count)
+        if not self.opts.late_materialization:
+            return self._filter_after_decode(unit.selection, unit.must_match)
+        selection = unit.selection if unit.must_match else self._by_values(unit.selection)
         # payload: only for surviving rows
         if selection.is_empty:
             p.add("row_groups_without_survivors")
             p.add("pages_skipped_lazily", self.file.finer_units_of(self.rg, self.ctx.counted_payload))
             return None
         return self._materialize(selection)
+
+    # ---- the tiers, cheapest first: each rules the unit out or narrows its selection -----------
+
+    def _by_statistics(self, unit: _UnitPruning) -> _RuledOut | None:
+        """The unit's statistics: a conjunct no row can pass rules it out; when every
+        conjunct must pass on every row, the later tiers are skipped."""
+        scan = self.scan
+        if not self.opts.prune_statistics:
+            return None
+        stats = self._stats_for(scan.predicate_columns)
+        answers = []
+        for c in scan.conjuncts:
+            a = evaluate_statistics(c.bound, stats)
+            if a is Answer.CANNOT_MATCH:
+                return _RuledOut(_STATISTICS, c)
+            answers.append(a)
+        unit.must_match = all(a is Answer.MUST_MATCH for a in answers)
+        return None
+
+    def _by_bloom(self, unit: _UnitPruning) -> _RuledOut | None:
+        """Bloom filters, while statistics leave the unit undecided."""
+        if not self.opts.prune_bloom or unit.must_match:
+            return None
+        for c in self.scan.conjuncts:
+            if _bloom_candidate(c.bound) and evaluate_bloom(c.bound, self._might_contain) is Answer.CANNOT_MATCH:
+                return _RuledOut(_BLOOM, c)
+        return None
+
+    def _by_dictionary(self, unit: _UnitPruning) -> _RuledOut | None:
+        """Dictionaries: each single-column conjunct evaluated once per dictionary entry; no
+        entry passing rules the unit out, and the entries' answers are kept for the values
+        tier (``dictionary_eval``)."""
+        scan = self.scan
+        opts = self.opts
+        p = self.profile
+        if not (opts.prune_dictionary or opts.dictionary_eval) or unit.must_match:
+            return None
+        for i, c in enumerate(scan.conjuncts):
+            if len(c.columns) != 1 or c.partition_only or scan.key_switch.get(i):
+                continue
+            name = c.columns[0]
+            if not self.ctx.flat(name):
+                continue
+            t0 = time.perf_counter()
+            dictionary = self.file.dictionary(self.rg, name, self.counters, self.pages)
+            if dictionary is None:
+                continue
+            want = scan.field_of[name].type
+            if dictionary.type != want:
+                dictionary = dictionary.cast(want)
+            mask = evaluate_on_dictionary(c.bound, dictionary)
+            passes_null = c.null_passes
+            seconds = time.perf_counter() - t0
+            p.time("filter", seconds)
+            if c.has_keys:
+                p.add("key_probes_dictionary", len(dictionary))
+                p.join_filter(c.text, dictionary_probes=len(dictionary), probe_seconds=seconds)
+            if opts.prune_dictionary and not mask.any():
+                st = self.file.statistics(self.rg, name)
+                nulls = st.null_count if st is not None else None
+                if not passes_null or nulls == 0:
+                    return _RuledOut(_DICTIONARY, c)
+            if opts.dictionary_eval:
+                self.dict_masks[i] = (mask, passes_null)
+        return None
+
+    def _by_page_index(self, unit: _UnitPruning) -> _RuledOut | None:
+        """Statistics (and Bloom filters) of the finer units (pages, ORC row groups): the
+        selection narrows to the finer units each single-column conjunct may match; none left
+        rules the unit out."""
+        if not self.opts.prune_page_index or unit.must_match:
+            return None
+        for c in self.scan.conjuncts:
+            if len(c.columns) == 1 and self.ctx.flat(c.columns[0]):
+                unit.selection = self._finer_units_left(c, unit.selection)
+        if unit.selection.is_empty:
+            return _RuledOut(_PAGE_INDEX, None, self.file.finer_units_of(self.rg, self.ctx.counted_predicate))
+        return None
+
+    def _finer_units_left(self, c: _Conjunct, selection: RowRanges) -> RowRanges:
+        """``selection`` without the finer units conjunct ``c`` rules out; recorded per conjunct."""
+        p = self.profile
+        name = c.columns[0]
+        fs = self.file.finer_statistics(self.rg, name)
+        if fs is None:
+            return selection
+        finer_stats, firsts, counts = fs
+        blooms = self._finer_blooms(c, name) if self.opts.prune_bloom else None
+        keep_s, keep_e = [], []
+        pruned = pruned_rows = by_bloom = 0
+        ruled_out = ruled_out_by_statistics(c.bound, name, finer_stats)
+        for g, (out, first, count) in enumerate(zip(ruled_out, firsts.tolist(), counts.tolist())):
+            if out:
+                pruned += 1
+                pruned_rows += count
+            elif blooms is not None and evaluate_bloom(c.bound, blooms(g)) is Answer.CANNOT_MATCH:
+                pruned += 1
+                pruned_rows += count
+                by_bloom += 1
+            else:
+                keep_s.append(first)
+                keep_e.append(first + count)
+        if by_bloom:
+            p.add("pages_pruned_bloom", by_bloom)
+        if not pruned:
+            return selection
+        p.decide(c.text, _PAGE_INDEX.name, pruned)
+        if c.has_keys:
+            p.join_filter(c.text, pages_page_index=pruned, rows_page_index=pruned_rows)
+        return selection.intersect(RowRanges(np.array(keep_s, np.int64), np.array(keep_e, np.int64)))
+
+    def _by_values(self, selection: RowRanges) -> RowRanges:
+        """Row-level predicates in the scan's adaptive order, predicate columns first, each on
+        the rows that survived the ones before."""
+        pages_before = self.counters.pages_skipped
+        for i in self.scan.order.order():
+            if selection.is_empty:
+                break
+            selection = self._apply(i, selection)
+        self.profile.add("pages_pruned_index", self.counters.pages_skipped - pages_before)
+        return selection
 
     def _apply(self, i: int, selection: RowRanges) -> RowRanges:
         """Evaluate conjunct ``i`` on the selected rows; return the rows that pass."""
@@ -1047,7 +1124,7 @@ class Scan:
                 schema=pa.schema([self.dataset_schema.field(n) for n in c.columns]),
             )
             if not evaluate(c.bound, row)[0]:
-                self.profile.decide(c.text, "partition")
+                self.profile.decide(c.text, _PARTITION.name)
                 return c
         return None
 
@@ -1061,12 +1138,10 @@ class Scan:
                 with open_units(task.info.path, self.filesystem, self.reader_options, self.options.format) as f:
                     units = f.units_of_split(task.info.start, task.info.length) if isinstance(task.info, FileSplit) else range(f.num_units())
                     for rg in units:
-                        self.profile.add("row_groups_total")
-                        self.profile.add("row_groups_pruned_partition")
                         rows = f.unit_rows(rg)
+                        self.profile.add("row_groups_total")
                         self.profile.add("rows_total", rows)
-                        if pruned_by.has_keys:
-                            self.profile.join_filter(pruned_by.text, row_groups_partition=1, rows_partition=rows)
+                        _record_ruled_out(self.profile, _RuledOut(_PARTITION, pruned_by), rows, decision=False)
                 continue
             ctx = _FileContext(self, task)
             self._sources.append(ctx.file.source.stats)
