@@ -7,6 +7,10 @@ reads for a row selection. :class:`UnitFile` is the one interface the per-unit a
 package implements it (``lazyscan.parquet.units.ParquetUnits``, ``lazyscan.orc.units.OrcUnits``)
 and is named once in :data:`FORMATS`.
 
+Spark's cost model and schema mapping (:mod:`lazyscan.spark`) take their facts from the contract
+too: rows, byte ranges and bytes per column of each unit, the metadata's size, and what a
+column's Arrow type does not say about how the file stores it (:class:`FieldStorage`).
+
 Accelerations only some formats have (reading a column as dictionary codes, keeping the rows
 whose dictionary entry passes, equality on encoded byte strings) form the optional capability
 :class:`EncodedReads`: a file offers it through :attr:`UnitFile.encoded`, and the algorithm asks
@@ -15,8 +19,9 @@ for it instead of branching on the format. Columns are top-level field names.
 
 from __future__ import annotations
 
+import enum
 import importlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -89,6 +94,46 @@ class EncodedReads:
         return None
 
 
+class TimestampKind(enum.Enum):
+    """What a stored timestamp means; its Arrow type (with or without a zone) does not always say."""
+
+    #: an instant, adjusted to UTC (Parquet ``isAdjustedToUTC=true``, ORC ``timestamp with local
+    #: time zone``)
+    INSTANT = "instant"
+    #: a wall-clock time of no zone, declared so (Parquet ``isAdjustedToUTC=false``)
+    LOCAL = "local"
+    #: Hive's timestamp, whose type declares no zone: Parquet's deprecated INT96 and ORC's
+    #: ``timestamp`` (the writer's wall clock). Read without a zone; Hive's successors type it as
+    #: an instant (Spark's Parquet and ORC readers: ``TIMESTAMP``)
+    HIVE = "hive"
+
+
+@dataclass(frozen=True)
+class FieldStorage:
+    """What a top-level column's Arrow type leaves out about how the file stores it: the facts an
+    engine needs to type the column as its own reader of the format does."""
+
+    #: the kinds of timestamps the column holds, at any depth (empty: none)
+    timestamps: frozenset[TimestampKind] = frozenset()
+    #: stored types the column holds that its Arrow type hides, as ``(type, field path)``: e.g.
+    #: ``("Parquet type INTERVAL", "c")``, a Parquet INTERVAL read as its 12 bytes
+    hidden_types: tuple[tuple[str, str], ...] = ()
+
+
+def arrow_timestamp_kinds(t: pa.DataType) -> frozenset[TimestampKind]:
+    """The timestamp kinds of an Arrow type as its zones tell them (zone: instant, none: local)."""
+    if pa.types.is_timestamp(t):
+        return frozenset({TimestampKind.INSTANT if t.tz is not None else TimestampKind.LOCAL})
+    if pa.types.is_dictionary(t):
+        return arrow_timestamp_kinds(t.value_type)
+    if isinstance(t, pa.ExtensionType):
+        return arrow_timestamp_kinds(t.storage_type)
+    kinds: frozenset[TimestampKind] = frozenset()
+    for i in range(t.num_fields):
+        kinds |= arrow_timestamp_kinds(t.field(i).type)
+    return kinds
+
+
 class UnitFile:
     """One open file, read unit by unit."""
 
@@ -97,6 +142,13 @@ class UnitFile:
     arrow_schema: pa.Schema
     #: the reads on encoded values this file offers (:class:`EncodedReads`), or None
     encoded: EncodedReads | None = None
+    #: the format's name in :data:`FORMATS`
+    format_name: str = ""
+    #: whether a byte-string column may hold text its type does not declare (Parquet: writers
+    #: such as older Impala and Hive stored strings as BYTE_ARRAY without the STRING annotation,
+    #: hence Spark's ``spark.sql.parquet.binaryAsString``); False where the format's types tell
+    #: text from bytes (ORC's ``string`` and ``binary``)
+    binary_may_be_text: bool = False
 
     # ---- layout -------------------------------------------------------------------------
 
@@ -129,6 +181,33 @@ class UnitFile:
             return self.source.size
         _, sizes = self.unit_ranges()
         return int(sizes[list(units)].sum())
+
+    def metadata_bytes(self) -> int:
+        """Bytes of the file's metadata after its last unit (Parquet: the footer without its
+        8-byte tail; ORC: metadata, footer and postscript): what a reader parses before it reads
+        any unit."""
+        raise NotImplementedError
+
+    def column_bytes(self, names: Collection[str]) -> np.ndarray:
+        """Per unit, the bytes a reader of the columns ``names`` decodes (int64, one per unit).
+
+        The measure is the format's own and is what Spark's cost model is calibrated on
+        (:class:`lazyscan.spark.choose.CostModel`): Parquet, the uncompressed bytes of the column
+        chunks (the footer holds them); ORC, the compressed bytes of the columns' streams, row
+        indexes and Bloom filters left out (ORC's metadata has no uncompressed sizes).
+        """
+        raise NotImplementedError
+
+    def value_columns(self, names: Collection[str]) -> int:
+        """How many values one row of the columns ``names`` holds for Spark's cost model: leaf
+        columns (a struct's fields each) where the format stores leaves apart (Parquet), else
+        top-level columns (ORC)."""
+        return sum(1 for n in names if self.has(n))
+
+    def field_storage(self, name: str) -> FieldStorage:
+        """What the Arrow type of top-level column ``name`` does not say about how the file
+        stores it (:class:`FieldStorage`); by default, the timestamp kinds its zones tell."""
+        return FieldStorage(arrow_timestamp_kinds(self.arrow_schema.field(name).type))
 
     def has(self, name: str) -> bool:
         return self.arrow_schema.get_field_index(name) >= 0
@@ -236,6 +315,8 @@ class Format:
     """A physical format the scan reads: how a file of it is recognized and opened."""
 
     name: str
+    #: the name in text ("Parquet", "ORC")
+    title: str
     #: lower-case file name endings
     extensions: tuple[str, ...]
     #: the file's first bytes, when they identify the format
@@ -251,8 +332,8 @@ class Format:
 
 #: every format, the default (a file recognized by nothing else) first
 FORMATS: tuple[Format, ...] = (
-    Format("parquet", (".parquet", ".parq", ".pq"), b"PAR1", "lazyscan.parquet.units:ParquetUnits"),
-    Format("orc", (".orc",), b"ORC", "lazyscan.orc.units:OrcUnits"),
+    Format("parquet", "Parquet", (".parquet", ".parq", ".pq"), b"PAR1", "lazyscan.parquet.units:ParquetUnits"),
+    Format("orc", "ORC", (".orc",), b"ORC", "lazyscan.orc.units:OrcUnits"),
 )
 FORMAT_NAMES = tuple(f.name for f in FORMATS)
 

@@ -3,6 +3,7 @@ stripes, finer units the 10,000-row row groups of the row index."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -12,14 +13,20 @@ from lazyscan.format.counters import ReadCounters
 from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
-from lazyscan.format.units import UnitFile
+from lazyscan.format.units import FieldStorage, TimestampKind, UnitFile
 from lazyscan.orc import proto as P
 from lazyscan.orc.bloom import might_contain
 from lazyscan.orc.file import OrcFile
 
+#: streams that index a column rather than hold its values
+_INDEX_STREAMS = (P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8)
+_TIMESTAMP_KINDS = {P.TIMESTAMP: TimestampKind.HIVE, P.TIMESTAMP_INSTANT: TimestampKind.INSTANT}
+
 
 class OrcUnits(UnitFile):
     """An ORC file: units are stripes, finer units row groups."""
+
+    format_name = "orc"
 
     def __init__(self, path: Any, filesystem: Any = None, options: ReaderOptions | None = None) -> None:
         opts = options or ReaderOptions()
@@ -51,6 +58,42 @@ class OrcUnits(UnitFile):
     @property
     def footer_digest(self) -> bytes:
         return self.orc.footer_digest
+
+    def metadata_bytes(self) -> int:
+        starts, sizes = self.unit_ranges()
+        data_end = max(3, int((starts + sizes).max())) if len(starts) else 3  # 3: the magic "ORC"
+        return max(0, self.source.size - data_end)
+
+    def _ids(self, names: Collection[str]) -> np.ndarray:
+        """Whether each ORC column id belongs to one of the top-level columns ``names``: each
+        owns a contiguous range of ids (the type tree in pre-order)."""
+        columns = self.orc.columns
+        ends = [c.id for c in columns[1:]] + [len(self.orc.types)]
+        wanted = np.zeros(len(self.orc.types), dtype=bool)
+        for c, end in zip(columns, ends):
+            if c.name in names:
+                wanted[c.id:end] = True
+        return wanted
+
+    def column_bytes(self, names: Collection[str]) -> np.ndarray:
+        # compressed bytes of the columns' streams
+        wanted = self._ids(names)
+        out = np.zeros(self.num_units(), np.int64)
+        for unit in range(self.num_units()):
+            out[unit] = sum(
+                st.length
+                for st in self.orc.stripe_footer(unit).streams
+                if st.kind not in _INDEX_STREAMS and 0 <= st.column < len(wanted) and wanted[st.column]
+            )
+        return out
+
+    def field_storage(self, name: str) -> FieldStorage:
+        kinds = {
+            _TIMESTAMP_KINDS[t.kind]
+            for t, owned in zip(self.orc.types, self._ids((name,)))
+            if owned and t.kind in _TIMESTAMP_KINDS
+        }
+        return FieldStorage(frozenset(kinds))
 
     def flat(self, name: str) -> bool:
         return self.has(name) and self.orc.column(name).flat

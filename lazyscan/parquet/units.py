@@ -5,7 +5,7 @@ passes, and ``=`` / ``IN`` matched on encoded byte arrays."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,20 +16,23 @@ from lazyscan.format.counters import ReadCounters
 from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
-from lazyscan.format.units import EncodedChunk, EncodedReads, UnitFile
+from lazyscan.format.units import EncodedChunk, EncodedReads, FieldStorage, TimestampKind, UnitFile
 from lazyscan.io.source import ReadOptions
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.bloom import encode_plain, hash_bytes
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.file import PageCache, ParquetFile
 from lazyscan.parquet.match import BytesMatcher
-from lazyscan.parquet.metadata import PhysicalType
+from lazyscan.parquet.metadata import ConvertedType, PhysicalType
 
 _NO_VALID = np.ones(0, dtype=bool)
 
 
 class ParquetUnits(UnitFile, EncodedReads):
     """A Parquet file: units are row groups, finer units pages."""
+
+    format_name = "parquet"
+    binary_may_be_text = True
 
     def __init__(self, path: Any, filesystem: Any = None, options: ReaderOptions | None = None) -> None:
         self.pf = ParquetFile(path, filesystem, options=options)
@@ -58,6 +61,38 @@ class ParquetUnits(UnitFile, EncodedReads):
     @property
     def footer_digest(self) -> bytes:
         return self.pf.footer_digest
+
+    def metadata_bytes(self) -> int:
+        return max(0, self.source.size - self.pf.summary.data_end - 8)
+
+    def _leaves(self, names: Collection[str]) -> list[int]:
+        """The leaf columns under the top-level columns ``names``, in file order."""
+        top = [self.arrow_schema.field(d.top_level_field).name for d in self.pf.schema.columns]
+        return [j for j, name in enumerate(top) if name in names]
+
+    def column_bytes(self, names: Collection[str]) -> np.ndarray:
+        # uncompressed bytes of the column chunks of every leaf under the columns
+        return np.asarray(self.pf.summary.uncompressed[:, self._leaves(names)].sum(axis=1), np.int64)
+
+    def value_columns(self, names: Collection[str]) -> int:
+        return len(self._leaves(names))
+
+    def field_storage(self, name: str) -> FieldStorage:
+        i = self.arrow_schema.get_all_field_indices(name)[0]
+        leaves = self.pf.schema.field_leaves[i] if i < len(self.pf.schema.field_leaves) else ()
+        descs = [self.pf.schema.columns[leaf] for leaf in leaves]
+        kinds = set()
+        for d in descs:
+            t = d.arrow_type
+            if pa.types.is_timestamp(t):
+                if d.physical_type == PhysicalType.INT96:
+                    kinds.add(TimestampKind.HIVE)
+                else:
+                    kinds.add(TimestampKind.INSTANT if t.tz is not None else TimestampKind.LOCAL)
+        hidden = tuple(
+            ("Parquet type INTERVAL", ".".join(d.path)) for d in descs if d.converted_type == ConvertedType.INTERVAL
+        )
+        return FieldStorage(frozenset(kinds), hidden)
 
     def has(self, name: str) -> bool:
         return name in self.leaf_of

@@ -1,14 +1,18 @@
-"""Spark types of Parquet columns, and Arrow batches shaped the way Spark expects them.
+"""Spark types of the columns of a file, and Arrow batches shaped the way Spark expects them.
 
 Parts and their roles:
 
-- :func:`orc_spark_schema` does the same for an ORC file, as Spark's ORC reader maps ORC types.
-- :func:`file_spark_schema` maps the top-level fields of one Parquet file to Spark types exactly
-  as Spark's own Parquet reader does (``ParquetToSparkSchemaConverter``): INT96 and UTC-adjusted
-  timestamps are ``TIMESTAMP``, other timestamps ``TIMESTAMP_NTZ``, ``UINT_8/16/32`` widen to
-  the next signed type, ``UINT_64`` is ``DECIMAL(20,0)``; types Spark refuses (nanosecond
-  timestamps, ``TIME``, ``FLOAT16``, decimals wider than 38 digits) raise an error naming the
-  file and column, as Spark does.
+- :func:`spark_schema_of` maps the top-level fields of one open file of any format
+  (:class:`~lazyscan.format.units.UnitFile`) to Spark types exactly as Spark's own reader of
+  the format does: from the Arrow schema and what the file says Arrow leaves out
+  (:meth:`~lazyscan.format.units.UnitFile.field_storage`). Hive timestamps (Parquet INT96, ORC
+  ``timestamp``) and UTC-adjusted ones are ``TIMESTAMP``, other timestamps ``TIMESTAMP_NTZ``
+  (Spark's ``ParquetToSparkSchemaConverter``; ORC: ``OrcUtils``), ``UINT_8/16/32`` widen to the
+  next signed type, ``UINT_64`` is ``DECIMAL(20,0)``, ORC ``char``/``varchar`` are strings; types
+  Spark refuses (nanosecond timestamps, ``TIME``, ``FLOAT16``, decimals wider than 38 digits,
+  Parquet ``INTERVAL``) raise an error naming the file and column, as Spark does.
+- :func:`file_spark_schema` and :func:`orc_spark_schema` do the same for a Parquet and an ORC
+  file opened by their own packages, until the listing calls :func:`spark_schema_of`.
 - :func:`merge_spark_schemas` merges file schemas like ``mergeSchema`` (union by name, first-seen
   order, nested structs merged, a name with two types is an error naming both files).
 - :func:`partition_spark_type` types hive partition columns as Spark infers them.
@@ -51,6 +55,7 @@ from pyspark.sql.types import (
 )
 
 from lazyscan.errors import LazyScanError, UnsupportedFeatureError
+from lazyscan.format.units import TimestampKind, UnitFile, format_named
 
 #: Spark's time zone for TimestampType values handed over in Arrow batches.
 ARROW_TIME_ZONE = "UTC"
@@ -77,8 +82,10 @@ class SchemaMismatchError(LazyScanError):
     """Files of one source hold the same column with types Spark cannot merge."""
 
 
-def _unsupported(what: str, column: str, path: str | None, hint: str = "") -> UnsupportedFeatureError:
-    msg = f"{what} is not supported by Spark's Parquet reader"
+def _unsupported(
+    what: str, column: str, path: str | None, hint: str = "", reader: str = "Parquet"
+) -> UnsupportedFeatureError:
+    msg = f"{what} is not supported by Spark's {reader} reader"
     if hint:
         msg += f"; {hint}"
     return UnsupportedFeatureError(msg, file=path, column=column)
@@ -91,38 +98,41 @@ def spark_type_of(
     int96: bool = False,
     binary_as_string: bool = False,
     path: str | None = None,
+    reader: str = "Parquet",
 ) -> DataType:
     """The Spark type of a column that lazyscan reads as ``atype``.
 
-    ``int96`` marks a column whose timestamps are INT96 (flat or nested: read as microseconds
-    without a zone, typed ``TIMESTAMP`` as Spark types INT96); ``binary_as_string`` is Spark's
-    ``spark.sql.parquet.binaryAsString``.
+    ``int96`` marks a column whose timestamps without a zone are Hive timestamps (Parquet INT96,
+    ORC ``timestamp``; flat or nested: read without a zone, typed ``TIMESTAMP`` as Spark types
+    them); ``binary_as_string`` is Spark's ``spark.sql.parquet.binaryAsString``; ``reader``
+    names Spark's reader in errors ("Parquet", "ORC").
     """
     if pa.types.is_dictionary(atype):
         return spark_type_of(
-            atype.value_type, column, binary_as_string=binary_as_string, path=path
+            atype.value_type, column, binary_as_string=binary_as_string, path=path, reader=reader
         )
     if isinstance(atype, pa.ExtensionType):
         return spark_type_of(
-            atype.storage_type, column, binary_as_string=binary_as_string, path=path
+            atype.storage_type, column, binary_as_string=binary_as_string, path=path, reader=reader
         )
     simple = _SIMPLE.get(atype)
     if simple is not None:
         return simple
     if pa.types.is_timestamp(atype):
-        if int96:
+        if int96 and atype.tz is None:
             return TimestampType()
         if atype.unit == "ns":
             raise _unsupported(
-                "Parquet type TIMESTAMP(NANOS)",
+                f"{reader} type TIMESTAMP(NANOS)",
                 column,
                 path,
                 "Spark reads nanosecond timestamps only as INT96",
+                reader,
             )
         return TimestampType() if atype.tz is not None else TimestampNTZType()
     if pa.types.is_decimal(atype):
         if atype.precision > 38:
-            raise _unsupported(f"DECIMAL({atype.precision},{atype.scale})", column, path)
+            raise _unsupported(f"DECIMAL({atype.precision},{atype.scale})", column, path, reader=reader)
         return DecimalType(atype.precision, atype.scale)
     if pa.types.is_string(atype) or pa.types.is_large_string(atype) or pa.types.is_string_view(atype):
         return StringType()
@@ -131,15 +141,16 @@ def spark_type_of(
     if pa.types.is_binary(atype) or pa.types.is_large_binary(atype) or pa.types.is_binary_view(atype):
         return StringType() if binary_as_string else BinaryType()
     if pa.types.is_float16(atype):
-        raise _unsupported("Parquet type FLOAT16", column, path)
+        raise _unsupported(f"{reader} type FLOAT16", column, path, reader=reader)
     if pa.types.is_time(atype):
-        raise _unsupported("Parquet type TIME", column, path)
+        raise _unsupported(f"{reader} type TIME", column, path, reader=reader)
     if pa.types.is_struct(atype):
         fields = [
             StructField(
                 f.name,
                 spark_type_of(
-                    f.type, f"{column}.{f.name}", int96=int96, binary_as_string=binary_as_string, path=path
+                    f.type, f"{column}.{f.name}", int96=int96, binary_as_string=binary_as_string, path=path,
+                    reader=reader,
                 ),
                 True,
             )
@@ -148,10 +159,11 @@ def spark_type_of(
         return StructType(fields)
     if pa.types.is_map(atype):
         key = spark_type_of(
-            atype.key_type, f"{column}.key", int96=int96, binary_as_string=binary_as_string, path=path
+            atype.key_type, f"{column}.key", int96=int96, binary_as_string=binary_as_string, path=path, reader=reader
         )
         value = spark_type_of(
-            atype.item_type, f"{column}.value", int96=int96, binary_as_string=binary_as_string, path=path
+            atype.item_type, f"{column}.value", int96=int96, binary_as_string=binary_as_string, path=path,
+            reader=reader,
         )
         return MapType(key, value, True)
     if (
@@ -161,10 +173,36 @@ def spark_type_of(
         or pa.types.is_list_view(atype)
     ):
         element = spark_type_of(
-            atype.value_type, f"{column}.element", int96=int96, binary_as_string=binary_as_string, path=path
+            atype.value_type, f"{column}.element", int96=int96, binary_as_string=binary_as_string, path=path,
+            reader=reader,
         )
         return ArrayType(element, True)
-    raise _unsupported(f"Arrow type {atype}", column, path)
+    raise _unsupported(f"Arrow type {atype}", column, path, reader=reader)
+
+
+def spark_schema_of(unit_file: UnitFile, *, binary_as_string: bool = False) -> StructType:
+    """The Spark schema of an open file of any format, as Spark's own reader of the format
+    types it. ``binary_as_string`` is ``spark.sql.parquet.binaryAsString``; it applies where
+    byte strings may be undeclared text (:attr:`~lazyscan.format.units.UnitFile.binary_may_be_text`)."""
+    reader = format_named(unit_file.format_name).title
+    as_string = binary_as_string and unit_file.binary_may_be_text
+    fields = []
+    for field in unit_file.arrow_schema:
+        storage = unit_file.field_storage(field.name)
+        for stored, column in storage.hidden_types:
+            raise _unsupported(stored, column, unit_file.path, reader=reader)
+        hive = TimestampKind.HIVE in storage.timestamps
+        if hive and TimestampKind.LOCAL in storage.timestamps:
+            # both read without a zone: the Arrow type cannot tell them apart
+            raise _unsupported(
+                "a nested column holding INT96 timestamps and timestamps of no zone", field.name, unit_file.path,
+                "lazyscan gives INT96 Spark's TIMESTAMP type by column, not by nested field", reader,
+            )
+        stype = spark_type_of(
+            field.type, field.name, int96=hive, binary_as_string=as_string, path=unit_file.path, reader=reader
+        )
+        fields.append(StructField(field.name, stype, True))
+    return StructType(fields)
 
 
 def file_spark_schema(parquet_file: Any, *, binary_as_string: bool = False) -> StructType:
