@@ -151,7 +151,7 @@ class Workload:
     #: rows returned / rows of the sampled row groups
     selectivity: float = 0.0
     output_bytes_per_row: float = 0.0
-    #: "parquet" or "orc"
+    #: the files' format (:data:`lazyscan.format.units.FORMATS`): which of Spark's readers
     format: str = "parquet"
 
 
@@ -246,8 +246,8 @@ class Estimate:
     profile: Profile = field(default_factory=Profile)
 
     def __str__(self) -> str:
-        orc = self.workload is not None and self.workload.format == "orc"
-        reader = "lazyscan" if self.use_lazyscan else "spark.read.orc" if orc else "spark.read.parquet"
+        fmt = self.workload.format if self.workload is not None else "parquet"
+        reader = "lazyscan" if self.use_lazyscan else f"spark.read.{fmt}"
         return f"{reader}: {self.reason}"
 
 
@@ -353,75 +353,29 @@ def _left_by_statistics(
 
 def _file_facts(
     info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str],
-    retry: RetryPolicy | None = None,
+    retry: RetryPolicy | None = None, fmt: str | None = None,
 ) -> _FileFacts:
+    """The cost model's view of a file of any format (``fmt``: its name, None to recognize
+    it): one group per unit, with the bytes of the needed and the output columns in the
+    format's measure (:meth:`~lazyscan.format.units.UnitFile.column_bytes`)."""
     from lazyscan.format.options import ReaderOptions
-    from lazyscan.parquet import ParquetFile
+    from lazyscan.format.units import open_units
 
-    with ParquetFile(info.path, fs, options=ReaderOptions(retry=retry)) as pf:
-        summary = pf.summary
-        leaves: dict[str, Any] = {}
-        top_of: list[str] = []
-        for d in pf.schema.columns:
-            top = pf.arrow_schema.field(d.top_level_field).name
-            leaves.setdefault(top, d)
-            top_of.append(top)
-        need_leaves = [j for j, top in enumerate(top_of) if top in needed]
-        need = summary.uncompressed[:, need_leaves].sum(axis=1).tolist()
-        out = summary.uncompressed[:, [j for j, top in enumerate(top_of) if top in output]].sum(axis=1).tolist()
-        rows_of = summary.rows.tolist()
+    with open_units(info.path, fs, ReaderOptions(retry=retry), fmt) as f:
+        rows_of = [f.unit_rows(u) for u in range(f.num_units())]
+        starts, sizes = f.unit_ranges()
+        need = f.column_bytes(needed).tolist()
+        out = f.column_bytes(output).tolist()
+        values_per_row = f.value_columns(needed)
         left = _left_by_statistics(
-            bound, columns, info, rows_of, lambda name: name in leaves,
-            lambda unit, name: pf.statistics(unit, leaves[name].index) if leaves[name].flat else None,
+            bound, columns, info, rows_of, f.has,
+            lambda unit, name: f.statistics(unit, name) if f.flat(name) else None,
         )
         groups = [
-            _Group(info, i, rows, rows * len(need_leaves), need[i], out[i], max(0, start), size, left[i])
-            for i, (rows, start, size) in enumerate(zip(rows_of, summary.starts.tolist(), summary.sizes.tolist()))
+            _Group(info, i, rows, rows * values_per_row, need[i], out[i], max(0, start), size, left[i])
+            for i, (rows, start, size) in enumerate(zip(rows_of, starts.tolist(), sizes.tolist()))
         ]
-        return _FileFacts(tuple(groups), max(0, info.size - summary.data_end - 8))
-
-
-def _orc_file_facts(
-    info: FileInfo, fs: Any, needed: set[str], output: set[str], bound: BoundExpr | None, columns: set[str],
-    retry: RetryPolicy | None = None,
-) -> _FileFacts:
-    """The cost model's view of an ORC file: one group per stripe, with the compressed stream
-    bytes of the needed columns."""
-    from lazyscan.orc import OrcFile
-    from lazyscan.orc import proto as P
-
-    with OrcFile(info.path, fs, retry=retry) as f:
-        # each top-level column owns a contiguous range of ORC column ids (pre-order)
-        ids = [c.id for c in f.columns] + [len(f.types)]
-        top_of = {}
-        for i, c in enumerate(f.columns):
-            for cid in range(ids[i], ids[i + 1]):
-                top_of[cid] = c.name
-        groups = []
-        data_end = 3
-        stripe_rows = [f.stripe(i).number_of_rows for i in range(f.num_stripes)]
-        left = _left_by_statistics(
-            bound, columns, info, stripe_rows, lambda name: f.arrow_schema.get_field_index(name) >= 0,
-            lambda unit, name: f.statistics(unit, name) if f.column(name).flat else None,
-        )
-        for i in range(f.num_stripes):
-            s = f.stripe(i)
-            length = s.index_length + s.data_length + s.footer_length
-            data_end = max(data_end, s.offset + length)
-            need = out = 0
-            for st in f.stripe_footer(i).streams:
-                if st.kind in (P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8):
-                    continue
-                top = top_of.get(st.column, "")
-                if top in needed:
-                    need += st.length
-                if top in output:
-                    out += st.length
-            leaves_needed = sum(1 for c in f.columns if c.name in needed)
-            groups.append(
-                _Group(info, i, s.number_of_rows, s.number_of_rows * leaves_needed, need, out, s.offset, length, left[i])
-            )
-        return _FileFacts(tuple(groups), max(0, info.size - data_end))
+        return _FileFacts(tuple(groups), f.metadata_bytes())
 
 
 #: the sample stops once it has cost this share of the faster reader's expected time, or once
@@ -570,17 +524,18 @@ class _Plan:
         return conjunction(parts) if parts else None
 
     @functools.cached_property
-    def orc(self) -> bool:
-        """Whether the files are ORC (judged by the first, as Spark's ORC source is per path)."""
-        from lazyscan.format.units import detect_format
+    def format(self) -> str:
+        """The files' format, also the name of Spark's data source for it (judged by the first
+        file, as a Spark file source reads one format per path)."""
+        from lazyscan.format.units import FORMATS, detect_format
 
         files = self.listing.files
         if not files:
-            return False
+            return FORMATS[0].name
         fs, _ = self.settings.filesystem.open(self.settings.paths[0])
         from lazyscan.spark.source import retry_policy
 
-        return detect_format(files[0].path, fs, retry_policy(self.settings)) == "orc"
+        return detect_format(files[0].path, fs, retry_policy(self.settings))
 
     @classmethod
     def make(
@@ -674,11 +629,10 @@ class _Plan:
         columns = set(referenced_columns(bound)) if bound is not None else set()
         needed, output = set(self.needed_columns()), set(self.output_columns())
         sampled = _sample_files(files, sample_files)
-        facts_of = _orc_file_facts if self.orc else _file_facts
         from lazyscan.spark.source import retry_policy
 
         retry = retry_policy(self.settings)
-        facts = [facts_of(f, fs, needed, output, bound, columns, retry) for f in sampled]
+        facts = [_file_facts(f, fs, needed, output, bound, columns, retry, self.format) for f in sampled]
         groups = [g for fact in facts for g in fact.groups]
         left = [g for g in groups if g.left]
         sampled_bytes = sum(f.size for f in sampled)
@@ -701,7 +655,7 @@ class _Plan:
             spark_tasks=len(plan_tasks(files, spark_policy)),
             footer_bytes=max((f.footer_bytes for f in facts), default=0),
             lazyscan_tasks=len(plan_tasks(files, policy)),
-            format="orc" if self.orc else "parquet",
+            format=self.format,
         )
         rows = sum(g.rows for g in left)
         if rows:
@@ -834,7 +788,7 @@ class _Plan:
         else:
             opts["mergeSchema"] = "true" if self.settings.merge_schema and len(self.listing.files) > 1 else "false"
         reader = self.spark.read.options(**opts)
-        df = reader.orc(*self.paths) if self.orc else reader.parquet(*self.paths)
+        df = reader.format(self.format).load(self.paths)
         if self.where is not None:
             df = df.where(self._spark_where())
         for column, kf in self.keys:
