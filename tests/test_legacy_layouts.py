@@ -32,8 +32,7 @@ import lazyscan
 from lazyscan import ParquetFile
 from lazyscan.errors import CorruptFileError
 from lazyscan.format.writers import v2_pages_always_compressed
-from lazyscan.parquet import file as parquet_file
-from lazyscan.parquet import fused
+from lazyscan.parquet import clear_caches, page_table
 from lazyscan.parquet import thrift as T
 from lazyscan.parquet.page_header import parse_page_header
 from tests.support.compare import assert_same_array
@@ -264,9 +263,9 @@ def _reference(path: Path) -> pa.Table:
 
 def _check_reads(path: Path, seed: int = 0, selections: int = 8) -> None:
     """Every flat column of every row group read whole, for random selections of several
-    densities (the fused path takes those of at most 2 %) one column at a time and all at once,
+    densities (the selected-rows route takes those of at most 2 %) one column at a time and all at once,
     equal to pyarrow."""
-    parquet_file.clear_caches()
+    clear_caches()
     rng = np.random.default_rng(seed)
     pf = ParquetFile(str(path))
     ref_file = pq.ParquetFile(path)
@@ -294,7 +293,7 @@ def _check_reads(path: Path, seed: int = 0, selections: int = 8) -> None:
 def _check_scan(path: Path, where: str, mask: Callable[[pa.Table], pa.Array], table: pa.Table | None = None) -> int:
     """A filtered scan equal to the rows of pyarrow's read (or ``table``) under ``mask``;
     returns the rows it kept."""
-    parquet_file.clear_caches()
+    clear_caches()
     expected = _reference(path) if table is None else table
     expected = expected.filter(mask(expected))
     got = lazyscan.scan(str(path), where=where).to_table()
@@ -422,7 +421,7 @@ def _v2_table(n: int = 6000, seed: int = 1) -> pa.Table:
 @pytest.mark.parametrize("codec", ["snappy", "zstd", "gzip"])
 def test_old_parquet_cpp_v2_pages_every_route(tmp_path: Path, codec: str) -> None:
     """Files of the ARROW-17100 kind, with dictionaries, nulls and many pages: read in every
-    route (whole, fused and general selections, filtered scans) as pyarrow reads them."""
+    route (whole, selected-rows and general selections, filtered scans) as pyarrow reads them."""
     table = _v2_table()
     src = _write(tmp_path / "src.parquet", table, data_page_version="2.0", compression=codec)
     rw = _Rewriter(src)
@@ -444,9 +443,8 @@ def test_old_parquet_cpp_v2_pages_every_route(tmp_path: Path, codec: str) -> Non
 def test_old_parquet_cpp_v2_pages_matched_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernels that match ``=`` on the encoded pages of a whole chunk, and that pick the rows
     whose dictionary entry passes, read ARROW-17100 pages too (not by handing them over to the
-    general path)."""
-    from lazyscan.parquet import fused_match
-    from lazyscan.parquet.file import PageCache
+    general route)."""
+    from lazyscan.parquet import PageCache, predicate_match
     from lazyscan.parquet.match import BytesMatcher
 
     table = _v2_table(4000)
@@ -457,13 +455,13 @@ def test_old_parquet_cpp_v2_pages_matched_in_place(tmp_path: Path, monkeypatch: 
     path = rw.write(tmp_path / "old_cpp.parquet")
     answers: list[object] = []
     for name in ("match_full", "match_dictionary_rows"):
-        kernel = getattr(fused_match, name)
+        kernel = getattr(predicate_match, name)
 
         def counted(*args: Any, _kernel: Any = kernel, **kwargs: Any) -> Any:
             answers.append(_kernel(*args, **kwargs))
             return answers[-1]
 
-        monkeypatch.setattr(fused_match, name, counted)
+        monkeypatch.setattr(predicate_match, name, counted)
     pf = ParquetFile(str(path))
     for column in ("u", "s"):
         needle = table[column][123].as_py()
@@ -569,7 +567,7 @@ def test_v2_page_of_wrong_size_in_an_uncompressed_chunk(tmp_path: Path) -> None:
     rw.page = grow
     bad = rw.write(tmp_path / "bad.parquet")
     for rows in (None, np.array([page.first_row + 1]), np.arange(0, 2000, 3)):
-        parquet_file.clear_caches()
+        clear_caches()
         with pytest.raises(CorruptFileError, match="v2 page stores") as e:
             ParquetFile(str(bad)).read_column(0, "d", rows)
         assert "'d'" in str(e.value) and "page" in str(e.value)
@@ -696,7 +694,7 @@ def test_wrong_offset_index_gives_way_to_the_page_headers(tmp_path: Path, damage
     _check_reads(path, selections=12)
     _check_scan(path, "k = 7", lambda t: pc.equal(t["k"], 7))
     _check_scan(path, "id between 1000 and 1100", lambda t: pc.and_(pc.greater_equal(t["id"], 1000), pc.less_equal(t["id"], 1100)))
-    # the rows of the damaged page, read alone (the fused path, then the general one)
+    # the rows of the damaged page, read alone (the selected-rows route, then the general one)
     pf = ParquetFile(str(path))
     ref = pq.ParquetFile(path).read_row_group(0)
     damaged = 0
@@ -709,7 +707,7 @@ def test_wrong_offset_index_gives_way_to_the_page_headers(tmp_path: Path, damage
         for rows in (
             np.array([first.first_row + 1]), np.array([third.first_row]), np.arange(third.first_row, third.first_row + third.num_rows),
         ):
-            parquet_file.clear_caches()
+            clear_caches()
             assert_same_array(pf.read_column(0, c, rows), ref[name].take(pa.array(rows)), name)
         rows = np.concatenate([np.arange(first.num_rows), np.arange(third.first_row, third.first_row + third.num_rows)])
         assert_same_array(pf.read_column(0, c, rows), ref[name].take(pa.array(rows)), name)
@@ -730,7 +728,7 @@ def test_wrong_offset_index_and_pages_is_corrupt(tmp_path: Path) -> None:
     data[offset : offset + 12] = b"\xff" * 12
     path.write_bytes(bytes(data))
     for rows in (np.array([first_row]), np.arange(0, 4000, 7), None):
-        parquet_file.clear_caches()
+        clear_caches()
         with pytest.raises(CorruptFileError) as e:
             ParquetFile(str(path)).read_column(0, "id", rows)
         assert "broken.parquet" in str(e.value) and "'id'" in str(e.value)
@@ -753,11 +751,11 @@ def test_v2_kernel_rule() -> None:
 
     header = np.full(H._SLOTS, H._MISSING, np.int64)
     header[H._V2_COMPRESSED] = 0
-    assert not fused.v2_values_compressed(header, 10, 10, False)
-    assert fused.v2_values_compressed(header, 10, 10, True)
-    assert fused.v2_values_compressed(header, 9, 10, False)
+    assert not page_table.v2_values_compressed(header, 10, 10, False)
+    assert page_table.v2_values_compressed(header, 10, 10, True)
+    assert page_table.v2_values_compressed(header, 9, 10, False)
     header[H._V2_COMPRESSED] = 1
-    assert fused.v2_values_compressed(header, 10, 10, False)
+    assert page_table.v2_values_compressed(header, 10, 10, False)
 
 
 # --------------------------------------------------------------------------------------------

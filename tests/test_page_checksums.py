@@ -26,6 +26,7 @@ from lazyscan.format.options import ReaderOptions
 from lazyscan.io.source import FileIdentity, IOStats, Source
 from lazyscan.parquet import ParquetFile, RowRanges
 from lazyscan.parquet.checksums import crc32, page_spans
+from lazyscan.parquet.fetch import Fetcher
 from lazyscan.parquet.page_header import _MISSING as MISSING
 from lazyscan.parquet.page_header import parse_page_header
 from lazyscan.scan.options import ScanOptions
@@ -219,7 +220,7 @@ def test_flipped_byte_in_a_data_page(tmp_path: Path, version: str, dictionary: b
 
     pf = ParquetFile(bad)
     inside = target.first_row + target.num_rows // 2
-    dense = list(range(target.first_row, target.first_row + target.num_rows))  # past the fused path's density
+    dense = list(range(target.first_row, target.first_row + target.num_rows))  # past the selected-rows route's density
     routes: dict[str, Any] = {
         "whole chunk": lambda: pf.read_column(0, "s"),
         "row indices": lambda: pf.read_column(0, "s", [inside]),
@@ -313,7 +314,7 @@ def test_nested_columns_are_verified_too(tmp_path: Path) -> None:
 
 class DamagingSource(Source):
     """A local file whose byte at each of ``damaged`` is flipped in every transfer that includes
-    it, but (``refetches_damaged`` False) in the reads :meth:`ParquetFile._page_fetched_again`
+    it, but (``refetches_damaged`` False) in the reads :meth:`Fetcher.page_fetched_again`
     makes (see :func:`refetches`). Not remote: nothing is fetched ahead unless a test asks."""
 
     def __init__(self, path: Path, damaged: list[int], refetches_damaged: bool = False) -> None:
@@ -346,7 +347,7 @@ class DamagingSource(Source):
 def refetches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The file offsets of the pages read fetches again; their reads are marked on the source."""
     calls: list[int] = []
-    original = ParquetFile._page_fetched_again
+    original = Fetcher.page_fetched_again
 
     def spy(self: ParquetFile, offset: int, *args: Any) -> Any:
         calls.append(offset)
@@ -358,7 +359,7 @@ def refetches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         finally:
             source.refetching = False
 
-    monkeypatch.setattr(ParquetFile, "_page_fetched_again", spy)
+    monkeypatch.setattr(Fetcher, "page_fetched_again", spy)
     return calls
 
 

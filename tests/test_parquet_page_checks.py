@@ -1,5 +1,5 @@
 """Damaged pages give a CorruptFileError naming the page on every route (whole reads, the general
-selective path and the fused one), where pyarrow refuses them too: levels above the column's
+selective route and the selected-rows one), where pyarrow refuses them too: levels above the column's
 maximum, a PLAIN page too short for its values, a dictionary page holding more entries than its
 header counts, dictionary codes out of range in the runs a selective read walks over."""
 
@@ -52,7 +52,7 @@ def _every_route_refuses(path: Path, column: str, match: str) -> None:
     with pytest.raises(CorruptFileError, match=match) as e:
         pf.read_column(0, column)
     assert e.value.location.column == column and e.value.location.page is not None
-    for rows in ([0], [0, 1, 2], np.arange(0, ROWS, 4)):  # fused (first row only), fused, general
+    for rows in ([0], [0, 1, 2], np.arange(0, ROWS, 4)):  # selected-rows route (first row only), selected-rows route, general
         with pytest.raises(CorruptFileError, match=match):
             pf.read_column(0, column, np.array(rows))
     with pytest.raises(CorruptFileError):
@@ -62,7 +62,7 @@ def _every_route_refuses(path: Path, column: str, match: str) -> None:
 def test_definition_level_above_the_maximum_is_not_a_null(tmp_path: Path) -> None:
     """A flat optional column's levels are one RLE run of 1s; its value byte set to 2 (or 255)
     is a level above the maximum: pyarrow refuses it ("Malformed levels"), lazyscan too, on
-    every route, the fused one included although the run lies past its selected rows."""
+    every route, the selected-rows one included although the run lies past its selected rows."""
     path = _write(tmp_path / "levels.parquet", pa.table({"x": pa.array(np.arange(ROWS), pa.int64())}), use_dictionary=False)
     _, body = _page_body(path, "x")
     data = path.read_bytes()
@@ -77,7 +77,7 @@ def test_definition_level_above_the_maximum_is_not_a_null(tmp_path: Path) -> Non
 def test_plain_page_too_short_for_its_values_is_refused_on_every_route(tmp_path: Path) -> None:
     """A page of DELTA_BINARY_PACKED bytes whose header says PLAIN: the selected first values
     lie in the page, but the page cannot hold its 1000 PLAIN values, which every route checks
-    before returning any (the fused route used to read the first bytes as values)."""
+    before returning any (the selected-rows route used to read the first bytes as values)."""
     table = pa.table({"x": pa.array(np.arange(ROWS) * 3, pa.int64())})
     path = _write(tmp_path / "delta.parquet", table, use_dictionary=False, column_encoding={"x": "DELTA_BINARY_PACKED"})
     start, body = _page_body(path, "x")

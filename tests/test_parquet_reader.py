@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, ReaderOptions, RowRanges
 from lazyscan.parquet.match import BytesMatcher
+from lazyscan.parquet.pages import PageDecoder
 from tests.support.compare import assert_same_array
 
 N = 3000
@@ -458,14 +459,14 @@ def test_full_reads_look_codes_up_as_they_unpack(tmp_path: Path, monkeypatch, ca
     equal pyarrow's for every type, with pages past the dictionary's size limit (PLAIN) in the
     chunk and with v2 pages (read the general way)."""
     taken: list[bool] = []
-    original = ParquetFile._page_looked_up
+    original = PageDecoder.page_looked_up
 
     def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         got = original(self, *args, **kwargs)
         taken.append(got)
         return got
 
-    monkeypatch.setattr(ParquetFile, "_page_looked_up", counted)
+    monkeypatch.setattr(PageDecoder, "page_looked_up", counted)
     table = make_table(N, 0.0, seed=11)
     if required:
         table = table.cast(pa.schema([f.with_nullable(False) for f in table.schema]))

@@ -18,8 +18,7 @@ import pytest
 
 import lazyscan
 from lazyscan.io.source import ArrowSource, FsspecSource, LocalSource
-from lazyscan.parquet import ParquetFile
-from lazyscan.parquet import file as parquet_file
+from lazyscan.parquet import ParquetFile, clear_caches, layout
 from tests.support.s3 import S3Server
 
 BUCKET = "request-economy"
@@ -109,11 +108,11 @@ def _chunks(md: pq.FileMetaData) -> dict[tuple[int, str], tuple[int, int]]:
 def _open_reads(key: str, fs: Any, reads: Reads) -> list[tuple[int, int]]:
     """The requests opening the file makes (footer, magic number), with the caches empty;
     the caches are left empty and the record too."""
-    parquet_file.clear_caches()
+    clear_caches()
     before = len(reads.ranges)
     ParquetFile(key, fs).close()
     opened = reads.ranges[before:]
-    parquet_file.clear_caches()
+    clear_caches()
     reads.ranges.clear()
     return opened
 
@@ -199,13 +198,13 @@ def test_pages_of_walked_chunks_are_served_from_the_walk(
 @pytest.fixture(scope="module")
 def big_chunk(s3_server: S3Server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One row group whose payload column ``x`` (PLAIN doubles, 1 MiB pages) is a chunk larger
-    than :data:`~lazyscan.parquet.file._WHOLE_WALK_MAX`."""
-    rows = parquet_file._WHOLE_WALK_MAX // 8 * 5 // 4
+    than :data:`~lazyscan.parquet.layout.WHOLE_WALK_MAX`."""
+    rows = layout.WHOLE_WALK_MAX // 8 * 5 // 4
     table = pa.table({"key": np.arange(rows, dtype=np.int32), "x": np.random.default_rng(2).random(rows)})
     path = tmp_path_factory.mktemp("economy") / "big.parquet"
     pq.write_table(table, path, row_group_size=rows, use_dictionary=False, compression="none")
     md = pq.ParquetFile(path).metadata
-    assert md.num_row_groups == 1 and md.row_group(0).column(1).total_compressed_size > parquet_file._WHOLE_WALK_MAX
+    assert md.num_row_groups == 1 and md.row_group(0).column(1).total_compressed_size > layout.WHOLE_WALK_MAX
     key = s3_server.upload(path, BUCKET, "big.parquet")[len("s3://") :]
     return {"path": path, "key": key, "table": table, "md": md}
 
@@ -283,7 +282,7 @@ class _SlowSource(LocalSource):
 
 
 def test_threads_wanting_one_layout_share_one_walk(stored: dict[str, Any]) -> None:
-    parquet_file.clear_caches()
+    clear_caches()
     source = _SlowSource(str(stored["path"]))
     pf = ParquetFile(source)
     source.reads.ranges.clear()
@@ -301,7 +300,7 @@ def test_threads_wanting_one_layout_share_one_walk(stored: dict[str, Any]) -> No
 
 def test_local_walks_read_headers_and_keep_no_blocks(stored: dict[str, Any]) -> None:
     # on a local file a request is a system call: the walk reads headers only, as before
-    parquet_file.clear_caches()
+    clear_caches()
     source = _SlowSource(str(stored["path"]))
     pf = ParquetFile(source)
     source.reads.ranges.clear()

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
-from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
 from lazyscan.parquet.metadata import PageType
 from lazyscan.parquet.thrift import ThriftError
+
+_jit_gil = numba.njit(cache=True)
 
 try:
     from zlib_ng.zlib_ng import crc32 as _crc32
@@ -44,7 +46,7 @@ _FIELDS = 7
 _UNREAD = -1
 
 
-@K._jit_gil
+@_jit_gil
 def _spans(buf, starts, ends, limits, out):
     """Fill ``out`` with the pages of the ranges ``buf[starts[i]:ends[i]]``: the one page at
     the start of a range whose ``limits[i]`` is ``ONE_PAGE``, else the pages from its start

@@ -43,7 +43,7 @@ def check_codec(codec: int) -> None:
 
 
 def decompress(
-    codec: int, data: memoryview | bytes, uncompressed_size: int, max_page_size: int = DEFAULT_MAX_PAGE_SIZE
+    codec: int, data: memoryview | bytes | np.ndarray, uncompressed_size: int, max_page_size: int = DEFAULT_MAX_PAGE_SIZE
 ) -> np.ndarray:
     """Decompress ``data`` into a new ``uint8`` array of ``uncompressed_size`` bytes."""
     if codec == Codec.UNCOMPRESSED:

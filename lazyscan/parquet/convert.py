@@ -341,7 +341,8 @@ def _byte_rows(values: Values) -> ByteArrays:
     return ByteArrays(np.arange(n + 1, dtype=np.int64) * width, np.ascontiguousarray(values).reshape(-1))
 
 
-def _is_bytes_type(atype: pa.DataType) -> bool:
+def is_bytes_type(atype: pa.DataType) -> bool:
+    """Whether Arrow stores the type as offsets and bytes (string or binary)."""
     return pa.types.is_string(atype) or pa.types.is_binary(atype)
 
 
@@ -353,10 +354,10 @@ def to_storage(desc: ColumnDescriptor, values: Values) -> Values:
     """
     atype = desc.arrow_type
     pt = desc.physical_type
-    simple = _simple_dtype(atype, pt)
+    simple = simple_dtype(atype, pt)
     if simple is not None:
         return _numeric_storage(values, simple)
-    if _is_bytes_type(atype):
+    if is_bytes_type(atype):
         return values if isinstance(values, ByteArrays) else _byte_rows(values)
     if pa.types.is_decimal(atype):
         words = 2 if pa.types.is_decimal128(atype) else 4
@@ -413,7 +414,7 @@ def _numeric_storage(values: Values, np_dtype: np.dtype) -> np.ndarray:
 def stored_as_is(desc: ColumnDescriptor, dtype: np.dtype) -> bool:
     """Whether physical values of ``dtype`` are the Arrow type's data buffer as they are (no
     widening, narrowing or conversion on the way to Arrow)."""
-    simple = _simple_dtype(desc.arrow_type, desc.physical_type)
+    simple = simple_dtype(desc.arrow_type, desc.physical_type)
     if simple is None or simple.itemsize != dtype.itemsize:
         return False
     return simple.kind == dtype.kind or (simple.kind in "iu" and dtype.kind in "iu")
@@ -422,7 +423,7 @@ def stored_as_is(desc: ColumnDescriptor, dtype: np.dtype) -> bool:
 _SIMPLE_BY_TYPE_ID: dict[int, np.dtype | None] = {}
 
 
-def _simple_dtype(atype: pa.DataType, pt: int) -> np.dtype | None:
+def simple_dtype(atype: pa.DataType, pt: int) -> np.dtype | None:
     """The numpy dtype of an Arrow type stored as plain numbers (integers, floats, dates,
     times, timestamps not from INT96); None for types with their own rule.
 
@@ -437,7 +438,7 @@ def _simple_dtype(atype: pa.DataType, pt: int) -> np.dtype | None:
     except KeyError:
         pass
     special = (
-        _is_bytes_type(atype)
+        is_bytes_type(atype)
         or pa.types.is_decimal(atype)
         or pa.types.is_boolean(atype)
         or pa.types.is_fixed_size_binary(atype)

@@ -20,7 +20,7 @@ _jit = numba.njit(nogil=True, cache=True)
 
 
 @_jit
-def _equals_any(buf, s, length, needles, needle_offsets) -> bool:  # type: ignore[no-untyped-def]
+def equals_any(buf, s, length, needles, needle_offsets) -> bool:  # type: ignore[no-untyped-def]
     for k in range(needle_offsets.shape[0] - 1):
         ns = needle_offsets[k]
         nl = needle_offsets[k + 1] - ns
@@ -55,9 +55,9 @@ def plain_byte_array_match(buf, pos, end, count, sel, needles, needle_offsets, o
         if length < 0 or length > end - pos:
             return ERR_BAD_LENGTH
         if all_values:
-            out[i] = 1 if _equals_any(buf, pos, length, needles, needle_offsets) else 0
+            out[i] = 1 if equals_any(buf, pos, length, needles, needle_offsets) else 0
         elif k < nsel and sel[k] == i:
-            out[k] = 1 if _equals_any(buf, pos, length, needles, needle_offsets) else 0
+            out[k] = 1 if equals_any(buf, pos, length, needles, needle_offsets) else 0
             k += 1
         pos += length
     return pos
@@ -68,14 +68,14 @@ def byte_arrays_match(offsets, data, needles, needle_offsets, out):  # type: ign
     """Match values ``data[offsets[i]:offsets[i+1]]`` (already decoded) against the needles."""
     for i in range(offsets.shape[0] - 1):
         s = offsets[i]
-        out[i] = 1 if _equals_any(data, s, offsets[i + 1] - s, needles, needle_offsets) else 0
+        out[i] = 1 if equals_any(data, s, offsets[i + 1] - s, needles, needle_offsets) else 0
 
 
 @_jit
 def located_byte_arrays_match(buf, starts, lengths, needles, needle_offsets, out):  # type: ignore[no-untyped-def]
     """Match values ``buf[starts[i]:starts[i] + lengths[i]]`` (checked by the locator) in place."""
     for i in range(starts.shape[0]):
-        out[i] = 1 if _equals_any(buf, starts[i], lengths[i], needles, needle_offsets) else 0
+        out[i] = 1 if equals_any(buf, starts[i], lengths[i], needles, needle_offsets) else 0
 
 
 @dataclass(frozen=True)

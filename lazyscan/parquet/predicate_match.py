@@ -2,7 +2,7 @@
 rows whose dictionary entry passes.
 
 The filter column of a needle query is read for every row of a row group, only to find the few
-rows equal to the literal. The general path (``ParquetFile._read_full`` with a matcher) parses,
+rows equal to the literal. The general route (:mod:`.whole_chunk` with a matcher) parses,
 decompresses and matches page by page with Python between the steps. Here one kernel walks and
 checks every page header of the fetched chunk, Python makes one decompressor call per page into
 one buffer (the decompressors release the GIL), and one kernel matches the dictionary once and
@@ -12,49 +12,50 @@ dictionary's matches, and pages of a dictionary no entry of which matches are no
 tier evaluated once per entry: it decodes the codes of every data page and returns the rows
 that pass with their codes, which the output then uses.
 
-It reads the shapes of :mod:`.fused` (flat, definition level at most 1, PLAIN or dictionary
-encoded, data pages v1 and v2) and returns None for anything else, or for any inconsistency:
-the caller then reads the chunk with the general path, which reads it or raises the located
-error, so both paths fail the same way.
+It reads the shapes of :mod:`.selected_rows` (flat, definition level at most 1, PLAIN or
+dictionary encoded, data pages v1 and v2) and returns None for anything else, or for any
+inconsistency: the caller then reads the chunk on the general route, which reads it or raises
+the located error, so both routes fail the same way.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
 from lazyscan.format.counters import ReadCounters
-from lazyscan.parquet import fused
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
-from lazyscan.parquet.fused import (
-    _BODY,
-    _BODY_END,
-    _DEF_LEN,
-    _ENC,
-    _FIRST,
-    _I_DICT_COUNT,
-    _I_DICT_END,
-    _I_DICT_OFF,
-    _I_JOBS,
-    _JOB_FIELDS,
-    _KIND,
-    _NULLS,
-    _NUM,
-    _PAGE_FIELDS,
-    _REP_LEN,
+from lazyscan.parquet import page_table as T
+from lazyscan.parquet.decode import decode_dictionary_page
+from lazyscan.parquet.match import BytesMatcher, equals_any
+from lazyscan.parquet.page_header import parse_page_header
+from lazyscan.parquet.page_table import (
+    BODY,
+    BODY_END,
+    DEF_LEN,
+    ENC,
+    FIRST,
+    I_DICT_COUNT,
+    I_DICT_END,
+    I_DICT_OFF,
+    I_JOBS,
+    JOB_FIELDS,
+    KIND,
+    NULLS,
+    NUM,
+    PAGE_FIELDS,
+    REP_LEN,
+    add_page_jobs,
+    level_span,
+    v2_values_compressed,
 )
-from lazyscan.parquet.match import BytesMatcher, _equals_any
-
-if TYPE_CHECKING:
-    from lazyscan.parquet.file import PageCache
-    from lazyscan.parquet.schema import ColumnDescriptor
+from lazyscan.parquet.pages import PageCache
+from lazyscan.parquet.schema import ColumnDescriptor
 
 _jit = numba.njit(nogil=True, cache=True)
-_jit_gil = K._jit_gil
 
 #: the slot of ``info`` where :func:`walk_chunk` writes the number of data pages
 _I_PAGES = 4
@@ -71,11 +72,11 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
     entries decoded earlier): fill the page table, where each page starts (``page_at``), the
     decompression jobs and ``info`` (five slots). Returns the size of the buffer of bodies,
     ``NOT_HERE`` or ``TOO_MANY_PAGES``. ``v2_always``: the writer compressed every v2 page
-    (:func:`.fused.v2_values_compressed`)."""
+    (:func:`.page_table.v2_values_compressed`)."""
     header = np.empty(H._SLOTS, np.int64)
-    info[_I_DICT_OFF] = 0
-    info[_I_DICT_END] = 0
-    info[_I_DICT_COUNT] = known_dict
+    info[I_DICT_OFF] = 0
+    info[I_DICT_END] = 0
+    info[I_DICT_COUNT] = known_dict
     total = np.int64(0)
     nj = 0
     k = 0
@@ -94,14 +95,14 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
         if nj + 2 > jobs.shape[0] or k >= pages.shape[0]:
             return TOO_MANY_PAGES
         if kind == 2:
-            if k > 0 or info[_I_DICT_COUNT] >= 0 or header[H._DICT] != 1 or header[H._DICT_NUM] < 0:
+            if k > 0 or info[I_DICT_COUNT] >= 0 or header[H._DICT] != 1 or header[H._DICT_NUM] < 0:
                 return NOT_HERE
             enc = header[H._DICT_ENC]
             if enc != 0 and enc != 2 and enc != H._MISSING:
                 return NOT_HERE
-            info[_I_DICT_OFF] = total
-            info[_I_DICT_END] = total + usize
-            info[_I_DICT_COUNT] = header[H._DICT_NUM]
+            info[I_DICT_OFF] = total
+            info[I_DICT_END] = total + usize
+            info[I_DICT_COUNT] = header[H._DICT_NUM]
         elif kind == 0 or kind == 3:
             rep = np.int64(0)
             dfl = np.int64(0)
@@ -128,34 +129,34 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
                 return NOT_HERE
             if enc != 0 and enc != 2 and enc != 8:
                 return NOT_HERE
-            if enc != 0 and info[_I_DICT_COUNT] < 0:
+            if enc != 0 and info[I_DICT_COUNT] < 0:
                 return NOT_HERE
-            pages[k, _KIND] = page_kind
-            pages[k, _BODY] = total
-            pages[k, _BODY_END] = total + usize
-            pages[k, _NUM] = num
-            pages[k, _ENC] = enc
-            pages[k, _REP_LEN] = rep
-            pages[k, _DEF_LEN] = dfl
-            pages[k, _FIRST] = rows
-            pages[k, _NULLS] = header[H._V2_NULLS] if page_kind == 2 else -1
+            pages[k, KIND] = page_kind
+            pages[k, BODY] = total
+            pages[k, BODY_END] = total + usize
+            pages[k, NUM] = num
+            pages[k, ENC] = enc
+            pages[k, REP_LEN] = rep
+            pages[k, DEF_LEN] = dfl
+            pages[k, FIRST] = rows
+            pages[k, NULLS] = header[H._V2_NULLS] if page_kind == 2 else -1
             page_at[k] = pos
             k += 1
             rows += num
             if page_kind == 2:
-                v2c = fused.v2_values_compressed(header, csize, usize, v2_always)
-                nj = fused.add_page_jobs(jobs, nj, b, csize, usize, total, codec, dfl, v2c)
+                v2c = v2_values_compressed(header, csize, usize, v2_always)
+                nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, dfl, v2c)
                 total += usize
                 pos = b + csize
                 continue
         else:
             return NOT_HERE
-        nj = fused.add_page_jobs(jobs, nj, b, csize, usize, total, codec, -1, True)
+        nj = add_page_jobs(jobs, nj, b, csize, usize, total, codec, -1, True)
         total += usize
         pos = b + csize
     if rows != num_rows:
         return NOT_HERE
-    info[_I_JOBS] = nj
+    info[I_JOBS] = nj
     info[_I_PAGES] = k
     return total
 
@@ -164,13 +165,13 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
 def _page_levels(dec, pages, p, max_def, levels):
     """Definition levels of page ``p`` into ``levels`` (when ``max_def`` > 0): (values on the
     page, where they start), or (error code, 0)."""
-    b0 = pages[p, _BODY]
-    b1 = pages[p, _BODY_END]
-    num = pages[p, _NUM]
-    vpos = b0 + pages[p, _REP_LEN] + pages[p, _DEF_LEN]
+    b0 = pages[p, BODY]
+    b1 = pages[p, BODY_END]
+    num = pages[p, NUM]
+    vpos = b0 + pages[p, REP_LEN] + pages[p, DEF_LEN]
     if max_def == 0:
         return num, vpos
-    lpos, lend = fused.level_span(dec, b0, b1, pages[p, _KIND], pages[p, _REP_LEN], pages[p, _DEF_LEN])
+    lpos, lend = level_span(dec, b0, b1, pages[p, KIND], pages[p, REP_LEN], pages[p, DEF_LEN])
     if lpos < 0:
         return lpos, 0
     vpos = lend
@@ -178,12 +179,12 @@ def _page_levels(dec, pages, p, max_def, levels):
     got = K.rle_bp_decode_codes(dec, lpos, lend, 1, num, levels, np.int64(2))
     if got < 0:
         return got, 0
-    if pages[p, _KIND] == 2 and K.rle_bp_stream_end(dec, lpos, lend, 1, num) != lend:
+    if pages[p, KIND] == 2 and K.rle_bp_stream_end(dec, lpos, lend, 1, num) != lend:
         return K.ERR_BAD_LENGTH, 0
     count = 0
     for r in range(num):
         count += levels[r]
-    if pages[p, _KIND] == 2 and num - count != pages[p, _NULLS]:
+    if pages[p, KIND] == 2 and num - count != pages[p, NULLS]:
         return K.ERR_BAD_LENGTH, 0
     return count, vpos
 
@@ -193,12 +194,12 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
     """``out[r]`` = 1 where row ``r``'s value equals one of the needles (0 for NULL);
     ``page_hits[p]`` counts page ``p``'s matches. Returns the number of matches or an error code.
     With no dictionary entry matching, dictionary-encoded pages are not decoded."""
-    dcount = info[_I_DICT_COUNT]
+    dcount = info[I_DICT_COUNT]
     dict_hit = np.zeros(max(dcount, 0), np.uint8)
     any_dict = False
     if dcount >= 0:
-        pos = info[_I_DICT_OFF]
-        end = info[_I_DICT_END]
+        pos = info[I_DICT_OFF]
+        end = info[I_DICT_END]
         for i in range(dcount):
             if end - pos < 4:
                 return K.ERR_TRUNCATED
@@ -206,7 +207,7 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
             pos += 4
             if length > end - pos:
                 return K.ERR_BAD_LENGTH
-            if _equals_any(dec, pos, length, needles, needle_offsets):
+            if equals_any(dec, pos, length, needles, needle_offsets):
                 dict_hit[i] = 1
                 any_dict = True
             pos += length
@@ -214,14 +215,14 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
             return K.ERR_BAD_LENGTH
     most = 0
     for p in range(npages):
-        most = max(most, pages[p, _NUM])
+        most = max(most, pages[p, NUM])
     levels = np.empty(most if max_def > 0 else 0, np.int32)
     codes = np.empty(most if any_dict else 0, np.int32)
     hits = 0
     for p in range(npages):
-        b1 = pages[p, _BODY_END]
-        num = pages[p, _NUM]
-        first = pages[p, _FIRST]
+        b1 = pages[p, BODY_END]
+        num = pages[p, NUM]
+        first = pages[p, FIRST]
         page_hits[p] = 0
         out[first : first + num] = 0
         count, vpos = _page_levels(dec, pages, p, max_def, levels)
@@ -230,7 +231,7 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
         if count == 0:
             continue
         found = 0
-        if pages[p, _ENC] == 0:
+        if pages[p, ENC] == 0:
             pos = vpos
             r = 0
             for _ in range(count):
@@ -243,7 +244,7 @@ def match_chunk(dec, pages, npages, max_def, info, needles, needle_offsets, out,
                 pos += 4
                 if length > b1 - pos:
                     return K.ERR_BAD_LENGTH
-                if _equals_any(dec, pos, length, needles, needle_offsets):
+                if equals_any(dec, pos, length, needles, needle_offsets):
                     out[first + r] = 1
                     found += 1
                 pos += length
@@ -360,18 +361,18 @@ def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_
     is not dictionary encoded, or an error code."""
     most = 0
     for p in range(npages):
-        most = max(most, pages[p, _NUM])
+        most = max(most, pages[p, NUM])
     # without NULLs the codes are tested as they are unpacked: neither array is needed
     levels = np.empty(most if max_def > 0 else 0, np.int32)
     codes = np.empty(most if max_def > 0 else 0, np.int32)
     k = 0
     kc = 0
     for p in range(npages):
-        if pages[p, _ENC] == 0:
+        if pages[p, ENC] == 0:
             return NOT_HERE
-        b1 = pages[p, _BODY_END]
-        num = pages[p, _NUM]
-        first = pages[p, _FIRST]
+        b1 = pages[p, BODY_END]
+        num = pages[p, NUM]
+        first = pages[p, FIRST]
         count, vpos = _page_levels(dec, pages, p, max_def, levels)
         if count < 0:
             return count
@@ -410,11 +411,11 @@ def dictionary_rows(dec, pages, npages, max_def, dict_count, entry_passes, null_
 
 
 def run_jobs(jobs: np.ndarray, buf: np.ndarray, dec: np.ndarray, max_page_size: int) -> int | None:
-    """Every job of one chunk (:func:`.fused.run_jobs`, then :func:`.fused.finish_jobs`); the
+    """Every job of one chunk (:func:`.page_table.run_jobs`, then :func:`.page_table.finish_jobs`); the
     bytes decompressed, or None when a page does not decompress to its declared size."""
     n = len(jobs)
     done = np.empty(n, np.int64)
-    if fused.run_jobs(buf, dec, jobs, n, max_page_size, done) and fused.finish_jobs(jobs, done, buf, dec, max_page_size):
+    if T.run_jobs(buf, dec, jobs, n, max_page_size, done) and T.finish_jobs(jobs, done, buf, dec, max_page_size):
         return None
     return int(done.sum())
 
@@ -459,12 +460,9 @@ def _keep_matched_pages(
     buf: np.ndarray, dec: np.ndarray, desc: ColumnDescriptor, pages: np.ndarray, page_at: np.ndarray,
     page_hits: np.ndarray, info: np.ndarray, cache: PageCache, chunk_offset: int,
 ) -> None:
-    from lazyscan.parquet.decode import decode_dictionary_page
-    from lazyscan.parquet.page_header import parse_page_header
-
     encoded = False
     for p in np.flatnonzero(page_hits).tolist():
-        kind, b0, b1, dfl, enc = (int(pages[p, f]) for f in (_KIND, _BODY, _BODY_END, _DEF_LEN, _ENC))
+        kind, b0, b1, dfl, enc = (int(pages[p, f]) for f in (KIND, BODY, BODY_END, DEF_LEN, ENC))
         at = int(page_at[p])
         offset = chunk_offset + at
         if kind == 1:
@@ -474,8 +472,8 @@ def _keep_matched_pages(
             cache.bodies[offset] = dec[b0 + dfl : b1].copy()
         encoded |= enc != 0
     if encoded:
-        body = dec[int(info[_I_DICT_OFF]) : int(info[_I_DICT_END])].copy()
-        cache.dictionaries[chunk_offset] = decode_dictionary_page(body, desc, int(info[_I_DICT_COUNT]))
+        body = dec[int(info[I_DICT_OFF]) : int(info[I_DICT_END])].copy()
+        cache.dictionaries[chunk_offset] = decode_dictionary_page(body, desc, int(info[I_DICT_COUNT]))
 
 
 def _walk_and_decompress(
@@ -487,9 +485,9 @@ def _walk_and_decompress(
     bytes decompressed), or None when this path does not read the chunk."""
     capacity = _FIRST_CAPACITY
     while True:
-        pages = np.empty((capacity, _PAGE_FIELDS), np.int64)
+        pages = np.empty((capacity, PAGE_FIELDS), np.int64)
         page_at = np.empty(capacity, np.int64)
-        jobs = np.empty((2 * capacity + 1, _JOB_FIELDS), np.int64)
+        jobs = np.empty((2 * capacity + 1, JOB_FIELDS), np.int64)
         info = np.empty(5, np.int64)
         total = walk_chunk(buf, len(buf), num_rows, max_def, codec, pages, page_at, jobs, info, known_dict, v2_always_compressed)
         if total != TOO_MANY_PAGES or capacity > len(buf):
@@ -497,8 +495,8 @@ def _walk_and_decompress(
         capacity = len(buf) // 8 + 2
     if total < 0:
         return None
-    dec = fused._scratch(int(total))
-    done = run_jobs(jobs[: int(info[_I_JOBS])], buf, dec, max_page_size)
+    dec = T.scratch(int(total))
+    done = run_jobs(jobs[: int(info[I_JOBS])], buf, dec, max_page_size)
     if done is None:
         return None
     return pages, page_at, info, dec, done

@@ -1,5 +1,5 @@
-"""The fused selective read (lazyscan.parquet.fused): the shapes it takes, results equal to
-pyarrow's, and its hand-over to the general path on anything else, corrupt pages included."""
+"""The selected-rows route (lazyscan.parquet.selected_rows): the shapes it takes, results equal to
+pyarrow's, and its hand-over to the general route on anything else, corrupt pages included."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ import pytest
 
 from lazyscan.errors import CorruptFileError
 from lazyscan.format import snappy
-from lazyscan.parquet import ParquetFile, ReadCounters, fused
+from lazyscan.parquet import ParquetFile, ReadCounters, page_table, selected_rows, selected_values
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.metadata import Codec
+from lazyscan.parquet.selected_pages import SelectedPages
 from tests.support.compare import assert_same_array
 
 N = 5000
@@ -46,7 +47,7 @@ def _table(null_frac: float, seed: int = 0) -> pa.Table:
     )
 
 
-FUSED_COLUMNS = ["i32", "i64", "few", "f32", "f64", "date", "ts", "dec9", "dec18", "s", "b"]
+ROUTE_COLUMNS = ["i32", "i64", "few", "f32", "f64", "date", "ts", "dec9", "dec18", "s", "b"]
 
 
 def _write(path: Path, table: pa.Table, **kw: Any) -> Path:
@@ -69,20 +70,20 @@ def _selections(n: int, rng: np.random.Generator) -> list[np.ndarray]:
 
 @pytest.fixture
 def no_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail when the fused path hands a chunk over, or a column skips it."""
-    original = fused.read_group
+    """Fail when the selected-rows route hands a chunk over, or a column skips it."""
+    original = selected_rows.read_group
 
     def read_group(*args: Any, **kwargs: Any) -> list[pa.Array | None]:
         arrays = original(*args, **kwargs)
-        assert all(a is not None for a in arrays), "the fused path handed a chunk to the general path"
+        assert all(a is not None for a in arrays), "the selected-rows route handed a chunk to the general route"
         return arrays
 
     def general(*_: Any, **__: Any) -> None:
-        raise AssertionError("the general path read a chunk the fused path should read")
+        raise AssertionError("the general route read a chunk the selected-rows route should read")
 
-    monkeypatch.setattr(fused, "read_group", read_group)
-    monkeypatch.setattr(fused, "MAX_DENSITY", 1.0)
-    monkeypatch.setattr(ParquetFile, "_decode_selected", general)
+    monkeypatch.setattr(selected_rows, "read_group", read_group)
+    monkeypatch.setattr(selected_rows, "MAX_DENSITY", 1.0)
+    monkeypatch.setattr(SelectedPages, "decode", general)
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
@@ -90,7 +91,7 @@ def no_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("dictionary", [True, False])
 @pytest.mark.parametrize("null_frac", [0.0, 0.3, 1.0])
 @pytest.mark.parametrize("compression", ["snappy", "zstd", "none"])
-def test_fused_read_equals_pyarrow(
+def test_selected_rows_read_equals_pyarrow(
     tmp_path: Path, no_general_path: None, version: str, page_version: str, dictionary: bool, null_frac: float, compression: str
 ) -> None:
     table = _table(null_frac)
@@ -103,10 +104,10 @@ def test_fused_read_equals_pyarrow(
     rng = np.random.default_rng(1)
     for rg in range(pf.num_row_groups):
         n = pf.metadata.row_groups[rg].num_rows
-        whole = ref.read_row_group(rg, columns=FUSED_COLUMNS)
+        whole = ref.read_row_group(rg, columns=ROUTE_COLUMNS)
         for rows in _selections(n, rng):
-            got = pf.read_columns(rg, FUSED_COLUMNS, rows)
-            for name, arr in zip(FUSED_COLUMNS, got):
+            got = pf.read_columns(rg, ROUTE_COLUMNS, rows)
+            for name, arr in zip(ROUTE_COLUMNS, got):
                 expected = whole.column(name).combine_chunks().take(pa.array(rows))
                 if expected.type != arr.type:
                     expected = expected.cast(arr.type)
@@ -146,13 +147,13 @@ def test_dense_selections_take_the_general_path(tmp_path: Path, monkeypatch: pyt
     n = pf.metadata.row_groups[0].num_rows
     dense = np.arange(0, n, 2)
     calls: list[int] = []
-    original = fused.read_group
+    original = selected_rows.read_group
 
     def counting(*args: Any, **kwargs: Any) -> list[pa.Array | None]:
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(fused, "read_group", counting)
+    monkeypatch.setattr(selected_rows, "read_group", counting)
     got = pf.read_column(0, "i64", dense)
     assert not calls
     pf.read_column(0, "i64", np.array([7]))
@@ -160,11 +161,11 @@ def test_dense_selections_take_the_general_path(tmp_path: Path, monkeypatch: pyt
     assert got.to_pylist() == pq.read_table(path).column("i64").combine_chunks().take(pa.array(dense)).to_pylist()
 
 
-def test_fused_and_general_paths_count_the_same_pages(tmp_path: Path) -> None:
+def test_both_selection_routes_count_the_same_pages(tmp_path: Path) -> None:
     path = _write(tmp_path / "f.parquet", _table(0.2))
     pf = ParquetFile(path)
     rows = np.array([3, 900, 2000])
-    for name in FUSED_COLUMNS:
+    for name in ROUTE_COLUMNS:
         ours, general = ReadCounters(), ReadCounters()
         fast = pf.read_column(0, name, rows, counters=ours)
         slow = pf.to_arrow(0, pf.column(name), pf.read_assembled(0, name, rows, counters=general), general)
@@ -183,11 +184,11 @@ def test_fused_and_general_paths_count_the_same_pages(tmp_path: Path) -> None:
         ("dec38", pa.array([decimal.Decimal(i) for i in range(3000)], type=pa.decimal128(38, 0))),
     ],
 )
-def test_shapes_outside_the_fused_path_read_through_the_general_path(tmp_path: Path, column: str, array: pa.Array) -> None:
+def test_shapes_outside_the_selected_rows_route_read_through_the_general_route(tmp_path: Path, column: str, array: pa.Array) -> None:
     path = tmp_path / "g.parquet"
     pq.write_table(pa.table({column: array}), path, data_page_size=1024)
     pf = ParquetFile(path)
-    assert fused.shape_of(pf.column(column)) is None
+    assert selected_rows.shape_of(pf.column(column)) is None
     rows = np.array([1, 1500, 2999])
     assert_same_array(pf.read_columns(0, [column], rows)[0], pq.read_table(path).column(column).combine_chunks().take(pa.array(rows)))
 
@@ -198,29 +199,29 @@ def test_other_encodings_hand_the_chunk_to_the_general_path(tmp_path: Path, enco
     path = tmp_path / "e.parquet"
     pq.write_table(pa.table({"v": values}), path, use_dictionary=False, column_encoding={"v": encoding}, data_page_size=1024)
     pf = ParquetFile(path)
-    assert fused.shape_of(pf.column("v")) is not None
+    assert selected_rows.shape_of(pf.column("v")) is not None
     rows = np.array([0, 1234, 3999])
     assert pf.read_columns(0, ["v"], rows)[0].to_pylist() == values[rows].tolist()
 
 
-def test_one_read_mixes_fused_columns_and_columns_the_general_path_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_read_mixes_selected_rows_columns_and_columns_the_general_route_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     table = _table(0.2).append_column("delta", pa.array(np.arange(N, dtype=np.int64) * 3 - 7))
     table = table.append_column("flag", pa.array([i % 3 == 0 for i in range(N)]))
-    path = _write(tmp_path / "m.parquet", table, column_encoding={"delta": "DELTA_BINARY_PACKED"}, use_dictionary=FUSED_COLUMNS)
+    path = _write(tmp_path / "m.parquet", table, column_encoding={"delta": "DELTA_BINARY_PACKED"}, use_dictionary=ROUTE_COLUMNS)
     pf = ParquetFile(path)
-    names = ["delta", *FUSED_COLUMNS[:5], "flag", *FUSED_COLUMNS[5:]]
+    names = ["delta", *ROUTE_COLUMNS[:5], "flag", *ROUTE_COLUMNS[5:]]
     ref = pq.read_table(path)
     rows = np.array([2, 17, 1500, N // 2 - 1])
     groups: list[list[pa.Array | None]] = []
-    original = fused.read_group
+    original = selected_rows.read_group
 
     def recording(*args: Any, **kwargs: Any) -> list[pa.Array | None]:
         groups.append(original(*args, **kwargs))
         return groups[-1]
 
-    monkeypatch.setattr(fused, "read_group", recording)
+    monkeypatch.setattr(selected_rows, "read_group", recording)
     got = pf.read_columns(0, names, rows)
-    # "delta" is a fused shape in an encoding this path hands over; "flag" is not a fused shape
+    # "delta" is a shape of this route in an encoding it hands over; "flag" is not a shape of it
     assert len(groups) == 1 and len(groups[0]) == len(names) - 1
     assert sum(a is None for a in groups[0]) == 1
     for name, arr in zip(names, got):
@@ -244,19 +245,19 @@ def test_corrupt_member_of_a_multi_column_read_names_its_column(tmp_path: Path) 
 
 def test_plan_rejects_a_page_beyond_the_end_of_the_file(tmp_path: Path) -> None:
     _, pf = _dictionary_file(tmp_path)
-    g = pf._fused_group(0, [pf.column("k")])
+    g = pf._reader.sparse.group(0, [pf.column("k")])
     assert g is not None
     last = pf.page_layout(0, "k").pages[-1]
     idx = np.array([last.first_row], np.int64)
     ok = np.zeros(1, np.int64)
-    whole = fused.plan(g, idx, idx + 1, idx, ok, pf.source.size)
+    whole = selected_rows.plan(g, idx, idx + 1, idx, ok, pf.source.size)
     assert whole.ranges()[-1] == [last.offset, last.size]
-    with pytest.raises(fused.PlanError) as err:
-        fused.plan(g, idx, idx + 1, idx, ok, last.offset + last.size - 1)
-    assert err.value.reason == fused.PLAN_OUTSIDE_FILE and err.value.member == 0
+    with pytest.raises(selected_rows.PlanError) as err:
+        selected_rows.plan(g, idx, idx + 1, idx, ok, last.offset + last.size - 1)
+    assert err.value.reason == selected_rows.PLAN_OUTSIDE_FILE and err.value.member == 0
     # the kernels index the status by member without bounds checks: a wrong shape is refused
     with pytest.raises(ValueError, match="1 members"):
-        fused.plan(g, idx, idx + 1, idx, np.zeros(3, np.int64), pf.source.size)
+        selected_rows.plan(g, idx, idx + 1, idx, np.zeros(3, np.int64), pf.source.size)
 
 
 def _garbage_page_body(path: Path, page: Any, bad: Path) -> Path:
@@ -275,7 +276,7 @@ def _dictionary_file(tmp_path: Path) -> tuple[Path, ParquetFile]:
 
 
 def test_one_column_read_fails_as_the_several_columns_read(tmp_path: Path) -> None:
-    """``read_column`` takes a shorter way through the fused path than ``read_columns``; a
+    """``read_column`` takes a shorter way through the selected-rows route than ``read_columns``; a
     corrupt page fails the same way on both."""
     path, pf = _dictionary_file(tmp_path)
     page = pf.page_layout(0, "k").pages[2]
@@ -308,11 +309,11 @@ def test_corrupt_page_fails_with_the_general_paths_located_error(tmp_path: Path)
 def test_prepare_rejects_a_truncated_header() -> None:
     plan_rows = np.array([[0, 3, 0, 10, 0, 1]], np.int64)
     buf = np.array([0x15, 0x00, 0x15], np.uint8)  # a PageHeader cut after two fields
-    pages = np.empty((1, fused._PAGE_FIELDS), np.int64)
-    jobs = np.empty((2, fused._JOB_FIELDS), np.int64)
-    info = np.empty(fused._INFO_FIELDS, np.int64)
+    pages = np.empty((1, page_table.PAGE_FIELDS), np.int64)
+    jobs = np.empty((2, page_table.JOB_FIELDS), np.int64)
+    info = np.empty(page_table.INFO_FIELDS, np.int64)
     no_lazy = np.empty((0, snappy.STATE_FIELDS), np.int64)
-    assert fused.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, no_lazy, 1 << 20) == -1
+    assert selected_rows.prepare_chunk(buf, np.array([0]), plan_rows, 1, False, 0, 8, 0, pages, jobs, info, no_lazy, 1 << 20) == -1
 
 
 #: gather_fixed's arguments for bodies decompressed whole: no compressed buffer, no streams
@@ -322,12 +323,12 @@ _NOT_LAZY = (np.empty(0, np.uint8), np.empty((0, snappy.STATE_FIELDS), np.int64)
 def test_gather_widens_negative_integers_to_decimal128() -> None:
     values = np.array([-1, 5, -(2**40)], np.int64)
     dec = values.view(np.uint8).copy()
-    pages = np.zeros((1, fused._PAGE_FIELDS), np.int64)
-    pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI, fused._LAZY]] = [1, 0, 24, 3, 0, 0, 0, 3, -1]
+    pages = np.zeros((1, page_table.PAGE_FIELDS), np.int64)
+    pages[0, [page_table.KIND, page_table.BODY, page_table.BODY_END, page_table.NUM, page_table.ENC, page_table.FIRST, page_table.LO, page_table.HI, page_table.LAZY]] = [1, 0, 24, 3, 0, 0, 0, 3, -1]
     out = np.empty(6, np.uint64)
     valid = np.empty(3, np.uint8)
     idx = np.arange(3, dtype=np.int64)
-    assert fused.gather_fixed(dec, pages, idx, 0, 0, -1, 8, fused.TO_DECIMAL128, out, valid, *_NOT_LAZY) == 0
+    assert selected_values.gather_fixed(dec, pages, idx, 0, 0, -1, 8, selected_values.TO_DECIMAL128, out, valid, *_NOT_LAZY) == 0
     words = out.view(np.int64).reshape(3, 2)
     assert words[:, 0].tolist() == values.tolist()
     assert words[:, 1].tolist() == [-1, 0, -1]
@@ -338,11 +339,11 @@ def test_gather_rejects_a_code_outside_the_dictionary() -> None:
     body = np.array([4, 0x03, 0xFF, 0xFF, 0xFF, 0xFF], np.uint8)
     dictionary = np.arange(3, dtype=np.int64).view(np.uint8)
     dec = np.concatenate([dictionary, body])
-    pages = np.zeros((1, fused._PAGE_FIELDS), np.int64)
-    pages[0, [fused._KIND, fused._BODY, fused._BODY_END, fused._NUM, fused._ENC, fused._FIRST, fused._LO, fused._HI, fused._LAZY]] = [1, 24, 30, 8, 8, 0, 0, 1, -1]
+    pages = np.zeros((1, page_table.PAGE_FIELDS), np.int64)
+    pages[0, [page_table.KIND, page_table.BODY, page_table.BODY_END, page_table.NUM, page_table.ENC, page_table.FIRST, page_table.LO, page_table.HI, page_table.LAZY]] = [1, 24, 30, 8, 8, 0, 0, 1, -1]
     out = np.empty(1, np.uint64)
     valid = np.empty(1, np.uint8)
-    assert fused.gather_fixed(dec, pages, np.array([2], np.int64), 0, 0, 3, 8, fused.COPY, out, valid, *_NOT_LAZY) == K.ERR_BAD_INDEX
+    assert selected_values.gather_fixed(dec, pages, np.array([2], np.int64), 0, 0, 3, 8, selected_values.COPY, out, valid, *_NOT_LAZY) == K.ERR_BAD_INDEX
 
 
 def _clustered_file(tmp_path: Path, rows: int = 40_000, page_version: str = "1.0", nulls: str = "none") -> Path:
@@ -392,7 +393,7 @@ def dirty_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
     def scratch(size: int) -> np.ndarray:
         return np.full(size, 0xA5, np.uint8)
 
-    monkeypatch.setattr(fused, "_scratch", scratch)
+    monkeypatch.setattr(page_table, "scratch", scratch)
 
 
 @pytest.mark.parametrize(
@@ -467,7 +468,7 @@ def test_partial_decompression_stops_after_the_last_selected_value(tmp_path: Pat
 def _corrupt_dictionary(path: Path, tmp_path: Path, where: str) -> Path:
     pf = ParquetFile(path)
     off, size = pf.page_layout(0, "key").dictionary  # type: ignore[misc]
-    header = pf._read_page_header(off, off + size, {}, 0)
+    header = pf._layouts.read_page_header(off, off + size, {}, 0)
     body = off + header.header_size
     data = bytearray(path.read_bytes())
     span = slice(body + 1, body + 64) if where == "start" else slice(off + size - 64, off + size)
@@ -515,7 +516,7 @@ def test_string_dictionary_entries_are_walked_only_as_far_as_the_codes_read(tmp_
 
     # a length prefix past the end of the dictionary at entry `bad`
     off, size = pf.page_layout(0, "s").dictionary  # type: ignore[misc]
-    header = pf._read_page_header(off, off + size, {}, 0)
+    header = pf._layouts.read_page_header(off, off + size, {}, 0)
     data = bytearray(path.read_bytes())
     at = off + header.header_size
     bad = 1_000
@@ -534,29 +535,29 @@ def test_string_dictionary_entries_are_walked_only_as_far_as_the_codes_read(tmp_
 
 @pytest.fixture
 def decode_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A list that gets one entry per call of the fused reader's decode kernel."""
+    """A list that gets one entry per call of the selected-rows route's decode kernel."""
     calls: list[int] = []
-    original = fused.decode_group
+    original = selected_values.decode_group
 
     def counting(*args: Any) -> Any:
         calls.append(1)
         return original(*args)
 
-    monkeypatch.setattr(fused, "decode_group", counting)
+    monkeypatch.setattr(selected_values, "decode_group", counting)
     return calls
 
 
 @pytest.fixture
 def job_codecs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A list that gets the codec of every decompression job the fused reader runs."""
+    """A list that gets the codec of every decompression job the selected-rows route runs."""
     calls: list[int] = []
-    original = fused.run_jobs
+    original = page_table.run_jobs
 
     def counting(buf: np.ndarray, dec: np.ndarray, jobs: np.ndarray, nj: int, *rest: Any) -> Any:
-        calls.extend(jobs[:nj, fused._J_CODEC].tolist())
+        calls.extend(jobs[:nj, page_table.J_CODEC].tolist())
         return original(buf, dec, jobs, nj, *rest)
 
-    monkeypatch.setattr(fused, "run_jobs", counting)
+    monkeypatch.setattr(page_table, "run_jobs", counting)
     return calls
 
 
@@ -622,16 +623,16 @@ def test_jobs_kernel_copies_and_decompresses_snappy_and_leaves_other_codecs() ->
     dec = np.zeros(out_at + len(pages[0]) + 11, np.uint8)
     table = np.array(jobs, np.int64)
     done = np.empty(len(jobs), np.int64)
-    assert fused.run_jobs(buf, dec, table, len(jobs), 1 << 20, done) == 4
-    assert done.tolist() == [5_000, 0, 70_000, 0, fused.JOB_ELSEWHERE, fused.JOB_FAILED, fused.JOB_FAILED, fused.JOB_FAILED]
+    assert page_table.run_jobs(buf, dec, table, len(jobs), 1 << 20, done) == 4
+    assert done.tolist() == [5_000, 0, 70_000, 0, page_table.JOB_ELSEWHERE, page_table.JOB_FAILED, page_table.JOB_FAILED, page_table.JOB_FAILED]
     expected = pages[0] + pages[1] + pages[2] + pages[2]
     assert dec[: len(expected)].tobytes() == expected
     # the zstd job runs in Python; the failed ones are named, their bytes counted as 0
-    assert fused.finish_jobs(table, done, buf, dec, 1 << 20) == [5, 6, 7]
+    assert page_table.finish_jobs(table, done, buf, dec, 1 << 20) == [5, 6, 7]
     assert done.tolist() == [5_000, 0, 70_000, 0, 5_000, 0, 0, 0]
     assert dec[len(expected) : len(expected) + 5_000].tobytes() == pages[0]
     # a page larger than the limit is refused, not decompressed
-    assert fused.run_jobs(buf, dec, table, 1, 4_999, done) == 1 and done[0] == fused.JOB_FAILED
+    assert page_table.run_jobs(buf, dec, table, 1, 4_999, done) == 1 and done[0] == page_table.JOB_FAILED
 
 
 def test_scan_option_partial_decompression(tmp_path: Path) -> None:

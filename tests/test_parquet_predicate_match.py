@@ -1,6 +1,6 @@
-"""Whole-chunk ``=`` / ``IN`` matching (lazyscan.parquet.fused_match): the rows it finds equal
+"""Whole-chunk ``=`` / ``IN`` matching (lazyscan.parquet.predicate_match): the rows it finds equal
 pyarrow's on every shape it takes, the page cache it fills serves the output read, and anything
-it does not read (other encodings, corrupt pages) goes to the general path with the same
+it does not read (other encodings, corrupt pages) goes to the general route with the same
 located errors."""
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import pytest
 
 import lazyscan
 from lazyscan.errors import CorruptFileError
-from lazyscan.parquet import ParquetFile, ReadCounters, fused_match
-from lazyscan.parquet.file import PageCache
+from lazyscan.parquet import PageCache, ParquetFile, ReadCounters, predicate_match
 from lazyscan.parquet.match import BytesMatcher
 
 N = 20_000
@@ -75,9 +74,9 @@ def test_matches_equal_pyarrow_and_the_general_path(tmp_path: Path, case: int) -
             got = _mask_of(pf.read_assembled(rg, "s", None, ReadCounters(), matcher=matcher), n)
             np.testing.assert_array_equal(got, expected)
             start += n
-    # the chunk went through whole-chunk matching, not the general path
+    # the chunk went through whole-chunk matching, not the general route
     calls = []
-    real = fused_match.match_full
+    real = predicate_match.match_full
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         out = real(*args, **kwargs)
@@ -85,10 +84,10 @@ def test_matches_equal_pyarrow_and_the_general_path(tmp_path: Path, case: int) -
         return out
 
     try:
-        fused_match.match_full = spy  # type: ignore[assignment]
+        predicate_match.match_full = spy  # type: ignore[assignment]
         pf.read_assembled(0, "s", None, ReadCounters(), matcher=BytesMatcher.of([b"x"]))
     finally:
-        fused_match.match_full = real  # type: ignore[assignment]
+        predicate_match.match_full = real  # type: ignore[assignment]
     assert calls == [True]
 
 
@@ -151,7 +150,7 @@ def test_walk_rejects_a_truncated_header_and_grows_its_tables() -> None:
     buf = np.array([0x15, 0x00, 0x15], np.uint8)  # a PageHeader cut after two fields
     pages = np.empty((1, 10), np.int64)
     jobs = np.empty((3, 5), np.int64)
-    assert fused_match.walk_chunk(buf, 3, 10, 0, 0, pages, np.empty(1, np.int64), jobs, np.empty(5, np.int64)) == fused_match.NOT_HERE
+    assert predicate_match.walk_chunk(buf, 3, 10, 0, 0, pages, np.empty(1, np.int64), jobs, np.empty(5, np.int64)) == predicate_match.NOT_HERE
 
 
 def test_many_small_pages_outgrow_the_first_tables(tmp_path: Path) -> None:
@@ -159,8 +158,8 @@ def test_many_small_pages_outgrow_the_first_tables(tmp_path: Path) -> None:
     column = pa.array([f"value {i}" for i in range(N)])
     pq.write_table(pa.table({"s": column}), path, data_page_size=64, write_batch_size=50, use_dictionary=False, compression="none")
     pf = ParquetFile(str(path))
-    assert len(pf.page_layout(0, "s").pages) > fused_match._FIRST_CAPACITY
-    got = fused_match.match_full(
+    assert len(pf.page_layout(0, "s").pages) > predicate_match._FIRST_CAPACITY
+    got = predicate_match.match_full(
         np.frombuffer(path.read_bytes(), np.uint8)[pf.chunk_range(0, 0)[0] :][: pf.chunk_range(0, 0)[1]],
         pf.column("s"), N, 0, BytesMatcher.of([b"value 17", b"value 19999"]), ReadCounters(), 1 << 30,
     )
@@ -229,7 +228,7 @@ def test_dictionary_rows_equal_the_general_paths(tmp_path: Path, version: str, n
 def test_dictionary_rows_of_required_columns(tmp_path: Path, version: str) -> None:
     """Columns without definition levels, whose codes are tested as they are unpacked: bit-packed
     runs (random values) and RLE runs (repeated values), several entry widths, against the codes
-    read by the general path."""
+    read by the general route."""
     rng = np.random.default_rng(12)
     runs = np.repeat(rng.integers(0, 40, N // 20 + 1), 20)[:N]  # runs of 20 equal values: RLE
     table = pa.table(
