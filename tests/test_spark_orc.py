@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import decimal
 from pathlib import Path
 
@@ -151,3 +152,34 @@ def test_timestamps_in_a_non_utc_session(spark, tmp_path, orc_dir: str, zone: st
     finally:
         spark.conf.set("spark.sql.session.timeZone", prev)
         lazyscan.spark.register(spark)
+
+
+def test_nested_timestamps_are_typed_as_spark_orc_reader_types_them(spark, tmp_path) -> None:
+    """ORC timestamps inside structs and lists are TIMESTAMP for Spark's ORC reader as flat ones
+    are (``OrcUtils.toCatalystType``); the schema of the file's unit-file facts and the rows
+    lazyscan reads equal Spark's reader's."""
+    from lazyscan.format.units import open_units
+    from lazyscan.spark.types import spark_schema_of
+
+    stamps = [dt.datetime(2021, 3, 14, 1, 30) + dt.timedelta(seconds=137 * i) for i in range(50)]
+    p = str(tmp_path / "nested-ts.orc")
+    porc.write_table(pa.table({
+        "id": pa.array(range(50)),
+        "ts": pa.array(stamps, pa.timestamp("ns")),
+        "s": pa.array([{"t": s} for s in stamps], pa.struct([("t", pa.timestamp("ns"))])),
+        "l": pa.array([[s, None] for s in stamps], pa.list_(pa.timestamp("ns"))),
+    }), p)
+    theirs = spark.read.orc(p)
+    with open_units(p) as f:
+        assert spark_schema_of(f) == theirs.schema
+    prev = spark.conf.get("spark.sql.session.timeZone")
+    for zone in ("UTC", "America/Los_Angeles"):
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        lazyscan.spark.register(spark)
+        try:
+            ours = spark.read.format("lazyscan").load(p)
+            assert ours.schema == theirs.schema
+            assert_same_rows(ours.where("id < 20").collect(), spark.read.orc(p).where("id < 20").collect(), zone)
+        finally:
+            spark.conf.set("spark.sql.session.timeZone", prev)
+            lazyscan.spark.register(spark)

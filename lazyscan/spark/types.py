@@ -239,16 +239,11 @@ def file_spark_schema(parquet_file: Any, *, binary_as_string: bool = False) -> S
 
 
 def orc_spark_schema(orc_file: Any) -> StructType:
-    """The Spark schema of an open :class:`lazyscan.orc.OrcFile`, as Spark's ORC reader maps
-    ORC types: ``timestamp`` and ``timestamp with local time zone`` are ``TIMESTAMP`` (values
-    truncated to microseconds), ``char``/``varchar`` are strings."""
+    """The Spark schema of an open :class:`lazyscan.orc.OrcFile`, as :func:`spark_schema_of`
+    gives it: every ORC timestamp without a zone is Hive's, at any depth."""
     fields = []
     for c in orc_file.columns:
-        atype = c.arrow_type
-        if pa.types.is_timestamp(atype):
-            stype: DataType = TimestampType()
-        else:
-            stype = spark_type_of(atype, c.name, path=orc_file.path)
+        stype = spark_type_of(c.arrow_type, c.name, int96=True, path=orc_file.path, reader="ORC")
         fields.append(StructField(c.name, stype, True))
     return StructType(fields)
 
