@@ -1,6 +1,7 @@
 """Ranged reads over local files and pyarrow / fsspec filesystems.
 
-Modules: :mod:`.source` (sources, opening paths, coalescing, I/O counters, file identity),
+Modules: :mod:`.source` (sources, opening paths, coalescing and its one policy, I/O counters,
+file identity), :mod:`.fetch` (the byte ranges of a read, counted into the reader's counters),
 :mod:`.retry` (which failures are transient, backoff, the time budget of a read),
 :mod:`.prefetch` (read-ahead), :mod:`.pools` (the process's thread pools).
 
@@ -9,6 +10,10 @@ Modules: :mod:`.source` (sources, opening paths, coalescing, I/O counters, file 
   filesystem.
 - :func:`coalesce_ranges` / :meth:`Source.read_ranges`: merges nearby byte ranges into few large
   requests (gap and size limits), so remote stores see few round trips.
+- :class:`ReadOptions` / :attr:`Source.default_read`: the coalescing policy, the same for every
+  format and chosen by the source: no gap bridged on local files, 1 MiB on object stores.
+- :func:`lazyscan.io.fetch.fetch` / :func:`~lazyscan.io.fetch.fetch_into`: what Parquet and ORC
+  readers fetch through (time, bytes and requests counted; a short read names its range).
 - :class:`IOStats`: bytes and requests issued, time spent waiting.
 - :class:`RetryPolicy` / :func:`call_with_retries`: transient failures of object stores retried
   with backoff within a time budget; denied and missing objects reported at once.
@@ -20,6 +25,8 @@ Modules: :mod:`.source` (sources, opening paths, coalescing, I/O counters, file 
 
 from lazyscan.io.retry import DEFAULT_RETRY, RetryPolicy
 from lazyscan.io.source import (
+    LOCAL_READ,
+    REMOTE_READ,
     FileIdentity,
     IOStats,
     LocalSource,
@@ -31,6 +38,6 @@ from lazyscan.io.source import (
 )
 
 __all__ = [
-    "DEFAULT_RETRY", "FileIdentity", "IOStats", "LocalSource", "ReadOptions", "RetryPolicy", "Source",
+    "DEFAULT_RETRY", "LOCAL_READ", "REMOTE_READ", "FileIdentity", "IOStats", "LocalSource", "ReadOptions", "RetryPolicy", "Source",
     "call_with_retries", "coalesce_ranges", "open_source",
 ]

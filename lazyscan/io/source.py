@@ -74,12 +74,29 @@ class IOStats:
 class ReadOptions:
     """How byte ranges are fetched.
 
-    ``coalesce_gap``: two ranges closer than this many bytes are fetched as one request.
-    ``coalesce_max``: a merged request is not grown beyond this size.
+    ``coalesce_gap``: two ranges closer than this many bytes are fetched as one request, the
+    bytes between them too. ``coalesce_max``: a merged request is not grown beyond this size.
+
+    The coalescing policy, the same for every format: a source that is not given options
+    coalesces as :attr:`Source.default_read` says, by what a request costs there.
+
+    - Local files (:data:`LOCAL_READ`): gap 0. A request is a system call; a gap's bytes cost
+      their copy out of the page cache, more than the call saved. Ranges that touch still
+      merge (one ``preadv``).
+    - Object stores (:data:`REMOTE_READ`, also what ``ReadOptions()`` holds): gap 1 MiB. A
+      request costs a round trip, what some megabytes of transfer cost.
+
+    Both grow a merged request to at most 64 MiB.
     """
 
-    coalesce_gap: int = 64 * 1024
+    coalesce_gap: int = 1024 * 1024
     coalesce_max: int = 64 * 1024 * 1024
+
+
+#: the coalescing of local files (see :class:`ReadOptions`)
+LOCAL_READ = ReadOptions(coalesce_gap=0)
+#: the coalescing of object stores (see :class:`ReadOptions`)
+REMOTE_READ = ReadOptions()
 
 
 def coalesce_ranges(
@@ -220,8 +237,6 @@ def _store_identity(size: int, info: dict[str, Any]) -> FileIdentity:
     )
 
 
-_DEFAULT_READ = ReadOptions()
-
 #: the smallest GET a remote source makes: a smaller read fetches this much (clipped to the
 #: object) and keeps the rest for the reads that follow. Besides saving requests where small
 #: reads walk forward (page headers, ORC stripe footers), it keeps every response buffer larger
@@ -290,6 +305,8 @@ class Source:
     retry: RetryPolicy | None = DEFAULT_RETRY
     #: the smallest request made (0: as asked), see :data:`MIN_REMOTE_READ`
     min_request: int = MIN_REMOTE_READ
+    #: how reads coalesce ranges when they are given no options (see :class:`ReadOptions`)
+    default_read: ReadOptions = REMOTE_READ
     #: ranges fetched ahead (object stores, see :meth:`enable_prefetch`)
     _blocks: BlockCache | None = None
     #: the surplus of widened small reads
@@ -378,7 +395,7 @@ class Source:
         would; no-op unless :meth:`enable_prefetch` was called."""
         if self._blocks is None or not ranges:
             return
-        opts = options or _DEFAULT_READ
+        opts = options or self.default_read
         clipped = [(off, min(length, self.size - off)) for off, length in ranges if 0 <= off < self.size and length > 0]
         todo = [(off, length) for off, length in clipped if not self._blocks.covered(off, length)]
         merged = coalesce_ranges(todo, opts.coalesce_gap, opts.coalesce_max)
@@ -403,7 +420,7 @@ class Source:
     ) -> tuple[list[memoryview], int, int]:
         """:meth:`read_ranges`, plus the bytes and requests this call fetched (the source's
         :attr:`stats` also count other threads' reads)."""
-        opts = options or _DEFAULT_READ
+        opts = options or self.default_read
         out: list[memoryview] = [memoryview(b"")] * len(ranges)
         todo = list(range(len(ranges)))
         if self._blocks is not None:
@@ -420,14 +437,14 @@ class Source:
             off, length = ranges[todo[0]]
             data = self.read_at(off, length)
             out[todo[0]] = memoryview(data)
-            return out, len(data), 1
+            return out, len(data), int(length > 0)
         wanted = [ranges[i] for i in todo]
         nbytes = 0
         requests = 0
         for start, end, members in coalesce_ranges(wanted, opts.coalesce_gap, opts.coalesce_max):
             data = self.read_at(start, end - start)
             nbytes += len(data)
-            requests += 1
+            requests += end > start  # empty ranges make no request
             view = memoryview(data)
             for k in members:
                 off, length = wanted[k]
@@ -443,9 +460,9 @@ class Source:
         views, nbytes, requests = self.read_ranges_counted(ranges, options)
         starts, total = _layout(ranges)
         out = _empty_bytes(total)
-        for (_, length), view, at in zip(ranges, views, starts):
+        for i, ((off, length), view, at) in enumerate(zip(ranges, views, starts)):
             if len(view) != length:
-                raise ShortReadError(f"{self.path!r} ends inside the byte range {_}+{length}")
+                raise ShortReadError(f"{self.path!r} ends inside the byte range {off}+{length}", index=i)
             out[at : at + length] = np.frombuffer(view, dtype=np.uint8)
         return out, starts, nbytes, requests
 
@@ -463,7 +480,12 @@ class Source:
 
 
 class ShortReadError(SourceError):
-    """The source ended inside a requested byte range."""
+    """The source ended inside a requested byte range; ``index``: which of the ranges asked
+    for, where that is known."""
+
+    def __init__(self, message: str, index: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index
 
 
 def _layout_in_order(ranges: list[tuple[int, int]]) -> tuple[list[int], int, bool]:
@@ -571,6 +593,7 @@ class LocalSource(Source):
 
     retry = None  # errors of a local file are not passing
     min_request = 0  # a read is a system call, not a round trip
+    default_read = LOCAL_READ
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -615,7 +638,7 @@ class LocalSource(Source):
     ) -> tuple[np.ndarray, list[int], int, int]:
         """Like :meth:`Source.read_ranges_into`, with ``preadv`` straight into the array: no
         intermediate bytes objects."""
-        opts = options or _DEFAULT_READ
+        opts = options or self.default_read
         if not hasattr(os, "preadv"):  # pragma: no cover - not on Linux or macOS
             return super().read_ranges_into(ranges, opts)
         if opts.coalesce_gap == 0:

@@ -41,8 +41,16 @@ from lazyscan.errors import (
 from lazyscan.format.counters import ReadCounters
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
+from lazyscan.io.fetch import fetch
 from lazyscan.io.retry import RetryPolicy
-from lazyscan.io.source import ReadOptions, Source, SourceError, open_source, tail_read_length
+from lazyscan.io.source import (
+    ReadOptions,
+    ShortReadError,
+    Source,
+    SourceError,
+    open_source,
+    tail_read_length,
+)
 from lazyscan.orc import kernels as K
 from lazyscan.orc import proto as P
 from lazyscan.orc.compression import NONE, Decompressed, check_codec, decompress_stream
@@ -134,7 +142,7 @@ class OrcFile:
         self, source: Any, filesystem: Any = None, *, read: ReadOptions | None = None, timestamp_unit: str = "us",
         retry: RetryPolicy | None = None,
     ) -> None:
-        """``read``: request coalescing (None: the defaults of :class:`ReadOptions`).
+        """``read``: request coalescing (None: the source's policy, see :class:`ReadOptions`).
         ``retry``: how object-store requests are retried (None: the default policy).
         ``timestamp_unit``: ``us`` (Spark's unit, every year ORC stores) or ``ns`` (pyarrow's;
         a value outside 1677-09-21 to 2262-04-11 is then an error)."""
@@ -142,7 +150,7 @@ class OrcFile:
             raise OptionError(f"timestamp_unit must be one of {', '.join(TIMESTAMP_UNITS)}, got {timestamp_unit!r}")
         self.timestamp_unit = timestamp_unit
         self.source: Source = open_source(source, filesystem, retry=retry)
-        self.read_options = read
+        self._read = read
         self.path = self.source.path
         self.counters = ReadCounters()
         self._stripe_footers: dict[int, P.StripeFooter] = {}
@@ -428,19 +436,25 @@ class OrcFile:
 
     # ---- reading ------------------------------------------------------------------------
 
+    @property
+    def read_options(self) -> ReadOptions:
+        """How this file's reads coalesce ranges: the options given, else the source's
+        policy (:attr:`lazyscan.io.Source.default_read`)."""
+        return self._read or self.source.default_read
+
+    @read_options.setter
+    def read_options(self, read: ReadOptions | None) -> None:
+        self._read = read
+
     def _fetch(self, stripe: int, streams: list[P.Stream], counters: ReadCounters | None) -> list[memoryview]:
         s = self.stripe(stripe)
         ranges = [(s.offset + st.offset, st.length) for st in streams]
-        t0 = time.perf_counter()
-        views, nbytes, requests = self.source.read_ranges_counted(ranges, self.read_options)
-        c = counters if counters is not None else self.counters
-        c.io_seconds += time.perf_counter() - t0
-        c.bytes_fetched += nbytes
-        c.requests += requests
-        for st, v in zip(streams, views):
-            if len(v) != st.length:
-                raise self._error(CorruptFileError, f"the file ends inside stream {P.STREAM_NAMES.get(st.kind, st.kind)}", stripe=stripe)
-        return views
+        try:
+            return fetch(self.source, ranges, counters if counters is not None else self.counters, self.read_options)
+        except ShortReadError as e:
+            st = streams[e.index or 0]
+            name = P.STREAM_NAMES.get(st.kind, st.kind)
+            raise self._error(CorruptFileError, f"the file ends inside stream {name}", stripe=stripe, column=self._column_name(st.column)) from None
 
     def _row_groups(self, stripe: int) -> int:
         """The row groups of a stripe (entries its row indexes must have); 0 without a stride."""

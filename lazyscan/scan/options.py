@@ -34,9 +34,9 @@ class ScanOptions:
       byte-array columns are always read selectively, which copies each kept value once).
     - ``batch_size``: rows per output record batch. ``threads``: row groups read in parallel.
     - ``coalesce_gap``: byte ranges of one read (pages, ORC streams) closer than this many bytes
-      are fetched in one request, the bytes between them too; -1 takes the source's default:
-      0 for local files, 1 MiB on object stores, where a request costs what some megabytes of
-      transfer do.
+      are fetched in one request, the bytes between them too; -1 takes the source's policy, the
+      same for every format (:class:`lazyscan.io.ReadOptions`: 0 on local files, 1 MiB on
+      object stores).
     - ``prefetch``: on object stores, fetch the filter columns of the next row groups while the
       current one is read (row groups statistics rule out are not fetched; when the gap lets
       neighbouring row groups' ranges merge, as many as fit in one request).
