@@ -1032,3 +1032,26 @@ def bind(expr: Expr, schema: pa.Schema, *, case_sensitive: bool = False) -> Boun
     if not isinstance(expr, Expr):
         raise PredicateError(f"bind needs an expression, got {type(expr).__name__}")
     return _Binder(schema, case_sensitive).bind(expr)
+
+
+def check_bound(bound: BoundExpr, schema: pa.Schema) -> None:
+    """Raise :class:`PredicateError` unless every column ``bound`` reads is a field of
+    ``schema`` with the type it was bound to: a filter bound once (on a Spark driver) used by a
+    scan of that schema, without binding it again."""
+    stack: list[Any] = [bound]
+    while stack:
+        node = stack.pop()
+        ref = getattr(node, "column", None)
+        if isinstance(ref, BoundRef):
+            i = schema.get_field_index(ref.name)
+            if i < 0:
+                raise PredicateError(
+                    f"the bound filter reads column {render_column(ref.name)}, which the scan's "
+                    f"schema lacks; columns: {', '.join(render_column(n) for n in schema.names)}"
+                )
+            if schema.field(i).type != ref.type:
+                raise PredicateError(
+                    f"the bound filter reads column {render_column(ref.name)} as {ref.type}, the "
+                    f"scan's schema has it as {schema.field(i).type}"
+                )
+        stack.extend(c for c in (getattr(node, n, None) for n in ("left", "right", "child")) if c is not None)

@@ -11,10 +11,16 @@ Parts and roles:
 - :class:`_FileContext`: one open file of the scan; it must be the version the plan was made
   from (identity and footer digest, see :func:`~lazyscan.scan.dataset.check_planned`) when it is
   opened and again after its last row group is read, else a :class:`FileChangedError` names it.
-- :class:`_RowGroupScan`: the per-row-group algorithm, cheapest tier first: partition values
-  (per file) -> statistics -> Bloom filters -> dictionaries -> page index -> values of predicate
-  columns (each decoded only for rows that survived the previous step, dictionary-encoded ones
-  evaluated per dictionary entry) -> payload columns read only for surviving rows.
+- :class:`_RowGroupScan`: the per-unit algorithm (a unit: a Parquet row group, an ORC
+  stripe), a loop over the tiers, cheapest first: partition values (per file) -> statistics ->
+  Bloom filters -> dictionaries -> page index -> values of predicate columns (each decoded only
+  for rows that survived the previous step, dictionary-encoded ones evaluated per dictionary
+  entry) -> payload columns read only for surviving rows. Each tier is a method that rules the
+  unit out (a :class:`_RuledOut` naming tier and conjunct) or narrows its selection;
+  :func:`_record_ruled_out` is the one place that counts what a tier removed (profile counter,
+  decision log, join filter).
+- a filter may come bound already (a :class:`~lazyscan.predicate.BoundExpr`, as a Spark task
+  gets it from the driver): the scan checks it against its schema and does not bind it again.
 
 Results never depend on the options: every tier and late materialization can be switched off and
 the same rows come back (see ``tests/test_scan.py``, ``test_every_switch_combination_gives_same_rows``).
@@ -62,7 +68,7 @@ from lazyscan.predicate import (
     split_conjuncts,
     to_expr,
 )
-from lazyscan.predicate.bind import NameResolver
+from lazyscan.predicate.bind import NameResolver, check_bound
 from lazyscan.predicate.bound import (
     BoundCompare,
     BoundExpr,
@@ -961,13 +967,74 @@ def _bloom_candidate(bound: BoundExpr) -> bool:
 # the scan
 
 
+@dataclass(frozen=True)
+class _Unit:
+    """One unit of the scan to read: the ``task``-th file (or byte range) of the plan, its
+    unit ``number``; or, with ``error``, a file that could not be opened."""
+
+    task: int
+    info: FileInfo | FileSplit
+    ctx: _FileContext | None
+    number: int
+    error: Exception | None = None
+
+
+@dataclass(frozen=True)
+class _UnitResult:
+    """What reading a unit gave: its surviving rows (None: none) and profile, or an error."""
+
+    unit: _Unit
+    table: pa.Table | None
+    profile: Profile | None
+    error: Exception | None = None
+
+
+class _Batches:
+    """Cuts a stream of tables into record batches of ``size`` rows (copying at most a batch)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.pending: list[pa.Table] = []
+        self.rows = 0
+
+    def add(self, table: pa.Table) -> Iterator[pa.RecordBatch]:
+        """The whole batches ``table`` completes."""
+        self.pending.append(table)
+        self.rows += table.num_rows
+        while self.rows >= self.size:
+            combined = pa.concat_tables(self.pending) if len(self.pending) > 1 else self.pending[0]
+            head = combined.slice(0, self.size)
+            if any(c.num_chunks > 1 for c in head.columns):
+                head = head.combine_chunks()  # copies at most one batch
+            yield from head.to_batches()
+            rest = combined.slice(self.size)
+            self.pending = [rest] if rest.num_rows else []
+            self.rows = rest.num_rows
+
+    def rest(self) -> Iterator[pa.RecordBatch]:
+        """The rows left over, as the last (smaller) batch."""
+        if self.rows:
+            yield from pa.concat_tables(self.pending).combine_chunks().to_batches()
+        self.pending = []
+        self.rows = 0
+
+
+def _at_unit(error: FileError, path: str, unit: int) -> FileError:
+    """``error`` naming the file and the unit; a unit the format's reader named already (an ORC
+    stripe) is not named again as a row group."""
+    if error.location.stripe is not None:
+        return error.at(file=path)
+    return error.at(file=path, row_group=unit)
+
+
 @dataclass
 class _Plan:
     tasks: list[_FileTask] = field(default_factory=list)
 
 
 class Scan:
-    """A planned scan. Iterate :meth:`to_batches` (streaming) or call :meth:`to_table`.
+    """A planned scan. Iterate :meth:`to_batches` (streaming) or :meth:`to_batches_by_file`
+    (each batch with the file or byte range it came from), or call :meth:`to_table`.
 
     The profile is complete once the batches have been consumed.
     """
@@ -976,7 +1043,7 @@ class Scan:
         self,
         source: Any,
         columns: Sequence[str] | None = None,
-        where: str | Expr | None = None,
+        where: str | Expr | BoundExpr | None = None,
         *,
         filesystem: Any = None,
         schema: pa.Schema | None = None,
@@ -986,6 +1053,9 @@ class Scan:
         self.options = options or ScanOptions()
         self.filesystem = filesystem
         self.profile = Profile()
+        #: the file (or byte range) whose read raised the error that ended the iteration
+        self.failed_part: FileInfo | FileSplit | None = None
+        self._sources: list[Any] = []
         gap = self.options.coalesce_gap
         self.reader_options = ReaderOptions(
             materialization_threshold=self.options.materialization_threshold,
@@ -1041,11 +1111,17 @@ class Scan:
             # resolved as the filter's names are: exactly, then ignoring case when one matches
             resolver = NameResolver(names, self.options.case_sensitive, schema.types)
             self.output_columns = [resolver.name(c) for c in columns]
-        with session_time_zone(self.options.time_zone):
-            self.expr = to_expr(where)
-            self.bound: BoundExpr | None = (
-                bind(self.expr, schema, case_sensitive=self.options.case_sensitive) if self.expr is not None else None
-            )
+        if isinstance(where, BoundExpr):
+            # bound once by the caller (a Spark driver) against this schema: not bound again
+            check_bound(where, schema)
+            self.expr: Expr | None = None
+            self.bound: BoundExpr | None = where
+        else:
+            with session_time_zone(self.options.time_zone):
+                self.expr = to_expr(where)
+                self.bound = (
+                    bind(self.expr, schema, case_sensitive=self.options.case_sensitive) if self.expr is not None else None
+                )
         self.conjuncts: list[_Conjunct] = []
         if self.bound is not None:
             for part in _group_by_column(split_conjuncts(self.bound)):
@@ -1130,27 +1206,51 @@ class Scan:
 
     # ---- execution ------------------------------------------------------------------------
 
-    def _units(self) -> Iterator[tuple[_FileContext, int] | tuple[None, int]]:
-        for task in self._plan.tasks:
-            self.profile.add("files")
-            pruned_by = self._file_pruned(task)
-            if pruned_by is not None:
-                with open_units(task.info.path, self.filesystem, self.reader_options, self.options.format) as f:
-                    units = f.units_of_split(task.info.start, task.info.length) if isinstance(task.info, FileSplit) else range(f.num_units())
-                    for rg in units:
-                        rows = f.unit_rows(rg)
-                        self.profile.add("row_groups_total")
-                        self.profile.add("rows_total", rows)
-                        _record_ruled_out(self.profile, _RuledOut(_PARTITION, pruned_by), rows, decision=False)
+    def _units(self) -> Iterator[_Unit]:
+        """Every unit of the scan's files to read, in order; a file that cannot be opened
+        ends the stream with a unit that raises its error (in order, after the units before)."""
+        for number, task in enumerate(self._plan.tasks):
+            try:
+                ctx = self._open(task)
+            except Exception as e:
+                yield _Unit(number, task.info, None, -1, e)
+                return
+            if ctx is None:
                 continue
-            ctx = _FileContext(self, task)
             self._sources.append(ctx.file.source.stats)
             self.profile.add("bytes_total", ctx.file.units_bytes(ctx.row_groups))
             for rg in ctx.row_groups:
-                yield ctx, rg
+                yield _Unit(number, task.info, ctx, rg)
 
-    def _run_unit(self, unit: tuple[_FileContext, int]) -> tuple[pa.Table | None, Profile]:
-        ctx, rg = unit
+    def _open(self, task: _FileTask) -> _FileContext | None:
+        """The file of ``task`` opened for reading; None when its partition values rule it out
+        (its units are counted as the partition tier's)."""
+        self.profile.add("files")
+        pruned_by = self._file_pruned(task)
+        if pruned_by is None:
+            return _FileContext(self, task)
+        with open_units(task.info.path, self.filesystem, self.reader_options, self.options.format) as f:
+            units = f.units_of_split(task.info.start, task.info.length) if isinstance(task.info, FileSplit) else range(f.num_units())
+            for rg in units:
+                rows = f.unit_rows(rg)
+                self.profile.add("row_groups_total")
+                self.profile.add("rows_total", rows)
+                _record_ruled_out(self.profile, _RuledOut(_PARTITION, pruned_by), rows, decision=False)
+        return None
+
+    def _run_unit(self, unit: _Unit) -> _UnitResult:
+        """Read one unit (on a worker thread); an error comes back with the unit, to be raised
+        in order by the consumer."""
+        try:
+            if unit.error is not None:
+                raise unit.error
+            return _UnitResult(unit, *self._read_unit(unit))
+        except Exception as e:
+            return _UnitResult(unit, None, None, e)
+
+    def _read_unit(self, unit: _Unit) -> tuple[pa.Table | None, Profile]:
+        ctx, rg = unit.ctx, unit.number
+        assert ctx is not None
         job = _RowGroupScan(ctx, rg)
         try:
             table = job.run()
@@ -1158,43 +1258,68 @@ class Scan:
             if not isinstance(e, FileChangedError):
                 ctx.explain(e)
             if isinstance(e, FileError):
-                raise e.at(file=ctx.file.path, row_group=rg) from None
+                raise _at_unit(e, ctx.file.path, rg) from None
             raise
         ctx.unit_read()
         return table, job.profile
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Stream the matching rows as record batches of ``batch_size`` rows (the last smaller)."""
-        batch_size = self.options.batch_size
-        pending: list[pa.Table] = []
-        pending_rows = 0
-        for table in self._tables():
-            pending.append(table)
-            pending_rows += table.num_rows
-            while pending_rows >= batch_size:
-                combined = pa.concat_tables(pending) if len(pending) > 1 else pending[0]
-                head = combined.slice(0, batch_size)
-                if any(c.num_chunks > 1 for c in head.columns):
-                    head = head.combine_chunks()  # copies at most one batch
-                yield from head.to_batches()
-                rest = combined.slice(batch_size)
-                pending = [rest] if rest.num_rows else []
-                pending_rows = rest.num_rows
-        if pending_rows:
-            yield from pa.concat_tables(pending).combine_chunks().to_batches()
+        batches = _Batches(self.options.batch_size)
+        for _, table in self._tables():
+            yield from batches.add(table)
+        yield from batches.rest()
 
-    def _tables(self) -> Iterator[pa.Table]:
-        """The surviving rows of each row group, in order (one table per row group)."""
+    def to_batches_by_file(self) -> Iterator[tuple[FileInfo | FileSplit, pa.RecordBatch]]:
+        """Stream the matching rows as :meth:`to_batches` does, each batch with the file (or
+        the byte range of a file, a :class:`FileSplit`) it came from: no batch holds rows of
+        two, so a batch can be given its file's partition values and path. The last batch of
+        each file (or range) may be smaller than ``batch_size``.
+
+        When a file cannot be read, the error is raised after every batch of the files
+        before it, and :attr:`failed_part` names it."""
+        batches = _Batches(self.options.batch_size)
+        part: FileInfo | FileSplit | None = None
+        number = -1
+        for result in self._results():
+            unit = result.unit
+            if unit.task != number:
+                if part is not None:
+                    for batch in batches.rest():
+                        yield part, batch
+                part, number = unit.info, unit.task
+            self._raise_error_of(result)
+            if result.table is not None and result.table.num_rows:
+                for batch in batches.add(result.table):
+                    yield unit.info, batch
+        if part is not None:
+            for batch in batches.rest():
+                yield part, batch
+
+    def _tables(self) -> Iterator[tuple[_Unit, pa.Table]]:
+        """The surviving rows of each unit, in order (one table per unit with survivors)."""
+        for result in self._results():
+            self._raise_error_of(result)
+            if result.table is not None and result.table.num_rows:
+                yield result.unit, result.table
+
+    def _raise_error_of(self, result: _UnitResult) -> None:
+        if result.error is not None:
+            self.failed_part = result.unit.info
+            raise result.error
+
+    def _results(self) -> Iterator[_UnitResult]:
+        """What reading each unit gave, in order; the profile gathers theirs."""
         if self._consumed:
             raise OptionError("a Scan can be iterated once; create a new one to scan again")
         self._consumed = True
-        self._sources: list[Any] = []
+        self._sources = []
         t0 = time.perf_counter()
         try:
-            for table, prof in _ordered_map(self._run_unit, self._units(), self.options.effective_threads):
-                self.profile.merge(prof)
-                if table is not None and table.num_rows:
-                    yield table
+            for result in _ordered_map(self._run_unit, self._units(), self.options.effective_threads):
+                if result.profile is not None:
+                    self.profile.merge(result.profile)
+                yield result
         finally:
             self.profile.counters["bytes_read"] = sum(s.bytes_read for s in self._sources)
             # every ranged read of the files (footers and page indexes too), as an object store counts them
@@ -1207,7 +1332,7 @@ class Scan:
 
     def to_table(self) -> pa.Table:
         """All matching rows as one table (a chunk per row group with survivors, not copied)."""
-        tables = list(self._tables())
+        tables = [table for _, table in self._tables()]
         if not tables:
             return empty_table(self.schema)
         return pa.concat_tables(tables)
@@ -1315,7 +1440,7 @@ def _ordered_map(fn: Callable[[Any], Any], items: Iterable[Any], threads: int) -
 def scan(
     source: Any,
     columns: Sequence[str] | None = None,
-    where: str | Expr | None = None,
+    where: str | Expr | BoundExpr | None = None,
     *,
     batch_size: int | None = None,
     threads: int | None = None,
@@ -1328,7 +1453,9 @@ def scan(
     ``source``: a file, a directory (recursive; ``key=value`` folders become partition columns),
     a glob, a list of those, or a list of :class:`FileSplit`; local paths, ``file://`` URLs, or
     paths on a pyarrow/fsspec ``filesystem``. ``columns``: output columns (default: all).
-    ``where``: SQL predicate text or an expression built with :func:`lazyscan.col`.
+    ``where``: SQL predicate text or an expression built with :func:`lazyscan.col`; or a
+    filter already bound to ``schema`` (a :class:`~lazyscan.predicate.BoundExpr` from
+    :func:`~lazyscan.predicate.bind`), which the scan uses without binding it again.
 
     Names in ``columns`` and ``where`` are top-level column names taken whole (``"a.b"`` is
     the column named ``a.b``; in SQL text write it `` `a.b` `` or ``"a.b"``), resolved exactly,

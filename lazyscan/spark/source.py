@@ -69,6 +69,7 @@ from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceEr
 from lazyscan.format.options import ReaderOptions
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.predicate import (
+    BoundExpr,
     Expr,
     bind,
     col,
@@ -78,12 +79,14 @@ from lazyscan.predicate import (
     referenced_columns,
     split_conjuncts,
 )
+from lazyscan.predicate.bind import check_bound
 from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
-from lazyscan.scan.dataset import FileInfo, discover, pinned
+from lazyscan.scan.dataset import FileInfo, FileSplit, discover, pinned
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
+from lazyscan.scan.scan import Scan
 from lazyscan.spark.compat import (
     DataSource,
     DataSourceReader,
@@ -464,8 +467,20 @@ def _resolve(name: str, candidates: Sequence[str], case_sensitive: bool = False)
     return low[0] if len(low) == 1 else None
 
 
+def _describe_split(part: FileInfo | FileSplit) -> str:
+    if isinstance(part, FileSplit):
+        return f"{part.path!r} (bytes {part.start}-{part.start + part.length} of {part.size})"
+    return repr(part.path)
+
+
 class LazyScanReader(DataSourceReader):
-    """Reads one planned scan; picklable (settings, listing, predicates and plain data only)."""
+    """Reads one planned scan; picklable (settings, listing, bound predicates and plain data
+    only).
+
+    Every predicate (the ``where`` option, key filters, filters Spark pushes, or
+    ``bound_filter``, a filter the caller bound already) is bound once, on the driver, against
+    the listing's scan schema; the tasks get the bound predicates and bind nothing.
+    """
 
     def __init__(
         self,
@@ -474,6 +489,8 @@ class LazyScanReader(DataSourceReader):
         schema: StructType,
         accumulator: Any = None,
         source_id: str = "",
+        *,
+        bound_filter: BoundExpr | None = None,
     ) -> None:
         self.settings = settings
         self.listing = listing
@@ -482,7 +499,7 @@ class LazyScanReader(DataSourceReader):
         self.scan_id = new_scan_id()
         #: the data source instance this reader belongs to (one per loaded DataFrame)
         self.source_id = source_id or self.scan_id
-        self.predicates: list[Expr] = []
+        self._predicates: list[BoundExpr] = []
         file_names = [n for n in listing.file_arrow_schema.names if n not in listing.partition_names]
         self.case_sensitive = settings.case_sensitive
         outputs = []
@@ -495,23 +512,38 @@ class LazyScanReader(DataSourceReader):
         self.outputs = tuple(outputs)
         self.scan_columns = list(dict.fromkeys(o.source for o in outputs if o.source is not None))
         self.shaper = BatchShaper(schema, outputs)
+        if bound_filter is not None:
+            check_bound(bound_filter, listing.scan_schema)
+            self._predicates.append(bound_filter)
         if settings.where:
-            self.predicates.append(self._option_filter(settings.where))
+            self._predicates.append(self._option_filter(settings.where))
         for column, text in settings.key_filters:
-            self.predicates.append(self._key_filter(column, text))
+            self._predicates.append(self._key_filter(column, text))
         # the decoded filters travel in the predicates; the text would double what Spark ships
         self.settings = replace(settings, key_filters=())
 
-    def _option_filter(self, text: str) -> Expr:
+    @property
+    def predicates(self) -> list[BoundExpr]:
+        """The filters the scan evaluates (ANDed), bound to the listing's scan schema."""
+        return self._predicates
+
+    @predicates.setter
+    def predicates(self, filters: Sequence[Expr | BoundExpr]) -> None:
+        self._predicates = [f if isinstance(f, BoundExpr) else self._bind(f) for f in filters]
+
+    def _bind(self, expr: Expr) -> BoundExpr:
+        """``expr`` bound to the listing's scan schema (the one bind a predicate gets)."""
+        with session_time_zone(self.settings.time_zone):
+            return bind(expr, self.listing.scan_schema, case_sensitive=self.case_sensitive)
+
+    def _option_filter(self, text: str) -> BoundExpr:
         try:
             with session_time_zone(self.settings.time_zone):
-                expr = parse_predicate(text)
-                bind(expr, self.listing.scan_schema, case_sensitive=self.case_sensitive)
+                return self._bind(parse_predicate(text))
         except PredicateError as e:
             raise OptionError(f"option 'where' cannot be evaluated by lazyscan: {e}") from None
-        return expr
 
-    def _key_filter(self, column: str, text: str) -> Expr:
+    def _key_filter(self, column: str, text: str) -> BoundExpr:
         option = f"{KEY_FILTER_PREFIX}{column}"
         names = [n for n in self.listing.scan_schema.names if n not in self.listing.partition_names]
         name = _resolve(column, names, self.case_sensitive)
@@ -519,11 +551,9 @@ class LazyScanReader(DataSourceReader):
             raise OptionError(f"option {option!r}: no file column {column!r}; columns: {', '.join(names)}")
         try:
             keys = KeyFilter.from_text(text)
-            expr = col(name).isin_keys(keys, adaptive=True)
-            bind(expr, self.listing.scan_schema, case_sensitive=self.case_sensitive)
+            return self._bind(col(name).isin_keys(keys, adaptive=True))
         except LazyScanError as e:
             raise OptionError(f"option {option!r}: {e}") from None
-        return expr
 
     # ---- planning (driver) ----------------------------------------------------------------
 
@@ -562,19 +592,18 @@ class LazyScanReader(DataSourceReader):
                 )
             return list(filters)
         kept: list[Filter] = []
-        scan_schema = self.listing.scan_schema
         for f in filters:
             e = convert_filter(f, self._filter_column)
+            bound = None
             if e is not None:
                 try:
-                    bind(e, scan_schema, case_sensitive=self.case_sensitive)
+                    bound = self._bind(e)
                 except PredicateError as err:
                     log.debug("filter %r stays in Spark: %s", f, err)
-                    e = None
-            if e is None:
+            if bound is None:
                 kept.append(f)
             else:
-                self.predicates.append(e)
+                self._predicates.append(bound)
         log.info(
             "lazyscan %s: pushed %d of %d filters: %s",
             self.scan_id,
@@ -593,16 +622,17 @@ class LazyScanReader(DataSourceReader):
         log.warning(unused_filters_message(", ".join(self.settings.paths), text))
 
     @property
-    def where(self) -> Expr | None:
-        if not self.predicates:
+    def where(self) -> BoundExpr | None:
+        """The scan's filter: every predicate ANDed, bound (None: no filter)."""
+        if not self._predicates:
             return None
-        result: Expr = conjunction(self.predicates)
+        result: BoundExpr = conjunction(self._predicates)
         return result
 
     def _prune_files(self) -> list[FileInfo]:
         files = list(self.listing.files)
         parts = set(self.listing.partition_names)
-        conjuncts = [c for p in self.predicates for c in split_conjuncts(p)]
+        conjuncts = [c for p in self._predicates for c in split_conjuncts(p)]
         on_parts = [c for c in conjuncts if referenced_columns(c) and referenced_columns(c) <= parts]
         if not files or not on_parts:
             return files
@@ -611,7 +641,8 @@ class LazyScanReader(DataSourceReader):
             {f.name: pa.array([i.partition_values.get(f.name) for i in files], f.type) for f in pschema},
             schema=pschema,
         )
-        mask = evaluate(bind(conjunction(on_parts), pschema, case_sensitive=self.case_sensitive), table)
+        # bound to the scan schema, whose partition columns are the partition schema's
+        mask = evaluate(conjunction(on_parts), table)
         kept = [f for f, keep in zip(files, mask) if keep]
         log.info("lazyscan %s: partition pruning kept %d of %d files", self.scan_id, len(kept), len(files))
         return kept
@@ -628,36 +659,38 @@ class LazyScanReader(DataSourceReader):
         """Scan every byte range of the task and yield batches in Spark's Arrow schema."""
         if not isinstance(partition, ScanTask):
             return iter(())
-        return self._read(partition)
+        return self.read_task(partition)
 
-    def _read(self, task: ScanTask) -> Iterator[pa.RecordBatch]:
-        profile = Profile()
-        fs = None
-        if task.splits:
-            fs, _ = self.settings.filesystem.open(self.settings.paths[0])
-        where = self.where
-        options = self.settings.scan_kwargs
+    def read_task(self, task: ScanTask) -> Iterator[pa.RecordBatch]:
+        """One scan over every byte range of the task (the adaptive predicate order and key
+        filter switches learn across them), each batch shaped with its range's partition
+        values and path; an error names the range it came from."""
+        s: Scan | None = None
+        split: FileSplit | None = None
         try:
-            for split in task.splits:
-                where_text = f"{split.path!r} (bytes {split.start}-{split.start + split.length} of {split.size})"
-                try:
-                    s = scan(
-                        [split],
-                        columns=self.scan_columns,
-                        where=where,
-                        schema=self.listing.scan_schema,
-                        filesystem=fs,
-                        **options,
-                    )
-                    for batch in s.to_batches():
-                        if batch.num_rows:
-                            yield self.shaper.shape(batch, split.partition_values, split.path)
-                    profile.merge(s.profile)
-                except (LazyScanError, OSError, pa.ArrowException, ValueError, TypeError, KeyError, IndexError) as e:
-                    # the class is named: Spark passes on the message only
-                    raise LazyScanReadError(f"lazyscan cannot read {where_text}: {type(e).__name__}: {e}") from e
+            if not task.splits:
+                return
+            fs, _ = self.settings.filesystem.open(self.settings.paths[0])
+            try:
+                s = scan(
+                    list(task.splits),
+                    columns=self.scan_columns,
+                    where=self.where,
+                    schema=self.listing.scan_schema,
+                    filesystem=fs,
+                    **self.settings.scan_kwargs,
+                )
+                for part, batch in s.to_batches_by_file():
+                    assert isinstance(part, FileSplit)
+                    split = part
+                    if batch.num_rows:
+                        yield self.shaper.shape(batch, part.partition_values, part.path)
+            except (LazyScanError, OSError, pa.ArrowException, ValueError, TypeError, KeyError, IndexError) as e:
+                failed = (s.failed_part if s is not None else None) or split or task.splits[0]
+                # the class is named: Spark passes on the message only
+                raise LazyScanReadError(f"lazyscan cannot read {_describe_split(failed)}: {type(e).__name__}: {e}") from e
         finally:
-            self._report(task, profile)
+            self._report(task, s.profile if s is not None else Profile())
 
     def _report(self, task: ScanTask, profile: Profile) -> None:
         entry = task_entry(", ".join(self.settings.paths), profile)

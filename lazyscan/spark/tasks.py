@@ -7,7 +7,7 @@ which :func:`lazyscan.spark.read` picks when it is faster (see :mod:`.choose`).
 The driver plans the tasks exactly as the data source does (:mod:`.planning`: byte ranges of
 files, partition pruning, no footer reads). Spark then runs a DataFrame of ``n`` partitions
 holding one row each, the task's number, through ``mapInArrow``: each Python worker runs the
-scan of its task with the data source's own reader code (:meth:`LazyScanReader._read`: same
+scan of its task with the data source's own reader code (:meth:`LazyScanReader.read_task`: same
 options, same filter, same errors) and yields batches in the Arrow schema of the declared Spark
 schema. The plan (reader and tasks) travels inside the function Spark pickles for the tasks.
 
@@ -50,7 +50,7 @@ class TaskRunner:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                yield from self.reader._read(self.tasks[index])
+                yield from self.reader.read_task(self.tasks[index])
 
 
 def tasks_frame(spark: Any, reader: Any) -> Any:
