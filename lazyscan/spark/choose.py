@@ -57,7 +57,6 @@ from lazyscan.predicate import (
     conjunction,
     evaluate_statistics,
     referenced_columns,
-    split_conjuncts,
     to_expr,
 )
 from lazyscan.predicate.bind import resolve_name
@@ -420,7 +419,7 @@ class _Sampler:
         s = scan(
             [split],
             columns=self.columns,
-            where=self.plan.filter_expr,
+            where=self.plan.bound,
             schema=self.plan.listing.scan_schema,
             filesystem=self.fs,
             **self.kwargs,
@@ -515,6 +514,9 @@ class _Plan:
     keys: list[tuple[str, KeyFilter]] = field(default_factory=list)
     #: the session's settings (a SessionDefaults) read once when the plan was made
     defaults: Any = None
+    #: :attr:`filter_expr` bound to the listing's scan schema, each part once (the samples, the
+    #: cost model and the tasks use it as it is)
+    bound: BoundExpr | None = None
 
     @property
     def filter_expr(self) -> Expr | None:
@@ -522,6 +524,14 @@ class _Plan:
         parts = [] if self.expr is None else [self.expr]
         parts += [col(c).isin_keys(kf, adaptive=True) for c, kf in self.keys]
         return conjunction(parts) if parts else None
+
+    def add_key_filter(self, column: str, kf: KeyFilter) -> None:
+        """AND a semi join's key filter on file column ``column`` to the filter (bound once:
+        a key type the column cannot hold is a :class:`PredicateError` here)."""
+        with session_time_zone(self.settings.time_zone):
+            key = bind(col(column).isin_keys(kf, adaptive=True), self.listing.scan_schema, case_sensitive=self.settings.case_sensitive)
+        self.keys.append((column, kf))
+        self.bound = key if self.bound is None else conjunction([self.bound, key])
 
     @functools.cached_property
     def format(self) -> str:
@@ -556,18 +566,18 @@ class _Plan:
         defaults = session_defaults(spark)
         settings = SourceSettings.from_options({"paths": _json(paths), **opts}, defaults)
         listing = build_listing(settings)
-        expr, error = None, None
+        expr, bound, error = None, None, None
         if where is not None:
             try:
                 with session_time_zone(settings.time_zone):
                     expr = to_expr(where)
                     if expr is not None:
-                        bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive)
+                        bound = bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive)
             except LazyScanError as e:
-                expr, error = None, str(e)
+                expr, bound, error = None, None, str(e)
         return cls(
             spark, paths, opts, settings, listing, list(columns) if columns else None, where, expr, error,
-            defaults=defaults,
+            defaults=defaults, bound=bound,
         )
 
     def _resolve(self, wanted: Sequence[str]) -> list[str]:
@@ -610,11 +620,9 @@ class _Plan:
         from lazyscan.spark.source import LazyScanReader
 
         files = list(self.listing.files)
-        expr = self.filter_expr
-        if expr is None or not self.listing.partition_names:
+        if self.bound is None or not self.listing.partition_names:
             return files
-        reader = LazyScanReader(self.settings, self.listing, self.listing.spark_schema)
-        reader.predicates = list(split_conjuncts(expr))
+        reader = LazyScanReader(self.settings, self.listing, self.listing.spark_schema, bound_filter=self.bound)
         try:
             return reader._prune_files()
         except LazyScanError:
@@ -624,8 +632,7 @@ class _Plan:
         """Footer facts of up to ``sample_files`` files scaled to ``files``; row groups left."""
         from lazyscan.spark.planning import SplitPolicy, plan_tasks
 
-        expr = self.filter_expr
-        bound = bind(expr, self.listing.scan_schema, case_sensitive=self.settings.case_sensitive) if expr is not None else None
+        bound = self.bound
         columns = set(referenced_columns(bound)) if bound is not None else set()
         needed, output = set(self.needed_columns()), set(self.output_columns())
         sampled = _sample_files(files, sample_files)
@@ -721,11 +728,15 @@ class _Plan:
             profile=profile,
         )
 
-    def _scan_options(self) -> dict[str, str]:
-        """The lazyscan options of the read: the user's, the filter as ``where``, key filters."""
+    def _scan_options(self, filter_as_text: bool = True) -> dict[str, str]:
+        """The lazyscan options of the read: the user's, and with ``filter_as_text`` the filter
+        as ``where`` and key filters (the data source gets options as text only; the tasks get
+        the bound filter itself)."""
         opts = dict(self.options)
         if not any(k.replace("_", "").replace("-", "").lower() == "casesensitive" for k in opts):
             opts["caseSensitive"] = str(self.settings.case_sensitive).lower()  # this session's
+        if not filter_as_text:
+            return opts
         if self.expr is not None:
             opts["where"] = str(self.expr)
         for column, kf in self.keys:
@@ -766,9 +777,10 @@ class _Plan:
         from lazyscan.spark.source import LazyScanReader
         from lazyscan.spark.tasks import tasks_frame
 
-        settings = SourceSettings.from_options({"paths": _json(self.paths), **self._scan_options()}, self.defaults)
+        options = {"paths": _json(self.paths), **self._scan_options(filter_as_text=False)}
+        settings = SourceSettings.from_options(options, self.defaults)
         accumulator = None if is_connect(self.spark) else current_accumulator()
-        reader = LazyScanReader(settings, self.listing, self._output_schema(), accumulator)
+        reader = LazyScanReader(settings, self.listing, self._output_schema(), accumulator, bound_filter=self.bound)
         return tasks_frame(self.spark, reader)
 
     def _spark_where(self) -> str:
@@ -908,10 +920,7 @@ def read(
             column = plan._resolve([fact_key])[0]
             if column not in plan.listing.scan_schema.names:
                 raise PredicateError(f"semi_join: {fact_key!r} is not a column of {', '.join(plan.paths)}")
-            plan.keys.append((column, kf))
-        expr = plan.filter_expr
-        if plan.keys and expr is not None:
-            bind(expr, plan.listing.scan_schema, case_sensitive=plan.settings.case_sensitive)  # a key type the column cannot hold
+            plan.add_key_filter(column, kf)
     if force not in (None, "lazyscan", "spark"):
         raise OptionError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
     route = resolve_route(route, spark)
