@@ -103,8 +103,8 @@ class TimestampKind(enum.Enum):
     #: a wall-clock time of no zone, declared so (Parquet ``isAdjustedToUTC=false``)
     LOCAL = "local"
     #: Hive's timestamp, whose type declares no zone: Parquet's deprecated INT96 and ORC's
-    #: ``timestamp`` (the writer's wall clock). Read without a zone; Hive's successors type it as
-    #: an instant (Spark's Parquet and ORC readers: ``TIMESTAMP``)
+    #: ``timestamp`` (the writer's wall clock). Read without a zone; engines that follow Hive type
+    #: it as an instant (Spark's Parquet and ORC readers: ``TIMESTAMP``)
     HIVE = "hive"
 
 
