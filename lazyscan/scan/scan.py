@@ -1362,11 +1362,11 @@ class Scan:
         else:
             lines.append("  predicates by tier:")
             tiers = [
-                ("partition", o.prune_partitions, lambda c: c.partition_only),
-                ("statistics", o.prune_statistics, lambda c: True),
-                ("bloom", o.prune_bloom, lambda c: _bloom_candidate(c.bound)),
-                ("dictionary", o.prune_dictionary, lambda c: len(c.columns) == 1 and not c.partition_only),
-                ("page_index", o.prune_page_index, lambda c: len(c.columns) == 1 and not c.partition_only),
+                (_PARTITION.name, o.prune_partitions, lambda c: c.partition_only),
+                (_STATISTICS.name, o.prune_statistics, lambda c: True),
+                (_BLOOM.name, o.prune_bloom, lambda c: _bloom_candidate(c.bound)),
+                (_DICTIONARY.name, o.prune_dictionary, lambda c: len(c.columns) == 1 and not c.partition_only),
+                (_PAGE_INDEX.name, o.prune_page_index, lambda c: len(c.columns) == 1 and not c.partition_only),
                 ("rows", True, lambda c: True),
             ]
             for tier, on, applies in tiers:

@@ -527,10 +527,6 @@ class LazyScanReader(DataSourceReader):
         """The filters the scan evaluates (ANDed), bound to the listing's scan schema."""
         return self._predicates
 
-    @predicates.setter
-    def predicates(self, filters: Sequence[Expr | BoundExpr]) -> None:
-        self._predicates = [f if isinstance(f, BoundExpr) else self._bind(f) for f in filters]
-
     def _bind(self, expr: Expr) -> BoundExpr:
         """``expr`` bound to the listing's scan schema (the one bind a predicate gets)."""
         with session_time_zone(self.settings.time_zone):
@@ -538,8 +534,9 @@ class LazyScanReader(DataSourceReader):
 
     def _option_filter(self, text: str) -> BoundExpr:
         try:
-            with session_time_zone(self.settings.time_zone):
-                return self._bind(parse_predicate(text))
+            with session_time_zone(self.settings.time_zone):  # TIMESTAMP literals' zone
+                expr = parse_predicate(text)
+            return self._bind(expr)
         except PredicateError as e:
             raise OptionError(f"option 'where' cannot be evaluated by lazyscan: {e}") from None
 
