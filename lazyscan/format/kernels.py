@@ -2,8 +2,9 @@
 
 Kernels follow the rules of :mod:`lazyscan.parquet.kernels`: ``@numba.njit(nogil=True,
 cache=True)`` over plain numpy arrays, untrusted input checked before use, and an ``int64``
-result that is >= 0 on success or one of the negative ``ERR_*`` codes below
-(:data:`ERROR_MESSAGES` names them). Caller mistakes give :data:`ERR_BAD_ARGUMENT`.
+result that is >= 0 on success or one of the negative ``ERR_*`` codes below. The codes are one
+table for every format's kernels (Parquet's and ORC's), each code one kind of damage, and
+:data:`ERROR_MESSAGES` says it. Caller mistakes give :data:`ERR_BAD_ARGUMENT`.
 
 - :func:`index_runs`, :func:`count_index_runs`, :data:`index_runs_small`: sorted row indices to
   ``[start, end)`` runs; :func:`expand_runs`: runs back to row indices (for ``RowRanges``);
@@ -15,20 +16,26 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+# numba compiles these values into the kernels of every module that uses them, and its cache
+# of those kernels does not notice a change here: a code keeps its value once given
 ERR_TRUNCATED = -1
 ERR_BAD_BIT_WIDTH = -2
 ERR_BAD_INDEX = -3
 ERR_BAD_LENGTH = -4
 ERR_BAD_HEADER = -5
 ERR_BAD_ARGUMENT = -6
+ERR_MISPLACED = -7
 
 ERROR_MESSAGES: dict[int, str] = {
     ERR_TRUNCATED: "the encoded data ends before all values were read",
     ERR_BAD_BIT_WIDTH: "bit width out of range",
     ERR_BAD_INDEX: "dictionary index out of range",
     ERR_BAD_LENGTH: "negative or too large length or prefix length",
-    ERR_BAD_HEADER: "malformed encoding header or varint",
+    ERR_BAD_HEADER: "malformed encoding header, run header or varint",
     ERR_BAD_ARGUMENT: "inconsistent kernel arguments (output too small or selection out of range)",
+    # ORC's run-length decoders check where their runs lie (lazyscan.orc.kernels)
+    ERR_MISPLACED: "the runs do not end where the stream's end or the row index places them (a damaged run, "
+                   "bytes after the last value, or a wrong row-index position)",
 }
 
 _jit = numba.njit(nogil=True, cache=True)

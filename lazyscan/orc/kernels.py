@@ -10,7 +10,8 @@ Run-length encodings of the ORC specification (``ORCv1.md``, "Run Length Encodin
 
 Every decoder reads ``buf[pos:end]``, drops the first ``skip`` values (a row-index seek lands
 inside a run), writes ``count`` values to ``out`` and returns the position after the last run it
-read, or a negative ``ERR_*`` code. Input bytes are untrusted: every read is bounds checked and
+read, or a negative ``ERR_*`` code (the table every format shares, in
+:mod:`lazyscan.format.kernels`). Input bytes are untrusted: every read is bounds checked and
 every loop is bounded by ``count`` or the input size. Kernels never raise.
 
 The run-length decoders also check where their runs lie (``check_k``, ``check_pos``; -1: no
@@ -28,18 +29,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-ERR_TRUNCATED = -1
-ERR_BAD_HEADER = -2
-ERR_BAD_ARGUMENT = -3
-ERR_MISPLACED = -4
-
-ERROR_MESSAGES: dict[int, str] = {
-    ERR_TRUNCATED: "the stream ends before all values were read",
-    ERR_BAD_HEADER: "malformed run header, bit width or varint",
-    ERR_BAD_ARGUMENT: "inconsistent kernel arguments (output too small)",
-    ERR_MISPLACED: "the runs do not end where the stream's end or the row index places them (a damaged run, "
-                   "bytes after the last value, or a wrong row-index position)",
-}
+from lazyscan.format.kernels import (  # noqa: F401  (the shared error codes, as K.ERR_* for orc callers)
+    ERR_BAD_ARGUMENT,
+    ERR_BAD_HEADER,
+    ERR_MISPLACED,
+    ERR_TRUNCATED,
+    ERROR_MESSAGES,
+)
 
 _jit = numba.njit(nogil=True, cache=True)
 _jit_inline = numba.njit(nogil=True, cache=True, inline="always")
