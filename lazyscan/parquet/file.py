@@ -26,6 +26,7 @@ from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.io import ReadOptions, Source, open_source
 from lazyscan.parquet.bloom import BloomFilter
+from lazyscan.parquet.caches import clear_caches
 from lazyscan.parquet.chunk_reader import ChunkReader, as_ranges
 from lazyscan.parquet.convert import Assembled
 from lazyscan.parquet.fetch import OpenFile, source_default_read_options
@@ -36,7 +37,8 @@ from lazyscan.parquet.metadata import ColumnChunk, ColumnIndex, ColumnMetaData, 
 from lazyscan.parquet.pages import PageCache
 from lazyscan.parquet.schema import ColumnDescriptor
 
-__all__ = ["PageCache", "ParquetFile"]
+#: ``clear_caches`` is named here too, where callers have long found it
+__all__ = ["PageCache", "ParquetFile", "clear_caches"]
 
 
 class ParquetFile:
