@@ -235,3 +235,20 @@ def test_an_error_names_the_byte_range_it_came_from(partitioned: Path) -> None:
     assert "year=2020" not in str(info.value)
     # the ranges of the readable file came first
     assert sum(b.num_rows for b in batches) == ROWS_PER_GROUP * GROUPS
+
+
+def test_a_scan_that_fails_on_a_file_names_it_and_completes_its_profile(partitioned: Path) -> None:
+    good, bad = sorted(str(p) for p in partitioned.rglob("*.parquet"))
+    s = Scan([good, bad], ["k"], "v < 10")
+    Path(bad).write_bytes(b"PAR1" + b"\0" * 100 + b"PAR1")
+    rows = 0
+    with pytest.raises(Exception) as info:
+        for part, batch in s.to_batches_by_file():
+            assert part.path == good
+            rows += batch.num_rows
+    assert "lazyscan" in type(info.value).__module__
+    assert s.failed_part is not None and s.failed_part.path == bad
+    # the rows of the readable file came first, and the profile was completed before the error
+    assert rows == pc.sum(pc.less(pq.read_table(good)["v"], 10)).as_py()
+    assert s.profile.timings["total"] > 0
+    assert s.profile.counters["bytes_read"] > 0

@@ -29,10 +29,11 @@ the same rows come back (see ``tests/test_scan.py``, ``test_every_switch_combina
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1281,34 +1282,38 @@ class Scan:
         batches = _Batches(self.options.batch_size)
         part: FileInfo | FileSplit | None = None
         number = -1
-        for result in self._results():
-            unit = result.unit
-            if unit.task != number:
-                if part is not None:
-                    for batch in batches.rest():
-                        yield part, batch
-                part, number = unit.info, unit.task
-            self._raise_error_of(result)
-            if result.table is not None and result.table.num_rows:
-                for batch in batches.add(result.table):
-                    yield unit.info, batch
+        with contextlib.closing(self._results()) as results:
+            for result in results:
+                unit = result.unit
+                if unit.task != number:
+                    if part is not None:
+                        for batch in batches.rest():
+                            yield part, batch
+                    part, number = unit.info, unit.task
+                self._raise_error_of(result)
+                if result.table is not None and result.table.num_rows:
+                    for batch in batches.add(result.table):
+                        yield unit.info, batch
         if part is not None:
             for batch in batches.rest():
                 yield part, batch
 
     def _tables(self) -> Iterator[tuple[_Unit, pa.Table]]:
         """The surviving rows of each unit, in order (one table per unit with survivors)."""
-        for result in self._results():
-            self._raise_error_of(result)
-            if result.table is not None and result.table.num_rows:
-                yield result.unit, result.table
+        with contextlib.closing(self._results()) as results:
+            for result in results:
+                self._raise_error_of(result)
+                if result.table is not None and result.table.num_rows:
+                    yield result.unit, result.table
 
     def _raise_error_of(self, result: _UnitResult) -> None:
+        """Raise the error of a unit that failed (the reads still running finish first, and
+        the profile is complete, before the error leaves the scan)."""
         if result.error is not None:
             self.failed_part = result.unit.info
             raise result.error
 
-    def _results(self) -> Iterator[_UnitResult]:
+    def _results(self) -> Generator[_UnitResult, None, None]:
         """What reading each unit gave, in order; the profile gathers theirs."""
         if self._consumed:
             raise OptionError("a Scan can be iterated once; create a new one to scan again")

@@ -6,11 +6,12 @@ Parts and their roles:
   the files, infers the Spark schema from the footers (merged across files unless
   ``mergeSchema=false``, hive partition columns appended) and keeps the listing, which Spark
   pickles with the instance so the reader does not list again.
-- :class:`LazyScanReader` (``DataSourceReader``) — ``pushFilters`` converts Spark's filters into
-  lazyscan predicates and hands back only those lazyscan cannot evaluate exactly;
-  ``partitions`` prunes files by partition values and cuts the rest into Spark-sized tasks of
-  byte ranges (no footer reads); ``read`` runs the selective scan on each range of its task and
-  yields Arrow record batches in the exact Arrow schema Spark expects.
+- :class:`LazyScanReader` (``DataSourceReader``) — binds each filter once, on the driver (the
+  ``where`` option, key filters; ``pushFilters`` converts Spark's filters and hands back only
+  those lazyscan cannot evaluate exactly); ``partitions`` prunes files by partition values and
+  cuts the rest into Spark-sized tasks of byte ranges (no footer reads); ``read`` runs one
+  selective scan over the ranges of its task with the bound filter and yields Arrow record
+  batches in the exact Arrow schema Spark expects.
 - :class:`Listing` — the files, the scan's Arrow schema and the Spark schema, picklable.
 
 Usage — on Spark 4.1-4.3, hand the filter to the scan, and name only the needed columns::
