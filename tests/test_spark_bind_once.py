@@ -24,7 +24,7 @@ import pytest
 
 import lazyscan.spark.source
 from lazyscan.errors import PredicateError
-from lazyscan.predicate import bind, parse_predicate
+from lazyscan.predicate import bind, evaluate, parse_predicate
 from lazyscan.predicate.keys import KeyFilter, key_filter
 from lazyscan.scan.dataset import FileInfo
 from lazyscan.scan.scan import Scan
@@ -252,3 +252,20 @@ def test_a_scan_that_fails_on_a_file_names_it_and_completes_its_profile(partitio
     assert rows == pc.sum(pc.less(pq.read_table(good)["v"], 10)).as_py()
     assert s.profile.timings["total"] > 0
     assert s.profile.counters["bytes_read"] > 0
+
+
+@pytest.mark.parametrize(
+    ("arrow_type", "storage"),
+    [(pa.date32(), 3_000_000), (pa.date32(), -800_000), (pa.timestamp("us"), 2**62), (pa.timestamp("ns", "UTC"), -(2**62))],
+)
+def test_bound_literals_outside_pythons_years_pickle(arrow_type: pa.DataType, storage: int) -> None:
+    # Python's dates end at year 9999; Arrow's (and Spark's files') do not
+    column = pa.table({"t": pa.array([storage, storage + 1, None], pa.int64()).cast(pa.int32() if arrow_type == pa.date32() else pa.int64()).view(arrow_type)})
+    literal = column["t"].chunk(0)[0]
+    bound = bind(parse_predicate("t IS NOT NULL"), column.schema)
+    from lazyscan.predicate.bound import BoundCompare, BoundLiteral
+
+    compare = BoundCompare(bound.column, "=", BoundLiteral(storage, literal))  # type: ignore[attr-defined]
+    again = pickle.loads(pickle.dumps(compare))
+    assert again.literal == compare.literal and again.literal.scalar.equals(literal)
+    assert evaluate(again, column).tolist() == [True, False, False]

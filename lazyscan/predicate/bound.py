@@ -111,6 +111,15 @@ class BoundLiteral:
     def __hash__(self) -> int:
         return hash(self._key())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # the scalar travels as a one-value array: pickling an Arrow scalar converts it to a
+        # Python object, which fails for dates and timestamps outside Python's years 1-9999
+        return (_literal_of, (self.storage, pa.repeat(self.scalar, 1)))
+
+
+def _literal_of(storage: Any, values: pa.Array) -> BoundLiteral:
+    return BoundLiteral(storage, values[0])
+
 
 class BoundExpr:
     """Base class of bound predicate nodes."""
