@@ -155,6 +155,33 @@ def test_semi_join_key_filter(spark, typed_dir):
     assert_same_rows(got.collect(), want.collect(), "semi join on i32")
 
 
+def test_the_driver_binds_the_filter_once(spark, typed_dir, monkeypatch):
+    """The plan binds ``where`` and each key filter once; the estimate's samples, the cost model
+    and the tasks use the bound filter (the tasks bind nothing: see test_spark_bind_once.py)."""
+    import sys
+
+    from lazyscan.predicate import bind
+    from lazyscan.predicate.keys import key_filter
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return bind(*args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("lazyscan") and getattr(module, "bind", None) is bind:
+            monkeypatch.setattr(module, "bind", counting)
+    keys = key_filter(pa.array([-3, 0, 7, 11], pa.int32()))
+    where = "i64 > 0 OR s IS NULL"
+    for force in ("lazyscan", None):
+        calls.clear()
+        got = lazyscan.spark.read(spark, str(typed_dir), ["rid", "i32"], where, force=force, route="tasks", semi_join=(keys, "i32"))
+        assert len(calls) == 2, calls  # the where text, the key filter
+        want = spark.read.parquet(str(typed_dir)).where(f"({where}) AND i32 IN (-3, 0, 7, 11)").select("rid", "i32")
+        assert_same_rows(got.collect(), want.collect(), f"force={force}")
+
+
 def test_profile_through_the_accumulator(spark, typed_dir):
     lazyscan.spark.last_profile()
     n = tasks_read(spark, typed_dir, ["rid"], "i32 = 5", maxPartitionBytes="8k").count()
