@@ -57,3 +57,13 @@ def test_orc_run_decoders_return_shared_codes() -> None:
     assert orc_kernels.int_rle_v1(runs, 0, 3, False, 0, 3, out, -1, -1) == 3
     assert list(out[:3]) == [7, 8, 9]
     assert orc_kernels.int_rle_v1(runs, 0, 3, False, 0, 9, out, -1, -1) == F.ERR_BAD_ARGUMENT
+
+
+def test_a_varint_cut_short_or_too_long_gives_its_own_code() -> None:
+    out = np.zeros(8, np.int64)
+    runs = np.array([0, 1, 0x87, 0x01], np.uint8)  # 3 values from base 0x87 (135)
+    assert orc_kernels.int_rle_v1(runs, 0, 4, False, 0, 3, out, -1, -1) == 4
+    assert list(out[:3]) == [135, 136, 137]
+    assert orc_kernels.int_rle_v1(runs, 0, 3, False, 0, 3, out, -1, -1) == F.ERR_TRUNCATED
+    too_long = np.array([0, 1, *([0xFF] * 9), 0x02], np.uint8)  # an 11th bit beyond 64
+    assert orc_kernels.int_rle_v1(too_long, 0, len(too_long), False, 0, 3, out, -1, -1) == F.ERR_BAD_HEADER

@@ -10,8 +10,10 @@ Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything ab
   selected rows, coalescing, largest page, partial decompression, checksums, retries);
 - :mod:`lazyscan.format.selection`: ``RowRanges``, the rows of a row group or stripe a read
   selects, as sorted, disjoint ranges;
-- :mod:`lazyscan.format.kernels`: numba kernels and kernel error codes the formats share (row
-  index runs, little-endian loads);
+- :mod:`lazyscan.format.kernels`: numba kernels the formats share (row index runs,
+  little-endian loads) and the one table of kernel error codes both formats' kernels return;
+- :mod:`lazyscan.format.varint`: varints and zigzag as Thrift, protobuf and both formats'
+  encodings store integers, one reader for Python code and one inlined into kernels;
 - :mod:`lazyscan.format.snappy`: numba Snappy kernels that decompress a prefix and resume,
   for Parquet pages and ORC compression chunks;
 - :mod:`lazyscan.format.statistics`: ``ColumnStats``, a column's statistics over a row group,

@@ -36,6 +36,7 @@ from lazyscan.format.kernels import (  # noqa: F401  (the shared error codes, as
     ERR_TRUNCATED,
     ERROR_MESSAGES,
 )
+from lazyscan.format.varint import unzigzag, uvarint
 
 _jit = numba.njit(nogil=True, cache=True)
 _jit_inline = numba.njit(nogil=True, cache=True, inline="always")
@@ -105,31 +106,6 @@ def byte_rle(buf, pos, end, skip, count, out, check_k, check_pos):
     return pos
 
 
-@_jit_inline
-def _uvarint(buf, pos, end):
-    """(value, new position); position -1 on a truncated or over-long varint."""
-    result = np.uint64(0)
-    shift = 0
-    while True:
-        if pos >= end:
-            return result, -1
-        b = np.uint64(buf[pos])
-        pos += 1
-        if shift == 63 and b > np.uint64(1):
-            return result, -1  # bits beyond the 64 of a value
-        result |= (b & np.uint64(0x7F)) << np.uint64(shift)
-        if b < 128:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            return result, -1
-
-
-@_jit_inline
-def _unzigzag(u):
-    return np.int64(u >> np.uint64(1)) ^ -np.int64(u & np.uint64(1))
-
-
 @_jit
 def int_rle_v1(buf, pos, end, signed, skip, count, out, check_k, check_pos):
     """Integer RLE version 1: a run (control 0..127: control + 3 values, a signed delta byte,
@@ -154,9 +130,9 @@ def int_rle_v1(buf, pos, end, signed, skip, count, out, check_k, check_pos):
             for _ in range(1 if control < 128 else n):
                 if control < 128:
                     pos += 1  # the delta byte
-                _, pos = _uvarint(buf, pos, end)
+                _, pos = uvarint(buf, pos, end)
                 if pos < 0:
-                    return ERR_TRUNCATED
+                    return pos
             k += n
             continue
         if control < 128:
@@ -167,19 +143,19 @@ def int_rle_v1(buf, pos, end, signed, skip, count, out, check_k, check_pos):
             if delta >= 128:
                 delta -= 256
             pos += 1
-            u, pos = _uvarint(buf, pos, end)
+            u, pos = uvarint(buf, pos, end)
             if pos < 0:
-                return ERR_BAD_HEADER
-            base = _unzigzag(u) if signed else np.int64(u)
+                return pos
+            base = unzigzag(u) if signed else np.int64(u)
             for i in range(n):
                 run[i] = base + i * delta
         else:
             n = 256 - control
             for i in range(n):
-                u, pos = _uvarint(buf, pos, end)
+                u, pos = uvarint(buf, pos, end)
                 if pos < 0:
-                    return ERR_TRUNCATED
-                run[i] = _unzigzag(u) if signed else np.int64(u)
+                    return pos
+                run[i] = unzigzag(u) if signed else np.int64(u)
         k = _emit(run, n, k, skip, out, count)
     if not hit and (k != check_k or pos != check_pos):
         return ERR_MISPLACED
@@ -299,12 +275,12 @@ def _v2_run_end(buf, pos, end, first, n):
             patch_bits = _closest_width(_width(third & 0x1F) + ((fourth >> 5) & 7) + 1)
             pos += 4 + ((third >> 5) & 7) + 1 + (_width(code) * n + 7) // 8 + (patch_bits * (fourth & 0x1F) + 7) // 8
         else:  # DELTA
-            _, pos = _uvarint(buf, pos + 2, end)
+            _, pos = uvarint(buf, pos + 2, end)
             if pos < 0:
-                return ERR_BAD_HEADER
-            _, pos = _uvarint(buf, pos, end)
+                return pos
+            _, pos = uvarint(buf, pos, end)
             if pos < 0:
-                return ERR_BAD_HEADER
+                return pos
             if code != 0:
                 if n < 2:
                     return ERR_BAD_HEADER
@@ -355,7 +331,7 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out, check_k, check_pos):
             for i in range(size):
                 u = (u << np.uint64(8)) | np.uint64(buf[pos + i])
             pos += size
-            v = _unzigzag(u) if signed else np.int64(u)
+            v = unzigzag(u) if signed else np.int64(u)
             for i in range(n):
                 dst[i] = v
         else:
@@ -368,7 +344,7 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out, check_k, check_pos):
                     return ERR_TRUNCATED
                 if signed:
                     for i in range(n):
-                        dst[i] = _unzigzag(np.uint64(dst[i]))
+                        dst[i] = unzigzag(np.uint64(dst[i]))
             elif kind == 2:  # PATCHED_BASE
                 width = _width(code)
                 if pos + 2 > end:
@@ -414,14 +390,14 @@ def int_rle_v2(buf, pos, end, signed, skip, count, out, check_k, check_pos):
                     dst[i] = base + dst[i]
             else:  # DELTA
                 width = _width(code) if code != 0 else 0
-                u, pos = _uvarint(buf, pos, end)
+                u, pos = uvarint(buf, pos, end)
                 if pos < 0:
-                    return ERR_BAD_HEADER
-                first_value = _unzigzag(u) if signed else np.int64(u)
-                ud, pos = _uvarint(buf, pos, end)
+                    return pos
+                first_value = unzigzag(u) if signed else np.int64(u)
+                ud, pos = uvarint(buf, pos, end)
                 if pos < 0:
-                    return ERR_BAD_HEADER
-                delta_base = _unzigzag(ud)
+                    return pos
+                delta_base = unzigzag(ud)
                 dst[0] = first_value
                 if width == 0:
                     for i in range(1, n):
@@ -747,18 +723,10 @@ def row_index_positions(buf):
 
 @_jit_inline
 def _pb_varint(buf, pos, end):
-    """A protobuf varint (at most 64 bits) at ``pos``: (value, next position), or (0, -1)."""
-    x = np.int64(0)
-    shift = 0
-    while True:
-        if pos >= end or shift > 63:
-            return np.int64(0), -1
-        b = np.int64(buf[pos])
-        pos += 1
-        x |= (b & 0x7F) << shift
-        if b < 128:
-            return x, pos
-        shift += 7
+    """A protobuf varint at ``pos`` as int64 (from 2**63 on negative, as protobuf's int64 reads
+    it): (value, next position), or a negative ``ERR_*`` code for the position."""
+    u, pos = uvarint(buf, pos, end)
+    return np.int64(u), pos
 
 
 @_jit_inline

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from lazyscan.errors import LazyScanError
+from lazyscan.format.varint import VarintError, read_uvarint, zigzag
 
 VARINT, FIXED64, BYTES, FIXED32 = 0, 1, 2, 5
 
@@ -28,25 +29,12 @@ class ProtoError(LazyScanError):
     """A protobuf message that cannot be read (truncated, bad varint, bad wire type)."""
 
 
-def read_varint(buf: Buf, pos: int, end: int) -> tuple[int, int]:
+def read_varint(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int]:
     """The unsigned varint at ``pos``: (value, position after it)."""
-    result = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            raise ProtoError("truncated varint")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ProtoError("varint longer than 10 bytes")
-
-
-def zigzag(u: int) -> int:
-    return (u >> 1) ^ -(u & 1)
+    try:
+        return read_uvarint(buf, pos, end)
+    except VarintError as e:
+        raise ProtoError(str(e)) from None
 
 
 def fields(buf: Buf) -> Iterator[tuple[int, int, Any]]:

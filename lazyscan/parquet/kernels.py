@@ -63,6 +63,7 @@ from lazyscan.format.kernels import (  # noqa: F401  (the error codes, as K.ERR_
     load_u32,
     load_u64,
 )
+from lazyscan.format.varint import unzigzag, uvarint
 
 #: largest length of one byte array value (PLAIN stores it as a signed 32-bit int)
 MAX_VALUE_LENGTH = 2**31 - 1
@@ -82,32 +83,6 @@ _jit_gil = numba.njit(cache=True)
 
 
 # --------------------------------------------------------------------------- small helpers
-
-
-@_jit
-def _uleb128(buf, pos, end):
-    """(value as uint64, new position) of the ULEB128 varint at ``pos``; position < 0 on error."""
-    result = np.uint64(0)
-    shift = 0
-    while True:
-        if pos >= end:
-            return result, ERR_TRUNCATED
-        b = buf[pos]
-        pos += 1
-        if shift > 63 or (shift == 63 and b > 1):
-            return result, ERR_BAD_HEADER
-        result |= np.uint64(b & 0x7F) << np.uint64(shift)
-        if b < 0x80:
-            return result, pos
-        shift += 7
-
-
-@_jit
-def _zigzag(u):
-    """Zigzag-decoded ``u`` as a two's complement uint64."""
-    if u & np.uint64(1):
-        return ~(u >> np.uint64(1))
-    return u >> np.uint64(1)
 
 
 @_jit
@@ -349,7 +324,7 @@ def rle_bp_stream_end(buf, pos, end, bit_width, count):
 def _run_header(buf, pos, end):
     """(is_bitpacked, run length in values, new position) of a hybrid run header; the position
     is ``ERR_BAD_HEADER`` for a run of no values, which no writer writes (Arrow refuses it)."""
-    h, pos = _uleb128(buf, pos, end)
+    h, pos = uvarint(buf, pos, end)
     if pos < 0:
         return False, 0, pos
     half = h >> np.uint64(1)
@@ -973,16 +948,16 @@ def delta_byte_array_build(
 @_jit
 def _delta_header(buf, pos, end):
     """(values per miniblock, miniblocks per block, total count, first value, new pos)."""
-    block_size, pos = _uleb128(buf, pos, end)
+    block_size, pos = uvarint(buf, pos, end)
     if pos < 0:
         return 0, 0, 0, np.uint64(0), pos
-    n_mini, pos = _uleb128(buf, pos, end)
+    n_mini, pos = uvarint(buf, pos, end)
     if pos < 0:
         return 0, 0, 0, np.uint64(0), pos
-    total, pos = _uleb128(buf, pos, end)
+    total, pos = uvarint(buf, pos, end)
     if pos < 0:
         return 0, 0, 0, np.uint64(0), pos
-    first, pos = _uleb128(buf, pos, end)
+    first, pos = uvarint(buf, pos, end)
     if pos < 0:
         return 0, 0, 0, np.uint64(0), pos
     if block_size == np.uint64(0) or block_size > np.uint64(1 << 31):
@@ -995,7 +970,7 @@ def _delta_header(buf, pos, end):
         return 0, 0, 0, np.uint64(0), ERR_BAD_HEADER
     if total > np.uint64(1 << 62):
         return 0, 0, 0, np.uint64(0), ERR_BAD_LENGTH
-    return bs // nm, nm, np.int64(total), _zigzag(first), pos
+    return bs // nm, nm, np.int64(total), np.uint64(unzigzag(first)), pos
 
 
 @_jit
@@ -1101,10 +1076,10 @@ def _delta_scan(buf, pos, end, count, sel, selected, out):
         uout[0] = first
     i = 1
     while i < total:
-        md, pos = _uleb128(buf, pos, end)
+        md, pos = uvarint(buf, pos, end)
         if pos < 0:
             return pos
-        min_delta = _zigzag(md)
+        min_delta = np.uint64(unzigzag(md))
         if n_mini > end - pos:
             return ERR_TRUNCATED
         widths = pos

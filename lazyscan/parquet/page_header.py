@@ -14,6 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from lazyscan.format.varint import uvarint
 from lazyscan.parquet.kernels import _jit_gil
 from lazyscan.parquet.metadata import (
     DataPageHeader,
@@ -30,6 +31,7 @@ _jit = numba.njit(nogil=True, cache=True)
 #: the kernel cannot read this header: use the generic parser
 _GENERIC = -1
 _MISSING = np.iinfo(np.int64).min
+_INT64_MAX = np.uint64(np.iinfo(np.int64).max)
 
 # slots of the kernel's output vector
 _TYPE, _USIZE, _CSIZE, _CRC = 0, 1, 2, 3
@@ -45,19 +47,12 @@ _BOOL_TRUE, _BOOL_FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _STRUCT = 1,
 
 @_jit
 def _varint(buf, pos, end):
-    """(value, new position) of a ULEB128 varint below 2**63; position -1 when unreadable."""
-    result = np.int64(0)
-    shift = 0
-    while pos < end:
-        b = np.int64(buf[pos])
-        pos += 1
-        if shift == 56 and b > 0x7F:
-            return 0, -1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-    return 0, -1
+    """(value, new position) of a varint below 2**63 (what Thrift's integers hold); position -1
+    when unreadable."""
+    u, pos = uvarint(buf, pos, end)
+    if pos < 0 or u > _INT64_MAX:
+        return np.int64(0), -1
+    return np.int64(u), pos
 
 
 @_jit

@@ -13,6 +13,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from lazyscan.format.varint import VarintError, read_uvarint
+
 STOP = 0
 BOOL_TRUE = 1
 BOOL_FALSE = 2
@@ -56,23 +58,14 @@ class CompactReader:
         return self.data[pos]
 
     def varint(self) -> int:
-        data = self.data
         pos = self.pos
-        end = self.end
-        shift = 0
-        result = 0
-        while True:
-            if pos >= end:
-                raise ThriftError("thrift data ends inside a varint")
-            b = data[pos]
-            pos += 1
-            result |= (b & 0x7F) << shift
-            if b < 0x80:
-                break
-            shift += 7
-            if shift > 63:
-                raise ThriftError("thrift varint longer than 10 bytes")
-        self.pos = pos
+        if pos < self.end and self.data[pos] < 0x80:  # one byte: most field ids, lengths, counts
+            self.pos = pos + 1
+            return self.data[pos]
+        try:
+            result, self.pos = read_uvarint(self.data, pos, self.end)
+        except VarintError as e:
+            raise ThriftError(f"thrift {e}") from None
         return result
 
     def zigzag(self) -> int:
