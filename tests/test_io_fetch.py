@@ -14,7 +14,7 @@ import pytest
 
 from lazyscan.errors import CorruptFileError
 from lazyscan.format.counters import ReadCounters
-from lazyscan.io.fetch import fetch, fetch_into
+from lazyscan.io.fetch import fetch, fetch_again, fetch_into
 from lazyscan.io.source import LOCAL_READ, REMOTE_READ, ReadOptions, ShortReadError, open_source
 from lazyscan.orc import OrcFile
 from lazyscan.orc import proto as P
@@ -118,3 +118,18 @@ def test_a_stream_past_the_end_of_the_file_names_stripe_stream_and_column(tmp_pa
         f.read_column(0, "a")
     loc = info.value.location
     assert (loc.file, loc.stripe, loc.column) == (str(path), 0, "a")
+
+
+def test_fetch_again_asks_the_store_once_more_past_bytes_kept(blob) -> None:
+    _, data = blob
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/again/blob.bin", data)
+    with open_source("/again/blob.bin", fs) as remote:
+        remote.read_at(1000, 10)  # a small read keeps a window of the smallest request
+        before = remote.stats.requests
+        assert remote.read_at(1020, 10) == data[1020:1030] and remote.stats.requests == before
+        counters = ReadCounters()
+        again = fetch_again(remote, 1020, 10, counters)
+        assert bytes(again) == data[1020:1030]
+        assert remote.stats.requests == before + 1  # not served from the window
+        assert counters.requests == 1 and counters.bytes_fetched == remote.min_request

@@ -1,7 +1,8 @@
 """Fetching the byte ranges of one read, counted into the reader's counters.
 
 Every physical reader fetches through :func:`fetch` (bytes per range) or :func:`fetch_into`
-(all ranges back to back in one array). Both coalesce the ranges as the options say, else as
+(all ranges back to back in one array); :func:`fetch_again` asks the source once more for bytes
+whose checksum did not match. Both coalesce the ranges as the options say, else as
 the source's :attr:`~lazyscan.io.source.Source.default_read` does (the one coalescing policy,
 described at :class:`~lazyscan.io.source.ReadOptions`), and add the time waited, the bytes
 fetched and the requests made to the caller's counters. A range that does not lie inside the
@@ -80,3 +81,17 @@ def fetch_into(
     counters.bytes_fetched += nbytes
     counters.requests += requests
     return buf, starts
+
+
+def fetch_again(source: Source, offset: int, length: int, counters: FetchCounters) -> memoryview:
+    """The bytes ``[offset, offset + length)`` once more, in a request of their own straight
+    from the source (:meth:`~lazyscan.io.source.Source.read_fresh`): for bytes whose checksum
+    did not match as first fetched."""
+    t0 = time.perf_counter()
+    try:
+        data, nbytes = source.read_fresh(offset, length)
+    finally:
+        counters.io_seconds += time.perf_counter() - t0
+    counters.bytes_fetched += nbytes
+    counters.requests += 1
+    return data

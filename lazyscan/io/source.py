@@ -401,6 +401,15 @@ class Source:
         merged = coalesce_ranges(todo, opts.coalesce_gap, opts.coalesce_max)
         self._blocks.prefetch([self._widened(s, e) for s, e, _ in merged])
 
+    def read_fresh(self, offset: int, length: int) -> tuple[memoryview, int]:
+        """``length`` bytes at ``offset`` in one request of their own, never from bytes fetched
+        ahead or kept from an earlier read (bytes a transfer may have damaged are asked for
+        again); the request is at least :attr:`min_request` bytes. Returns the bytes and the
+        bytes the request fetched."""
+        start, end = self._widened(offset, offset + length)
+        data = self._read_counted(start, end - start)
+        return memoryview(data)[offset - start : offset - start + length], len(data)
+
     def _widened(self, start: int, end: int) -> tuple[int, int]:
         """``[start, end)`` grown to :attr:`min_request` bytes (clipped to the file), as a read
         of it would be."""
