@@ -111,7 +111,7 @@ class ChunkReader:
             data = self.fetcher.fetch([(off, size)], c, FetchCheck(row_group, first_page=0))[0]
             try:
                 values = self.pages.decode_dictionary(
-                    np.frombuffer(data, np.uint8), 0, size, desc, md, c, where, cache, off, from_offset_index
+                    np.frombuffer(data, np.uint8), 0, size, desc, md, c, cache, off, from_offset_index
                 )
             except IndexMismatch:
                 self.layouts.distrust_offset_index(row_group, desc, md)
@@ -191,12 +191,12 @@ class ChunkReader:
             if matcher is not None and desc.physical_type != 6:
                 raise UnsupportedFeatureError("byte matching needs a BYTE_ARRAY column")
             if selection is not None and selection.row_count < num_rows:
-                return self.selected.read(row_group, desc, md, selection, c, where, matcher, cache)
+                return self.selected.read(row_group, desc, md, selection, c, matcher, cache)
             if matcher is not None:
-                return self.whole.match(row_group, desc, md, c, where, matcher, cache)
+                return self.whole.match(row_group, desc, md, c, matcher, cache)
             if values:
-                return self.whole.read_looked_up(row_group, desc, md, c, where, cache)
-            return self.whole.read(row_group, desc, md, c, where, cache)
+                return self.whole.read_looked_up(row_group, desc, md, c, cache)
+            return self.whole.read(row_group, desc, md, c, cache)
         except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
             raise located(e, self.file.path, where) from (None if isinstance(e, LazyScanError) else e)
 

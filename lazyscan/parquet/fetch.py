@@ -1,6 +1,7 @@
-"""Fetching a file's byte ranges for column reads: coalesced requests through the source, read
-counters, page checksums verified (a page whose checksum does not match is fetched again from
-the source once, then reported), and the ranges checked to lie in the file.
+"""Fetching a file's byte ranges for column reads, through :mod:`lazyscan.io.fetch` (coalesced
+as the reader options say, else by the source's policy, and counted), with the ranges checked to
+lie in the file and page checksums verified: a page whose checksum does not match is fetched
+again from the source once, then reported with its row group, column and page.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from lazyscan.errors import CorruptFileError, FileError, LazyScanError
 from lazyscan.format.counters import ReadCounters
 from lazyscan.format.options import ReaderOptions
 from lazyscan.io import ReadOptions, Source
-from lazyscan.io.source import LocalSource, ShortReadError
+from lazyscan.io import fetch as io_fetch
+from lazyscan.io.source import ShortReadError
 from lazyscan.parquet import checksums
 from lazyscan.parquet.layout import PageLayouts
 
@@ -46,14 +48,6 @@ class FetchCheck(NamedTuple):
     first_page: int | None = None
 
 
-def source_default_read_options(source: Source) -> ReadOptions:
-    """How reads of ``source`` coalesce ranges unless the reader options say: not across gaps
-    locally, across gaps of up to 1 MiB on object stores (a request costs about that much)."""
-    if isinstance(source, LocalSource):
-        return ReadOptions(coalesce_gap=0, coalesce_max=64 * 1024 * 1024)
-    return ReadOptions(coalesce_gap=1024 * 1024, coalesce_max=64 * 1024 * 1024)
-
-
 def located(e: Exception, path: str, where: dict[str, Any]) -> LazyScanError:
     """``e`` as a lazyscan error that names the file ``path`` and ``where``."""
     if isinstance(e, FileError):
@@ -71,7 +65,6 @@ class Fetcher:
         self.source = file.source
         self.path = file.path
         self.layouts = layouts
-        self._default_read = source_default_read_options(file.source)
 
     @property
     def options(self) -> ReaderOptions:
@@ -79,22 +72,18 @@ class Fetcher:
 
     @property
     def read_options(self) -> ReadOptions:
-        """How this file's reads coalesce ranges: the reader option, else the source's default."""
-        return self.options.read or self._default_read
+        """How this file's reads coalesce ranges: the reader option, else the source's policy
+        (:attr:`Source.default_read <lazyscan.io.Source.default_read>`)."""
+        return self.options.read or self.source.default_read
 
     def fetch(self, ranges: list[tuple[int, int]], c: ReadCounters, check: FetchCheck | None = None) -> list[memoryview]:
         """The bytes of ``ranges``; with ``check`` (what they hold), their pages' checksums
         verified (:meth:`_verified_views`) when the reader options ask for it."""
-        self.check_ranges(ranges)
-        t0 = time.perf_counter()
-        opts = self.read_options
-        out, nbytes, requests = self.source.read_ranges_counted(ranges, opts)
-        c.io_seconds += time.perf_counter() - t0
-        c.bytes_fetched += nbytes
-        c.requests += requests
-        for (_, length), view in zip(ranges, out):
-            if len(view) != length:
-                raise CorruptFileError("file ends inside a page")
+        try:
+            out = io_fetch.fetch(self.source, ranges, c, self.read_options)
+        except ShortReadError:
+            self.check_ranges(ranges)
+            raise CorruptFileError("file ends inside a page") from None
         if check is not None and self.options.verify_checksums:
             out = self._verified_views(ranges, out, check, c)
         return out
@@ -151,15 +140,10 @@ class Fetcher:
     ) -> tuple[np.ndarray, list[int]]:
         """:meth:`fetch` into one array: (the array, where each range starts in it). The
         callers have checked that every range lies inside the file."""
-        t0 = time.perf_counter()
-        opts = self.read_options
         try:
-            buf, at, nbytes, requests = self.source.read_ranges_into(ranges, opts)
+            buf, at = io_fetch.fetch_into(self.source, ranges, c, self.read_options, ranges_checked=True)
         except ShortReadError:
             raise CorruptFileError("file ends inside a page") from None
-        c.io_seconds += time.perf_counter() - t0
-        c.bytes_fetched += nbytes
-        c.requests += requests
         if check is not None and self.options.verify_checksums and ranges:
             starts = np.array(at, np.int64)
             ends = starts + np.array([length for _, length in ranges], np.int64)
@@ -172,6 +156,7 @@ class Fetcher:
         return buf, at
 
     def check_ranges(self, ranges: list[tuple[int, int]]) -> None:
+        """CorruptFileError naming the first range that does not lie inside the file."""
         size = self.source.size
         for off, length in ranges:
             if off < 0 or length < 0 or off + length > size:

@@ -29,7 +29,7 @@ from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.caches import clear_caches
 from lazyscan.parquet.chunk_reader import ChunkReader, as_ranges
 from lazyscan.parquet.convert import Assembled
-from lazyscan.parquet.fetch import OpenFile, source_default_read_options
+from lazyscan.parquet.fetch import OpenFile
 from lazyscan.parquet.footer import Footer, FooterSummary
 from lazyscan.parquet.layout import ChunkLayout, PageLayouts
 from lazyscan.parquet.match import BytesMatcher
@@ -169,7 +169,7 @@ class ParquetFile:
 
     def source_default_read_options(self) -> ReadOptions:
         """How reads of this file's source coalesce ranges unless the reader options say."""
-        return source_default_read_options(self.source)
+        return self.source.default_read
 
     def read_dictionary(
         self, row_group: int, column: int | str, counters: ReadCounters | None = None, cache: PageCache | None = None

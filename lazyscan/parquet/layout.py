@@ -185,6 +185,7 @@ class PageLayouts:
         return self.layout(row_group, desc, md)
 
     def layout(self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData) -> ChunkLayout:
+        """:meth:`page_layout` of a chunk already looked up in the footer."""
         key = (self.footer.token, row_group, desc.index)
         cached = caches.LAYOUTS.get(key)
         if cached is not None:

@@ -120,7 +120,7 @@ class PageDecoder:
 
     def decode_dictionary(
         self, buf: np.ndarray, pos: int, end: int, desc: ColumnDescriptor, md: ColumnMetaData,
-        c: ReadCounters, where: dict[str, Any], cache: PageCache | None = None, offset: int = -1,
+        c: ReadCounters, cache: PageCache | None = None, offset: int = -1,
         indexed: bool = False,
     ) -> Values:
         """The dictionary page at ``buf[pos:end]``; ``indexed``: that extent comes from the chunk's

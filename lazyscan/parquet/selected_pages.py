@@ -12,7 +12,7 @@ this one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -104,7 +104,6 @@ class SelectedPages:
         views: Sequence[memoryview | np.ndarray],
         rows: SelectedRows,
         c: ReadCounters,
-        where: dict[str, Any],
         matcher: BytesMatcher | None = None,
         cache: PageCache | None = None,
     ) -> Assembled:
@@ -119,7 +118,7 @@ class SelectedPages:
             dview = np.frombuffer(views[0], dtype=np.uint8)
             try:
                 dictionary = self.pages.decode_dictionary(
-                    dview, 0, len(dview), desc, md, c, where, cache, layout.dictionary[0], layout.from_offset_index
+                    dview, 0, len(dview), desc, md, c, cache, layout.dictionary[0], layout.from_offset_index
                 )
             except FileError as e:
                 raise e.at(page=0) from None
@@ -180,7 +179,6 @@ class SelectedPages:
         md: ColumnMetaData,
         selection: RowRanges,
         c: ReadCounters,
-        where: dict[str, Any],
         matcher: BytesMatcher | None = None,
         cache: PageCache | None = None,
     ) -> Assembled:
@@ -189,10 +187,10 @@ class SelectedPages:
         plan = self.plan(row_group, desc, md, rows, cache)
         views = self.fetcher.fetch(plan.ranges, c, FetchCheck(row_group))
         try:
-            return self.decode(plan, views, rows, c, where, matcher, cache)
+            return self.decode(plan, views, rows, c, matcher, cache)
         except IndexMismatch:
             self.layouts.distrust_offset_index(row_group, desc, md)
-        return self.read(row_group, desc, md, selection, c, where, matcher, cache)
+        return self.read(row_group, desc, md, selection, c, matcher, cache)
 
     def read_planned(
         self, row_group: int, plan: ChunkPlan, buf: np.ndarray, at: list[int], rows: SelectedRows, c: ReadCounters,
@@ -203,11 +201,11 @@ class SelectedPages:
         where = {"row_group": row_group, "column": plan.desc.name}
         try:
             try:
-                chunk = self.decode(plan, views, rows, c, where, cache=cache)
+                chunk = self.decode(plan, views, rows, c, cache=cache)
             except IndexMismatch:
                 self.layouts.distrust_offset_index(row_group, plan.desc, plan.md)
                 plan = self.plan(row_group, plan.desc, plan.md, rows, cache)
-                chunk = self.decode(plan, self.fetcher.fetch(plan.ranges, c, FetchCheck(row_group)), rows, c, where, cache=cache)
+                chunk = self.decode(plan, self.fetcher.fetch(plan.ranges, c, FetchCheck(row_group)), rows, c, cache=cache)
         except (LazyScanError, ValueError, IndexError, TypeError, OverflowError, MemoryError) as e:
             raise located(e, self.file.path, where) from (None if isinstance(e, LazyScanError) else e)
         return self.pages.to_arrow(row_group, plan.desc, chunk, c)

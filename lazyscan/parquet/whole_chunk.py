@@ -15,7 +15,7 @@ wrongly makes the read start again from the chunk's page headers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,18 +34,20 @@ from lazyscan.parquet.schema import ColumnDescriptor
 from lazyscan.parquet.selected_rows import Shapes
 
 
-class _Fetched:
+class _Fetched(NamedTuple):
     """A chunk's bytes as fetched for a whole read: from its start, or (``shortcut``) from its
-    first data page with its dictionary taken from the page cache."""
+    first data page (page ``first_page`` of the chunk) with its dictionary taken from the page
+    cache."""
 
-    __slots__ = ("buf", "dictionary", "first_page", "shortcut", "start")
-
-    def __init__(self, buf: np.ndarray, start: int, dictionary: Values | None, first_page: int, shortcut: bool) -> None:
-        self.buf = buf
-        self.start = start
-        self.dictionary = dictionary
-        self.first_page = first_page
-        self.shortcut = shortcut
+    row_group: int
+    desc: ColumnDescriptor
+    md: ColumnMetaData
+    num_rows: int
+    buf: np.ndarray
+    start: int
+    dictionary: Values | None
+    first_page: int
+    shortcut: bool
 
 
 class WholeChunk:
@@ -62,33 +64,31 @@ class WholeChunk:
         self.shapes = shapes
 
     def read(
-        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, where: dict[str, Any],
-        cache: PageCache | None = None,
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, cache: PageCache | None = None
     ) -> Assembled:
         """Every row of the chunk: values, or codes with their dictionary."""
-        return self._read(row_group, desc, md, c, where, None, cache, False)
+        return self._read(row_group, desc, md, c, None, cache, False)
 
     def read_looked_up(
-        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, where: dict[str, Any],
-        cache: PageCache | None = None,
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, cache: PageCache | None = None
     ) -> Assembled:
         """Every row of the chunk as values: a column without nulls coded against a dictionary of
         plain numbers has its codes looked up as they are unpacked (no array of codes); any other
         chunk is read as :meth:`read` reads it."""
-        return self._read(row_group, desc, md, c, where, None, cache, True)
+        return self._read(row_group, desc, md, c, None, cache, True)
 
     def match(
-        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, where: dict[str, Any],
-        matcher: BytesMatcher, cache: PageCache | None = None,
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, matcher: BytesMatcher,
+        cache: PageCache | None = None,
     ) -> Assembled:
         """A uint8 mask of the rows whose value ``matcher`` matches (0 for NULL), computed on the
         encoded pages; with a ``cache``, the pages holding a match are kept there."""
-        return self._read(row_group, desc, md, c, where, matcher, cache, False)
+        return self._read(row_group, desc, md, c, matcher, cache, False)
 
     def _fetch(
-        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters,
-        cache: PageCache | None,
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, cache: PageCache | None
     ) -> _Fetched:
+        num_rows = self.footer.metadata.row_groups[row_group].num_rows
         start, total = self.footer.chunk_range_of(md)
         if start + total > self.file.source.size:
             raise CorruptFileError("column chunk extends past the end of the file")
@@ -110,42 +110,40 @@ class WholeChunk:
                 else:
                     dictionary = None
         buf = np.frombuffer(self.fetcher.fetch([(start, total)], c, FetchCheck(row_group, num_rows, index))[0], dtype=np.uint8)
-        return _Fetched(buf, start, dictionary, index, shortcut)
+        return _Fetched(row_group, desc, md, num_rows, buf, start, dictionary, index, shortcut)
 
     def _read(
-        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, where: dict[str, Any],
-        matcher: BytesMatcher | None, cache: PageCache | None, look_up: bool,
+        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, matcher: BytesMatcher | None,
+        cache: PageCache | None, look_up: bool,
     ) -> Assembled:
-        num_rows = self.footer.metadata.row_groups[row_group].num_rows
-        fetched = self._fetch(row_group, desc, md, num_rows, c, cache)
+        fetched = self._fetch(row_group, desc, md, c, cache)
         if matcher is not None and fetched.dictionary is None and self.shapes.of(desc) is not None:
             mask = predicate_match.match_full(
-                fetched.buf, desc, num_rows, md.codec, matcher, c, self.file.options.max_page_size, cache, fetched.start,
+                fetched.buf, desc, fetched.num_rows, md.codec, matcher, c, self.file.options.max_page_size, cache, fetched.start,
                 self.footer.v2_always_compressed,
             )
             if mask is not None:
-                return Assembled(num_rows, None, values=mask)
-        # the values straight from the codes, for a caller that wants values of a column
-        # without nulls: no array of codes, no separate look-up
-        direct = look_up and matcher is None and (cache is None or not cache.bodies)
-        return self._decode(row_group, desc, md, num_rows, c, where, matcher, cache, look_up, direct, fetched)
+                return Assembled(fetched.num_rows, None, values=mask)
+        return self._decode(fetched, c, matcher, cache, look_up)
 
     def _decode(
-        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, num_rows: int, c: ReadCounters,
-        where: dict[str, Any], matcher: BytesMatcher | None, cache: PageCache | None, look_up: bool, direct: bool,
-        fetched: _Fetched,
+        self, fetched: _Fetched, c: ReadCounters, matcher: BytesMatcher | None, cache: PageCache | None, look_up: bool
     ) -> Assembled:
-        """Decode the fetched chunk page by page (``direct``: codes looked up as they are
-        unpacked while the pages allow it)."""
-        buf, start, dictionary, index, shortcut = fetched.buf, fetched.start, fetched.dictionary, fetched.first_page, fetched.shortcut
+        """Decode the fetched chunk page by page; ``look_up``: codes looked up as they are
+        unpacked while the pages allow it."""
+        desc, md, num_rows, buf, start = fetched.desc, fetched.md, fetched.num_rows, fetched.buf, fetched.start
+        dictionary, index = fetched.dictionary, fetched.first_page
         pages = self.pages
+        # the values straight from the codes, for a caller that wants values of a column
+        # without nulls: no array of codes, no separate look-up (``out`` once a dictionary of
+        # fixed-width values is known)
+        direct = look_up and matcher is None and (cache is None or not cache.bodies)
+        out: np.ndarray | None = None
         pos = 0
         end = len(buf)
         dict_mask = match_dictionary(matcher, dictionary)
         decoded: list[PageValues] = []
         rows = 0
-        # ``out`` once a dictionary of fixed-width values is known
-        out: np.ndarray | None = None
         while pos < end and rows < num_rows:
             try:
                 header = parse_header(buf, pos, end)
@@ -153,7 +151,7 @@ class WholeChunk:
                 if header.type == PageType.DICTIONARY_PAGE:
                     if decoded or dictionary is not None:
                         raise CorruptFileError("dictionary page after data pages")
-                    dictionary = pages.decode_dictionary(buf, pos, end, desc, md, c, where, cache, start + pos)
+                    dictionary = pages.decode_dictionary(buf, pos, end, desc, md, c, cache, start + pos)
                     dict_mask = match_dictionary(matcher, dictionary)
                 elif header.type in (PageType.DATA_PAGE, PageType.DATA_PAGE_V2):
                     if direct and out is None and not decoded and looked_up(dictionary, desc):
@@ -168,7 +166,7 @@ class WholeChunk:
                         if out is not None and page.valid is not None:
                             # a page with nulls: the values are spread by the general assembly
                             if rows:
-                                return self._read(row_group, desc, md, c, where, matcher, cache, False)
+                                return self._read(fetched.row_group, desc, md, c, matcher, cache, False)
                             out = None
                             direct = False
                         if out is not None:  # a page the look-up does not take (PLAIN after a dictionary)
@@ -181,15 +179,15 @@ class WholeChunk:
                         rows += page.num_rows
                     c.pages_fetched += 1
             except FileError as e:
-                if shortcut and isinstance(e, CorruptFileError):
-                    return self._read_again(row_group, desc, md, c, where, matcher, cache, look_up, e, index)
+                if fetched.shortcut and isinstance(e, CorruptFileError):
+                    return self._read_again(fetched, c, matcher, cache, look_up, e, index)
                 raise e.at(page=index) from None
             pos = body_start + header.compressed_page_size
             index += 1
         if rows != num_rows:
             short = CorruptFileError(f"pages hold {rows} rows, the row group has {num_rows}")
-            if shortcut:
-                return self._read_again(row_group, desc, md, c, where, matcher, cache, look_up, short, None)
+            if fetched.shortcut:
+                return self._read_again(fetched, c, matcher, cache, look_up, short, None)
             raise short
         if out is not None:
             return Assembled(num_rows, None, values=out)
@@ -198,15 +196,16 @@ class WholeChunk:
         return assemble(desc, decoded, dictionary)
 
     def _read_again(
-        self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, c: ReadCounters, where: dict[str, Any],
-        matcher: BytesMatcher | None, cache: PageCache | None, look_up: bool, error: CorruptFileError, page: int | None,
+        self, fetched: _Fetched, c: ReadCounters, matcher: BytesMatcher | None, cache: PageCache | None, look_up: bool,
+        error: CorruptFileError, page: int | None,
     ) -> Assembled:
         """The read from the chunk's page headers, after a read that started at the first data
-        page an offset index gave failed with ``error`` (else ``error`` stands)."""
+        page an offset index gave (``fetched``) failed with ``error`` (else ``error`` stands)."""
+        row_group, desc, md = fetched.row_group, fetched.desc, fetched.md
         if not self.layouts.layout(row_group, desc, md).from_offset_index:
             raise error.at(page=page) if page is not None else error
         self.layouts.distrust_offset_index(row_group, desc, md)
-        return self._read(row_group, desc, md, c, where, matcher, cache, look_up)
+        return self._read(row_group, desc, md, c, matcher, cache, look_up)
 
     def dictionary_rows(
         self, row_group: int, desc: ColumnDescriptor, md: ColumnMetaData, entry_passes: np.ndarray, null_passes: bool,
