@@ -5,6 +5,10 @@ included; ``retries`` the attempts that repeated a failed one (object stores), `
 the small reads served from the surplus of an earlier request instead of a request of their own.
 ``pages_refetched``: pages fetched once more because their checksum did not match as fetched.
 
+Counters named ``row_groups_*`` count units of any format (Parquet row groups, ORC stripes);
+``pages_*`` count finer units (Parquet pages, ORC's 10,000-row row groups). The names stay as
+tests and users read them.
+
 A :class:`Profile` is plain data (picklable, JSON-able) so Spark tasks can ship theirs back and
 the driver can merge them. ``as_dict`` gives the numbers, ``table`` a readable rendering.
 """
@@ -166,12 +170,12 @@ class Profile:
         raise KeyError(name)
 
     def summary(self) -> str:
-        """One line: rows, row groups pruned, pages skipped, bytes read of total."""
+        """One line: rows, units (row groups, stripes) pruned, pages skipped, bytes read of total."""
         c = self.counters
         pruned = sum(c.get(k, 0) for k in c if k.startswith("row_groups_pruned_"))
         return (
             f"{c['rows_returned']:,} of {c['rows_total']:,} rows; "
-            f"row groups {c['row_groups_total'] - pruned:,}/{c['row_groups_total']:,} read "
+            f"units (row groups, stripes) {c['row_groups_total'] - pruned:,}/{c['row_groups_total']:,} read "
             f"(pruned: stats {c['row_groups_pruned_stats']}, bloom {c['row_groups_pruned_bloom']}, "
             f"dictionary {c['row_groups_pruned_dictionary']}, partition {c['row_groups_pruned_partition']}); "
             f"pages skipped {c['pages_pruned_index'] + c['pages_skipped_lazily']:,}/{c['pages_total']:,}; "
