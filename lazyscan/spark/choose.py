@@ -624,7 +624,7 @@ class _Plan:
             return files
         reader = LazyScanReader(self.settings, self.listing, self.listing.spark_schema, bound_filter=self.bound)
         try:
-            return reader._prune_files()
+            return reader.files_left()
         except LazyScanError:
             return files
 

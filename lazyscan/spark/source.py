@@ -627,7 +627,8 @@ class LazyScanReader(DataSourceReader):
         result: BoundExpr = conjunction(self._predicates)
         return result
 
-    def _prune_files(self) -> list[FileInfo]:
+    def files_left(self) -> list[FileInfo]:
+        """The listing's files whose partition values the filter does not rule out."""
         files = list(self.listing.files)
         parts = set(self.listing.partition_names)
         conjuncts = [c for p in self._predicates for c in split_conjuncts(p)]
@@ -647,7 +648,7 @@ class LazyScanReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         """Spark tasks: byte ranges of the files that survive partition pruning."""
-        tasks = plan_tasks(self._prune_files(), self.settings.split_policy)
+        tasks = plan_tasks(self.files_left(), self.settings.split_policy)
         log.info("lazyscan %s: %d tasks over %d files", self.scan_id, len(tasks), len(self.listing.files))
         return list(tasks)
 
