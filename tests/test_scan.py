@@ -542,3 +542,25 @@ def test_profile_counts_every_page_of_every_column_read(tmp_path: Path, stats_in
     assert s.profile["pages_skipped_lazily"] == sum(sum(row[1:]) for row in pages) - 3
     if stats_in_footer:
         assert [pf.data_page_count(r, c) for r in range(groups) for c in range(4)] == [p for row in pages for p in row]
+
+
+def test_an_orc_error_names_the_stripe_not_a_row_group(tmp_path: Path) -> None:
+    """The scan adds the file and unit to a reader's error; an ORC unit is a stripe, which the
+    ORC reader names itself, so the scan does not call it a row group too."""
+    import pyarrow.orc as po
+
+    from lazyscan.errors import CorruptFileError
+    from lazyscan.orc.file import OrcFile
+
+    path = tmp_path / "t.orc"
+    po.write_table(pa.table({"a": np.arange(20_000)}), path, stripe_size=16 * 1024)
+    with OrcFile(str(path)) as f:
+        assert f.num_stripes > 3
+        stripe = f.stripe(2)
+    data = bytearray(path.read_bytes())
+    footer = stripe.offset + stripe.index_length + stripe.data_length
+    data[footer : footer + stripe.footer_length] = b"\xff" * stripe.footer_length
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptFileError, match="stripe 2") as info:
+        lazyscan.scan(path, where="a >= 0").to_table()
+    assert "row group" not in str(info.value)
