@@ -34,9 +34,6 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 #: until its entry goes)
 NOT_YET: dict[tuple[str, str], str] = {
     ("scan", "parquet"): "scan/warmup.py compiles the Parquet kernels through ParquetFile",
-    ("spark", "parquet"): "spark/source.py _read_footer picks a schema function by the unit file's class; "
-    "spark/types.py keeps file_spark_schema for it until it calls spark_schema_of",
-    ("spark", "orc"): "spark/source.py _read_footer picks a schema function by the unit file's class",
 }
 
 

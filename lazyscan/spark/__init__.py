@@ -3,7 +3,7 @@
 Modules and their roles:
 
 - :mod:`.source` — the data source and its reader (schema, filter pushdown, tasks, reading).
-- :mod:`.types` — Spark's Parquet type mapping, schema merging, batches in Spark's Arrow schema.
+- :mod:`.types` — Spark's type mapping of any format's file (`spark_schema_of`), schema merging, batches in Spark's Arrow schema.
 - :mod:`.filters` — Spark's pushed filters as lazyscan predicates.
 - :mod:`.planning` — tasks of byte ranges, as Spark's file sources plan them (no footer reads).
 - :mod:`.options` — option validation and session defaults.

@@ -115,10 +115,9 @@ from lazyscan.spark.profiles import new_scan_id, task_entry, write_task_profile
 from lazyscan.spark.types import (
     BatchShaper,
     OutputColumn,
-    file_spark_schema,
     merge_spark_schemas,
-    orc_spark_schema,
     partition_spark_type,
+    spark_schema_of,
 )
 
 log = logging.getLogger("lazyscan.spark")
@@ -219,16 +218,11 @@ def _read_footer(
     """The file's schemas, and ``info`` pinned to the version read (:func:`pinned`): the tasks
     read that version or fail with a :class:`FileChangedError`."""
     from lazyscan.format.units import open_units
-    from lazyscan.orc.units import OrcUnits
-    from lazyscan.parquet.units import ParquetUnits
 
     path = info.path
     try:
         with open_units(path, fs, ReaderOptions(retry=retry)) as f:
-            if isinstance(f, ParquetUnits):
-                return pinned(info, f), f.arrow_schema, file_spark_schema(f.pf, binary_as_string=binary_as_string)
-            assert isinstance(f, OrcUnits)
-            return pinned(info, f), f.arrow_schema, orc_spark_schema(f.orc)
+            return pinned(info, f), f.arrow_schema, spark_schema_of(f, binary_as_string=binary_as_string)
     except LazyScanError:
         raise
     except OSError as e:

@@ -11,8 +11,6 @@ Parts and their roles:
   next signed type, ``UINT_64`` is ``DECIMAL(20,0)``, ORC ``char``/``varchar`` are strings; types
   Spark refuses (nanosecond timestamps, ``TIME``, ``FLOAT16``, decimals wider than 38 digits,
   Parquet ``INTERVAL``) raise an error naming the file and column, as Spark does.
-- :func:`file_spark_schema` and :func:`orc_spark_schema` do the same for a Parquet and an ORC
-  file opened by their own packages, until the listing calls :func:`spark_schema_of`.
 - :func:`merge_spark_schemas` merges file schemas like ``mergeSchema`` (union by name, first-seen
   order, nested structs merged, a name with two types is an error naming both files).
 - :func:`partition_spark_type` types hive partition columns as Spark infers them.
@@ -202,49 +200,6 @@ def spark_schema_of(unit_file: UnitFile, *, binary_as_string: bool = False) -> S
             field.type, field.name, int96=hive, binary_as_string=as_string, path=unit_file.path, reader=reader
         )
         fields.append(StructField(field.name, stype, True))
-    return StructType(fields)
-
-
-def file_spark_schema(parquet_file: Any, *, binary_as_string: bool = False) -> StructType:
-    """The Spark schema of an open :class:`lazyscan.parquet.ParquetFile`."""
-    from lazyscan.parquet.metadata import ConvertedType, PhysicalType
-
-    arrow_schema = parquet_file.arrow_schema
-    file_schema = parquet_file.schema
-    fields = []
-    for i, field in enumerate(arrow_schema):
-        leaves: tuple[int, ...] = (
-            file_schema.field_leaves[i] if i < len(file_schema.field_leaves) else ()
-        )
-        descs = [file_schema.columns[leaf] for leaf in leaves]
-        for d in descs:
-            if d.converted_type == ConvertedType.INTERVAL:
-                raise _unsupported("Parquet type INTERVAL", ".".join(d.path), parquet_file.path)
-        stamps = {d.physical_type == PhysicalType.INT96 for d in descs if pa.types.is_timestamp(d.arrow_type)}
-        if len(stamps) > 1:
-            raise _unsupported(
-                "a nested column holding INT96 and other timestamps", field.name, parquet_file.path,
-                "lazyscan gives INT96 Spark's TIMESTAMP type by column, not by nested field",
-            )
-        int96 = stamps == {True}
-        stype = spark_type_of(
-            field.type,
-            field.name,
-            int96=int96,
-            binary_as_string=binary_as_string,
-            path=parquet_file.path,
-        )
-        fields.append(StructField(field.name, stype, True))
-    return StructType(fields)
-
-
-def orc_spark_schema(orc_file: Any) -> StructType:
-    """The Spark schema of an open :class:`lazyscan.orc.OrcFile`, as :func:`spark_schema_of`
-    gives it: every ORC timestamp without a zone is Hive's, at any depth."""
-    fields = []
-    for c in orc_file.columns:
-        stype = spark_type_of(c.arrow_type, c.name, int96=True, path=orc_file.path, reader="ORC")
-        fields.append(StructField(c.name, stype, True))
     return StructType(fields)
 
 
