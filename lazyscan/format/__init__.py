@@ -10,6 +10,7 @@ Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything ab
   selected rows, coalescing, largest page, partial decompression, checksums, retries);
 - :mod:`lazyscan.format.selection`: ``RowRanges``, the rows of a row group or stripe a read
   selects, as sorted, disjoint ranges;
+- :mod:`lazyscan.format.hashing`: XXH64, the hash of Parquet's Bloom filters and of key filters;
 - :mod:`lazyscan.format.kernels`: numba kernels the formats share (row index runs,
   little-endian loads) and the one table of kernel error codes both formats' kernels return;
 - :mod:`lazyscan.format.varint`: varints and zigzag as Thrift, protobuf and both formats'

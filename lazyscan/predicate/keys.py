@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lazyscan.errors import LazyScanError, PredicateError
-from lazyscan.parquet import kernels as K
+from lazyscan.format.hashing import xxhash64
 
 _jit = numba.njit(nogil=True, cache=True)
 
@@ -338,7 +338,7 @@ def probe_int_bloom(values, valid, mul, div, lo, hi, blocks, k, out):
 @_jit
 def hash_byte_keys(data, offsets, out):
     for i in range(offsets.shape[0] - 1):
-        out[i] = K._xxhash64(data, offsets[i], offsets[i + 1] - offsets[i])
+        out[i] = xxhash64(data, offsets[i], offsets[i + 1] - offsets[i])
 
 
 @_jit
@@ -376,7 +376,7 @@ def probe_bytes_hash(data, offsets, valid, key_data, key_offsets, key_hashes, ta
         s0, s1, ok = _value_bounds(offsets, i, size)
         if not ok:
             return -1
-        h = K._xxhash64(data, s0, s1 - s0)
+        h = xxhash64(data, s0, s1 - s0)
         if not _pre_hit(pre, pre_shift, h * _C1):
             continue
         s = np.int64((h * _C1) >> shift)
@@ -411,7 +411,7 @@ def probe_bytes_bloom(data, offsets, valid, blocks, k, out):
         s0, s1, ok = _value_bounds(offsets, i, size)
         if not ok:
             return -1
-        b, m = _bloom_slot(K._xxhash64(data, s0, s1 - s0) * _C1, n, k)
+        b, m = _bloom_slot(xxhash64(data, s0, s1 - s0) * _C1, n, k)
         if blocks[b] & m == m:
             out[i] = 1
             hits += 1
