@@ -3,7 +3,10 @@
 - :mod:`.dataset` finds files (paths, globs, hive partition folders) and merges their schemas;
 - :mod:`.options` the scan's switches and knobs (:class:`ScanOptions`);
 - :mod:`.profile` counters and timings by tier and phase (:class:`Profile`);
-- :mod:`.scan` planning and the per-row-group algorithm (:func:`scan`, :class:`Scan`);
+- :mod:`.conjuncts` the filter's conjuncts and their adaptive order (:class:`PredicateOrder`);
+- :mod:`.files` a file being read: its units, version checks and read-ahead;
+- :mod:`.unit_scan` the per-unit algorithm and its pruning tiers;
+- :mod:`.scan` planning, the units on a thread pool, batches (:func:`scan`, :class:`Scan`);
 - :mod:`.warmup` compiles the kernels ahead of the first query (``lazyscan warmup``).
 """
 
