@@ -50,7 +50,6 @@ class Conjunct:
         return null_passes(self.bound)
 
 
-
 def _needles(bound: BoundExpr) -> tuple[bytes, ...] | None:
     if isinstance(bound, BoundCompare) and bound.op in ("=", "<=>"):
         lits = [bound.literal]
@@ -142,7 +141,6 @@ class PredicateOrder:
 
     def describe(self) -> list[str]:
         return [self.conjuncts[i].text for i in self.order()]
-
 
 
 def conjuncts_of(bound: BoundExpr, schema: pa.Schema, partition_columns: Collection[str]) -> list[Conjunct]:

@@ -66,7 +66,6 @@ def empty_table(schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
 
 
-
 @dataclass(frozen=True)
 class _Unit:
     """One unit of the scan to read: the ``task``-th file (or byte range) of the plan, its

@@ -45,7 +45,6 @@ def _is_binary_type(t: pa.DataType) -> bool:
     return bool(pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t))
 
 
-
 @dataclass(frozen=True)
 class Tier:
     """A pruning tier that can rule out whole units."""
