@@ -2,8 +2,9 @@
 
 A file holds *units* (Parquet row groups, ORC stripes) of columns, each with statistics, maybe a
 Bloom filter and a dictionary, a finer index (Parquet pages, ORC's 10,000-row row groups) and
-reads for a row selection. :class:`UnitFile` is the one interface the per-unit algorithm of
-:mod:`lazyscan.scan.scan` and Spark's cost model (:mod:`lazyscan.spark.choose`) call; each format
+reads for a row selection. :class:`UnitFile` is the one interface the per-unit algorithm
+(:mod:`lazyscan.scan.unit_scan`, with :mod:`lazyscan.scan.files`) and Spark's cost model
+(:mod:`lazyscan.spark.choose`) call; each format
 package implements it (``lazyscan.parquet.units.ParquetUnits``, ``lazyscan.orc.units.OrcUnits``)
 and is named once in :data:`FORMATS`.
 
