@@ -28,7 +28,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("predicate_match", "page_header"): "the page-header kernel's parser and slots (_parse, _SLOTS, _TYPE, ...)",
     ("predicate_match", "kernels"): "the hybrid-run helpers _next_run, _rle_value, _packed_groups, _bits_at, _mask, _check_range",
     ("page_header", "kernels"): "the kernel decorator _jit_gil",
-    ("fetch", "lazyscan.io"): "Source._widened and Source._read_counted (a page fetched again from the source itself)",
     ("nested", "lazyscan.io"): "ArrowSource._fs and FsspecSource._fs (the file opened for pyarrow)",
 }
 

@@ -6,7 +6,6 @@ again from the source once, then reported with its row group, column and page.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -112,17 +111,8 @@ class Fetcher:
         """The page at ``offset`` whose checksum did not match as fetched (``m``), read again
         from the source itself (not from bytes fetched ahead): a transfer may have damaged it.
         CorruptFileError naming the page when its bytes do not match again."""
-        t0 = time.perf_counter()
-        # one request of at least the source's smallest (a store's error body must fit)
-        start, end = self.source._widened(offset, offset + m.size)
-        try:
-            wide = self.source._read_counted(start, end - start)
-        finally:
-            c.io_seconds += time.perf_counter() - t0
-        c.bytes_fetched += len(wide)
-        c.requests += 1
+        data = np.frombuffer(io_fetch.fetch_again(self.source, offset, m.size, c), np.uint8)
         c.pages_refetched += 1
-        data = np.frombuffer(wide, np.uint8)[offset - start : offset - start + m.size]
         ok, stored, computed = checksums.page_matches(data)
         if ok and len(data) == m.size:
             return data
