@@ -749,12 +749,12 @@ def test_v2_kernel_rule() -> None:
     differ (which only compressed values can)."""
     from lazyscan.parquet import page_header as H
 
-    header = np.full(H._SLOTS, H._MISSING, np.int64)
-    header[H._V2_COMPRESSED] = 0
+    header = np.full(H.SLOTS, H.MISSING, np.int64)
+    header[H.SLOT_V2_COMPRESSED] = 0
     assert not page_table.v2_values_compressed(header, 10, 10, False)
     assert page_table.v2_values_compressed(header, 10, 10, True)
     assert page_table.v2_values_compressed(header, 9, 10, False)
-    header[H._V2_COMPRESSED] = 1
+    header[H.SLOT_V2_COMPRESSED] = 1
     assert page_table.v2_values_compressed(header, 10, 10, False)
 
 

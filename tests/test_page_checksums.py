@@ -27,7 +27,7 @@ from lazyscan.io.source import FileIdentity, IOStats, Source
 from lazyscan.parquet import ParquetFile, RowRanges
 from lazyscan.parquet.checksums import crc32, page_spans
 from lazyscan.parquet.fetch import Fetcher
-from lazyscan.parquet.page_header import _MISSING as MISSING
+from lazyscan.parquet.page_header import MISSING
 from lazyscan.parquet.page_header import parse_page_header
 from lazyscan.scan.options import ScanOptions
 from lazyscan.spark.options import SourceSettings

@@ -15,21 +15,8 @@ import graphlib
 import re
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parents[1] / "lazyscan" / "parquet"
 
-#: (module, the module whose private names it still uses): what it uses, until the names are made
-#: public there (strict: an entry that starts to hold fails here until it goes)
-NOT_YET: dict[tuple[str, str], str] = {
-    ("checksums", "page_header"): "the page-header kernel's parser and slots (_parse, _SLOTS, _TYPE, ...)",
-    ("page_table", "page_header"): "the page-header kernel's slot _V2_COMPRESSED",
-    ("selected_rows", "page_header"): "the page-header kernel's parser and slots (_parse, _SLOTS, _TYPE, ...)",
-    ("predicate_match", "page_header"): "the page-header kernel's parser and slots (_parse, _SLOTS, _TYPE, ...)",
-    ("predicate_match", "kernels"): "the hybrid-run helpers _next_run, _rle_value, _packed_groups, _bits_at, _mask, _check_range",
-    ("page_header", "kernels"): "the kernel decorator _jit_gil",
-    ("nested", "lazyscan.io"): "ArrowSource._fs and FsspecSource._fs (the file opened for pyarrow)",
-}
 
 
 def modules() -> dict[str, ast.Module]:
@@ -115,19 +102,9 @@ def test_the_module_map_lists_modules_in_an_order_every_import_follows() -> None
     assert late == []
 
 
-USES = sorted({(m, s) for m, tree in modules().items() for s in foreign_private_names(tree)} | set(NOT_YET))
-
-
-@pytest.mark.parametrize(
-    ("module", "source"),
-    [
-        pytest.param(*use, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[use])) if use in NOT_YET else use
-        for use in USES
-    ],
-    ids=[f"{m}-uses-{s}" for m, s in USES],
-)
-def test_no_module_uses_another_modules_private_names(module: str, source: str) -> None:
-    assert foreign_private_names(modules()[module]).get(source, set()) == set()
+def test_no_module_uses_another_modules_private_names() -> None:
+    uses = {m: found for m, tree in modules().items() if (found := foreign_private_names(tree))}
+    assert uses == {}
 
 
 def test_the_checker_sees_private_names_used_across() -> None:

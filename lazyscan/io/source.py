@@ -772,6 +772,11 @@ class ArrowSource(Source):
         self._file, self.identity = self._request(self._open, "opening it", action="open")
         self.size = self.identity.size
 
+    @property
+    def filesystem(self) -> Any:
+        """The filesystem the file is read through (a reader that opens the file itself uses it)."""
+        return self._fs
+
     def _open(self) -> tuple[Any, FileIdentity]:
         """The input file and its identity. On S3 the open is one HEAD request, whose ETag and
         Last-Modified the file's ``metadata()`` holds; a filesystem whose files carry neither is
@@ -807,6 +812,11 @@ class FsspecSource(Source):
         self.stats = IOStats()
         self.identity = self._request(lambda: self._info(refresh=False), "opening it", action="open")
         self.size = self.identity.size
+
+    @property
+    def filesystem(self) -> Any:
+        """The filesystem the file is read through (a reader that opens the file itself uses it)."""
+        return self._fs
 
     def _info(self, refresh: bool) -> FileIdentity:
         """The identity from ``fs.info`` (s3fs: one HEAD, with size, ETag, Last-Modified and

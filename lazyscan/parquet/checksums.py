@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - zlib's gives the same values, ten time
 ONE_PAGE = -1
 
 # columns of the span table: the range, where the page's header starts, where its body starts,
-# the body's length (_UNREAD: the kernel cannot read the header), the stored CRC (H._MISSING
+# the body's length (_UNREAD: the kernel cannot read the header), the stored CRC (H.MISSING
 # when absent), the page's number within its range, and the data rows of the pages before it
 _RANGE, _AT, _BODY, _LEN, _CRC, _ORDINAL, _ROWS = range(7)
 _FIELDS = 7
@@ -53,7 +53,7 @@ def _spans(buf, starts, ends, limits, out):
     until they hold ``limits[i]`` rows of data. A header the kernel cannot read ends its
     range's walk with a row of length ``_UNREAD``; a page reaching past its range ends it with
     no row. Returns the number of rows, or -1 when ``out`` is too small."""
-    header = np.empty(H._SLOTS, np.int64)
+    header = np.empty(H.SLOTS, np.int64)
     n = 0
     for r in range(starts.shape[0]):
         pos = starts[r]
@@ -68,24 +68,24 @@ def _spans(buf, starts, ends, limits, out):
             out[n, _AT] = pos
             out[n, _ORDINAL] = k
             out[n, _ROWS] = rows
-            hs = H._parse(buf, pos, end, header)
+            hs = H.parse_into_slots(buf, pos, end, header)
             if hs < 0:
                 out[n, _LEN] = _UNREAD
                 n += 1
                 break
-            csize = header[H._CSIZE]
+            csize = header[H.SLOT_CSIZE]
             body = pos + hs
             if csize < 0 or csize > end - body:
                 break
             out[n, _BODY] = body
             out[n, _LEN] = csize
-            out[n, _CRC] = header[H._CRC]
+            out[n, _CRC] = header[H.SLOT_CRC]
             n += 1
-            kind = header[H._TYPE]
-            if kind == 0 and header[H._V1] == 1:
-                rows += max(header[H._V1_NUM], 0)
-            elif kind == 3 and header[H._V2] == 1:
-                rows += max(header[H._V2_ROWS], 0)
+            kind = header[H.SLOT_TYPE]
+            if kind == 0 and header[H.SLOT_V1] == 1:
+                rows += max(header[H.SLOT_V1_NUM], 0)
+            elif kind == 3 and header[H.SLOT_V2] == 1:
+                rows += max(header[H.SLOT_V2_ROWS], 0)
             pos = body + csize
             k += 1
     return n
@@ -145,7 +145,7 @@ def _with_generic_headers(buf: np.ndarray, table: np.ndarray, unread: np.ndarray
         csize = header.compressed_page_size
         if csize > end - body:
             continue
-        crc = H._MISSING if header.crc is None else header.crc
+        crc = H.MISSING if header.crc is None else header.crc
         parts.append(np.array([[r, at, body, csize, crc, ordinal, rows]], np.int64))
         limit = int(limits[r])
         if header.type == PageType.DATA_PAGE and header.data_page_header is not None:
@@ -167,7 +167,7 @@ def mismatches(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, limits: np
     """The pages of the ranges of ``buf`` (see :func:`_spans`) whose stored checksum is not
     their body's CRC-32; pages without one are not checked."""
     spans = page_spans(buf, starts, ends, limits)
-    checked = spans[spans[:, _CRC] != H._MISSING]
+    checked = spans[spans[:, _CRC] != H.MISSING]
     found = []
     for r, at, body, length, crc, ordinal, _ in checked.tolist():
         computed = crc32(buf[body : body + length])
@@ -181,7 +181,7 @@ def page_matches(data: np.ndarray) -> tuple[bool, int, int]:
     a body whose CRC-32 is its stored checksum: (matches, stored, computed); a page without a
     readable header or without a checksum does not match (stored and computed then 0)."""
     spans = page_spans(data, np.zeros(1, np.int64), np.array([len(data)], np.int64), np.array([ONE_PAGE], np.int64))
-    if len(spans) != 1 or spans[0, _CRC] == H._MISSING:
+    if len(spans) != 1 or spans[0, _CRC] == H.MISSING:
         return False, 0, 0
     _, _, body, length, crc, _, _ = spans[0].tolist()
     computed = crc32(data[body : body + length])

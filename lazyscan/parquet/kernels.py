@@ -80,14 +80,14 @@ _jit_inline = numba.njit(nogil=True, cache=True, inline="always")
 #: releasing it hands it to a waiting scan thread, and taking it back then waits for that
 #: thread's Python (the Q17 semi join on two threads: 392-394 context switches per scan
 #: against 476-528 when they release it, 58.0-60.0 against 59.7-62.8 ms)
-_jit_gil = numba.njit(cache=True)
+jit_gil = numba.njit(cache=True)
 
 
 # --------------------------------------------------------------------------- small helpers
 
 
 @_jit
-def _mask(bit_width):
+def low_bits(bit_width):
     """uint64 with the low ``bit_width`` (0..64) bits set."""
     if bit_width == 0:
         return np.uint64(0)
@@ -95,7 +95,7 @@ def _mask(bit_width):
 
 
 @_jit_inline
-def _bits_at(buf, end, start, bit, bit_width):
+def bits_at(buf, end, start, bit, bit_width):
     """Unmasked value of ``bit_width`` (0..64) bits at bit offset ``bit`` from byte ``start``.
 
     Reads whole words when eight (nine) bytes are available before ``end``, byte by byte
@@ -167,7 +167,7 @@ def _sel_end(sel, k, stop):
 
 
 @_jit
-def _check_range(buf, pos, end):
+def valid_range(buf, pos, end):
     """True when ``pos..end`` is a valid byte range of ``buf``."""
     return 0 <= pos <= end <= buf.shape[0]
 
@@ -196,7 +196,7 @@ def _as_i32(v):
 
 
 @_jit
-def _packed_groups(start, end, bit_width, n):
+def packed_groups(start, end, bit_width, n):
     """How a bit-packed run of ``n`` values (``bit_width`` 1..32) at byte ``start`` is read in
     groups of eight: (byte offset and bit shift of each position within a group, the number of
     leading groups whose 8-byte windows all end before ``end``). Group ``g`` starts at byte
@@ -225,8 +225,8 @@ def _unpack_run(buf, start, end, bit_width, n, out, o, limit):
     if bit_width == 0:
         out[o : o + n] = 0
         return n if ulimit == 0 else 0
-    mask = _mask(bit_width)
-    offs, shifts, groups = _packed_groups(start, end, bit_width, n)
+    mask = low_bits(bit_width)
+    offs, shifts, groups = packed_groups(start, end, bit_width, n)
     bad = 0
     for g in range(groups):
         b = start + g * bit_width
@@ -236,7 +236,7 @@ def _unpack_run(buf, start, end, bit_width, n, out, o, limit):
             bad += v >= ulimit
             out[d + t] = _as_i32(v)
     for j in range(groups * 8, n):
-        v = _bits_at(buf, end, start, j * bit_width, bit_width) & mask
+        v = bits_at(buf, end, start, j * bit_width, bit_width) & mask
         bad += v >= ulimit
         out[o + j] = _as_i32(v)
     return bad
@@ -251,7 +251,7 @@ def _gather_packed(buf, start, end, bit_width, sel, k0, k1, base, out):
     if bit_width == 0:
         out[k0:k1] = 0
         return
-    mask = _mask(bit_width)
+    mask = low_bits(bit_width)
     n_fast = _n_word_reads(start, end, bit_width, sel[k1 - 1] - base + 1)
     k = k0
     while k < k1 and sel[k] - base < n_fast:
@@ -260,11 +260,11 @@ def _gather_packed(buf, start, end, bit_width, sel, k0, k1, base, out):
         out[k] = _as_i32((w >> np.uint64(bit & 7)) & mask)
         k += 1
     for kk in range(k, k1):
-        out[kk] = _as_i32(_bits_at(buf, end, start, (sel[kk] - base) * bit_width, bit_width) & mask)
+        out[kk] = _as_i32(bits_at(buf, end, start, (sel[kk] - base) * bit_width, bit_width) & mask)
 
 
 @_jit
-def _rle_value(buf, pos, byte_width):
+def rle_value(buf, pos, byte_width):
     """The repeated value of an RLE run: ``byte_width`` little-endian bytes at ``pos``."""
     v = np.uint64(0)
     for t in range(byte_width):
@@ -273,7 +273,7 @@ def _rle_value(buf, pos, byte_width):
 
 
 @_jit
-def _next_run(buf, pos, end, bit_width, byte_width, remaining):
+def next_run(buf, pos, end, bit_width, byte_width, remaining):
     """The run of a hybrid stream whose header is at ``pos``, of which at most ``remaining``
     values are wanted: (bit-packed, values taken, where its body starts, where the next run
     starts); the last is an error code when the header or the body does not fit before ``end``
@@ -298,7 +298,7 @@ def rle_bp_stream_end(buf, pos, end, bit_width, count):
     a run not fitting before ``end`` ``ERR_TRUNCATED``. Only run headers are read."""
     if bit_width < 0 or bit_width > 32:
         return np.int64(ERR_BAD_BIT_WIDTH)
-    if count < 0 or not _check_range(buf, pos, end):
+    if count < 0 or not valid_range(buf, pos, end):
         return np.int64(ERR_BAD_ARGUMENT)
     byte_width = (bit_width + 7) // 8
     i = np.int64(0)
@@ -344,7 +344,7 @@ def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
     ``[0, dict_size)``, checked while unpacking (``dict_size`` 2**32: no check)."""
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
-    if count < 0 or out.shape[0] < count or not _check_range(buf, pos, end):
+    if count < 0 or out.shape[0] < count or not valid_range(buf, pos, end):
         return ERR_BAD_ARGUMENT
     byte_width = (bit_width + 7) // 8
     ulimit = np.uint64(dict_size)
@@ -358,13 +358,13 @@ def rle_bp_decode_codes(buf, pos, end, bit_width, count, out, dict_size):
                     bad += count - i
                 return ERR_BAD_INDEX if bad else count
             return ERR_TRUNCATED
-        packed, take, body, pos = _next_run(buf, pos, end, bit_width, byte_width, count - i)
+        packed, take, body, pos = next_run(buf, pos, end, bit_width, byte_width, count - i)
         if pos < 0:
             return pos
         if packed:
             bad += _unpack_run(buf, body, end, bit_width, take, out, i, dict_size)
         else:
-            v = _rle_value(buf, body, byte_width)
+            v = rle_value(buf, body, byte_width)
             if v >= ulimit:
                 bad += take
             out[i : i + take] = _as_i32(v)
@@ -389,11 +389,11 @@ def rle_bp_count_ones(buf, pos, end, bit_width, count, limit):
     width 1 a word at a time."""
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
-    if count < 0 or not _check_range(buf, pos, end):
+    if count < 0 or not valid_range(buf, pos, end):
         return ERR_BAD_ARGUMENT
     byte_width = (bit_width + 7) // 8
     ulimit = np.uint64(limit)
-    mask = _mask(bit_width)
+    mask = low_bits(bit_width)
     ones = np.int64(0)
     i = np.int64(0)
     while i < count:
@@ -401,11 +401,11 @@ def rle_bp_count_ones(buf, pos, end, bit_width, count, limit):
             if bit_width == 0:
                 return ERR_BAD_INDEX if ulimit == 0 else ones
             return ERR_TRUNCATED
-        packed, take, body, pos = _next_run(buf, pos, end, bit_width, byte_width, count - i)
+        packed, take, body, pos = next_run(buf, pos, end, bit_width, byte_width, count - i)
         if pos < 0:
             return pos
         if not packed:
-            v = _rle_value(buf, body, byte_width)
+            v = rle_value(buf, body, byte_width)
             if v >= ulimit:
                 return ERR_BAD_INDEX
             if v == 1:
@@ -428,7 +428,7 @@ def rle_bp_count_ones(buf, pos, end, bit_width, count, limit):
                 ones += _popcount(np.uint64(buf[b + full]) & np.uint64((1 << rest) - 1))
         else:
             for j in range(take):
-                v = _bits_at(buf, end, body, j * bit_width, bit_width) & mask
+                v = bits_at(buf, end, body, j * bit_width, bit_width) & mask
                 if v >= ulimit:
                     return ERR_BAD_INDEX
                 if v == 1:
@@ -453,11 +453,11 @@ def rle_bp_decode_dict_values(buf, pos, end, bit_width, count, dictionary, out):
     ``count``, or an error code (``ERR_BAD_INDEX`` at the first code outside the dictionary)."""
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
-    if count < 0 or out.shape[0] < count or not _check_range(buf, pos, end):
+    if count < 0 or out.shape[0] < count or not valid_range(buf, pos, end):
         return ERR_BAD_ARGUMENT
     m = dictionary.shape[0]
     byte_width = (bit_width + 7) // 8
-    mask = _mask(bit_width)
+    mask = low_bits(bit_width)
     um = np.uint64(m)
     i = np.int64(0)
     while i < count:
@@ -466,11 +466,11 @@ def rle_bp_decode_dict_values(buf, pos, end, bit_width, count, dictionary, out):
                 out[i:count] = dictionary[0]
                 return count
             return ERR_TRUNCATED if bit_width else ERR_BAD_INDEX
-        packed, take, body, pos = _next_run(buf, pos, end, bit_width, byte_width, count - i)
+        packed, take, body, pos = next_run(buf, pos, end, bit_width, byte_width, count - i)
         if pos < 0:
             return pos
         if not packed:
-            v = _rle_value(buf, body, byte_width)
+            v = rle_value(buf, body, byte_width)
             if v >= um:
                 return ERR_BAD_INDEX
             out[i : i + take] = dictionary[np.int64(v)]
@@ -479,7 +479,7 @@ def rle_bp_decode_dict_values(buf, pos, end, bit_width, count, dictionary, out):
                 return ERR_BAD_INDEX
             out[i : i + take] = dictionary[0]
         else:
-            offs, shifts, groups = _packed_groups(body, end, bit_width, take)
+            offs, shifts, groups = packed_groups(body, end, bit_width, take)
             for g in range(groups):
                 b = body + g * bit_width
                 d = i + g * 8
@@ -489,7 +489,7 @@ def rle_bp_decode_dict_values(buf, pos, end, bit_width, count, dictionary, out):
                         return ERR_BAD_INDEX
                     out[d + t] = dictionary[np.int64(v)]
             for j in range(groups * 8, take):
-                v = _bits_at(buf, end, body, j * bit_width, bit_width) & mask
+                v = bits_at(buf, end, body, j * bit_width, bit_width) & mask
                 if v >= um:
                     return ERR_BAD_INDEX
                 out[i + j] = dictionary[np.int64(v)]
@@ -514,11 +514,11 @@ def rle_bp_decode_codes_window(buf, pos, end, bit_width, first, count, total, ou
     ``count - first`` or an error code."""
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
-    if first < 0 or count < first or out.shape[0] < count - first or not _check_range(buf, pos, end):
+    if first < 0 or count < first or out.shape[0] < count - first or not valid_range(buf, pos, end):
         return ERR_BAD_ARGUMENT
     byte_width = (bit_width + 7) // 8
     ulimit = np.uint64(dict_size)
-    mask = _mask(bit_width)
+    mask = low_bits(bit_width)
     check_groups = ulimit <= mask
     bad = 0
     i = np.int64(0)
@@ -541,7 +541,7 @@ def rle_bp_decode_codes_window(buf, pos, end, bit_width, first, count, total, ou
         pos = body + size
         stop = i + take
         if not packed:
-            x = _rle_value(buf, body, byte_width)
+            x = rle_value(buf, body, byte_width)
             if x >= ulimit:
                 bad += max(stop - max(i, first), 1)
             if stop > first:
@@ -552,15 +552,15 @@ def rle_bp_decode_codes_window(buf, pos, end, bit_width, first, count, total, ou
             head = min((8 - (a - i) % 8) % 8, stop - a)
             if check_groups:
                 for v in range(a - (a - i) % 8, a):  # the first group's values before ``first``
-                    bad += (_bits_at(buf, end, body, (v - i) * bit_width, bit_width) & mask) >= ulimit
+                    bad += (bits_at(buf, end, body, (v - i) * bit_width, bit_width) & mask) >= ulimit
                 if stop == count:  # the last group's values after ``count``
                     for v in range(stop, min(i + (stop - 1 - i) // 8 * 8 + 8, i + min(n, total - i))):
                         bit = (v - i) * bit_width
                         if body + ((bit + bit_width + 7) >> 3) > end:
                             break
-                        bad += (_bits_at(buf, end, body, bit, bit_width) & mask) >= ulimit
+                        bad += (bits_at(buf, end, body, bit, bit_width) & mask) >= ulimit
             for v in range(a, a + head):
-                x = _bits_at(buf, end, body, (v - i) * bit_width, bit_width) & mask
+                x = bits_at(buf, end, body, (v - i) * bit_width, bit_width) & mask
                 bad += x >= ulimit
                 out[v - first] = _as_i32(x)
             g = a + head
@@ -600,7 +600,7 @@ def rle_bp_decode_codes_selected(buf, pos, end, bit_width, count, sel, out, limi
     if bit_width < 0 or bit_width > 32:
         return ERR_BAD_BIT_WIDTH
     nsel = sel.shape[0]
-    if count < 0 or out.shape[0] < nsel or not _check_range(buf, pos, end):
+    if count < 0 or out.shape[0] < nsel or not valid_range(buf, pos, end):
         return ERR_BAD_ARGUMENT
     if not _check_sel(sel, count):
         return ERR_BAD_ARGUMENT
@@ -637,7 +637,7 @@ def rle_bp_decode_codes_selected(buf, pos, end, bit_width, count, sel, out, limi
                 if k < nsel and sel[k] < stop:
                     return ERR_TRUNCATED
             else:
-                x = _rle_value(buf, pos, byte_width)
+                x = rle_value(buf, pos, byte_width)
                 if x >= ulimit:  # a run skipped is checked too: its value is at hand
                     return ERR_BAD_INDEX
                 v = _as_i32(x)
@@ -740,7 +740,7 @@ def plain_byte_array_locate(buf, pos, end, count, starts, lengths):
     """
     if count < 0 or starts.shape[0] < count or lengths.shape[0] < count:
         return ERR_BAD_ARGUMENT
-    if not _check_range(buf, pos, end):
+    if not valid_range(buf, pos, end):
         return ERR_BAD_ARGUMENT
     for i in range(count):
         if end - pos < 4:
@@ -916,7 +916,7 @@ def delta_byte_array_build(
     n = prefix_lengths.shape[0]
     if suffix_lengths.shape[0] != n or out_offsets.shape[0] < n + 1:
         return ERR_BAD_ARGUMENT
-    if not _check_range(buf, suffix_pos, end):
+    if not valid_range(buf, suffix_pos, end):
         return ERR_BAD_ARGUMENT
     cap = out_data.shape[0]
     pos = suffix_pos
@@ -982,7 +982,7 @@ def _delta_run(buf, end, start, bit_width, n, last, min_delta, out, o):
             last += min_delta
             out[o + j] = last
         return last
-    mask = _mask(bit_width)
+    mask = low_bits(bit_width)
     j0 = 0
     if bit_width <= 56:
         j0 = _n_word_reads(start, end, bit_width, n)
@@ -992,7 +992,7 @@ def _delta_run(buf, end, start, bit_width, n, last, min_delta, out, o):
             last += min_delta + ((w >> np.uint64(bit & 7)) & mask)
             out[o + j] = last
     for j in range(j0, n):
-        last += min_delta + (_bits_at(buf, end, start, j * bit_width, bit_width) & mask)
+        last += min_delta + (bits_at(buf, end, start, j * bit_width, bit_width) & mask)
         out[o + j] = last
     return last
 
@@ -1005,7 +1005,7 @@ def _delta_run_selected(buf, end, start, bit_width, n, last, min_delta, sel, k, 
     selection. Returns the new ``last`` and the position in ``sel`` after the values stored.
     """
     nsel = sel.shape[0]
-    mask = _mask(bit_width)
+    mask = low_bits(bit_width)
     target = sel[k] - base
     jw = 0
     if 0 < bit_width <= 56:
@@ -1022,7 +1022,7 @@ def _delta_run_selected(buf, end, start, bit_width, n, last, min_delta, sel, k, 
         if bit_width == 0:
             last += min_delta
         else:
-            last += min_delta + (_bits_at(buf, end, start, j * bit_width, bit_width) & mask)
+            last += min_delta + (bits_at(buf, end, start, j * bit_width, bit_width) & mask)
         if j == target:
             out[k] = last
             k += 1
@@ -1038,7 +1038,7 @@ def _delta_advance(buf, end, start, bit_width, j0, j1, last, min_delta):
     last += min_delta * np.uint64(j1 - j0)
     if bit_width == 0:
         return last
-    mask = _mask(bit_width)
+    mask = low_bits(bit_width)
     jw = j0
     if bit_width <= 56:
         jw = max(j0, _n_word_reads(start, end, bit_width, j1))
@@ -1046,14 +1046,14 @@ def _delta_advance(buf, end, start, bit_width, j0, j1, last, min_delta):
             bit = j * bit_width
             last += (load_u64(buf, start + (bit >> 3)) >> np.uint64(bit & 7)) & mask
     for j in range(jw, j1):
-        last += _bits_at(buf, end, start, j * bit_width, bit_width) & mask
+        last += bits_at(buf, end, start, j * bit_width, bit_width) & mask
     return last
 
 
 @_jit
 def _delta_scan(buf, pos, end, count, sel, selected, out):
     """Shared body of the two DELTA_BINARY_PACKED kernels (``selected`` picks the mode)."""
-    if count < 0 or not _check_range(buf, pos, end):
+    if count < 0 or not valid_range(buf, pos, end):
         return ERR_BAD_ARGUMENT
     nsel = sel.shape[0]
     n_out = nsel if selected else count
@@ -1158,7 +1158,7 @@ def byte_stream_split_decode(buf, pos, end, count, width, out):
 
     ``out`` is uint8 with at least ``count * width`` bytes.
     """
-    if not _check_range(buf, pos, end) or width <= 0 or count < 0:
+    if not valid_range(buf, pos, end) or width <= 0 or count < 0:
         return ERR_BAD_ARGUMENT
     if not _fixed_fits(pos, end, count, width):
         return ERR_TRUNCATED
@@ -1181,7 +1181,7 @@ def byte_stream_split_decode(buf, pos, end, count, width, out):
 def byte_stream_split_decode_selected(buf, pos, end, count, width, sel, out):
     """``BYTE_STREAM_SPLIT`` of values ``sel`` only: ``out`` uint8, ``len(sel) * width``."""
     nsel = sel.shape[0]
-    if not _check_range(buf, pos, end) or width <= 0 or count < 0:
+    if not valid_range(buf, pos, end) or width <= 0 or count < 0:
         return ERR_BAD_ARGUMENT
     if not _fixed_fits(pos, end, count, width):
         return ERR_TRUNCATED
@@ -1197,7 +1197,7 @@ def byte_stream_split_decode_selected(buf, pos, end, count, width, sel, out):
 @_jit
 def unpack_bool_plain(buf, pos, end, count, out):
     """PLAIN booleans (bit-packed, LSB first) into ``out`` (uint8 0/1); returns ``count``."""
-    if not _check_range(buf, pos, end) or count < 0 or out.shape[0] < count:
+    if not valid_range(buf, pos, end) or count < 0 or out.shape[0] < count:
         return ERR_BAD_ARGUMENT
     if (count + 7) // 8 > end - pos:
         return ERR_TRUNCATED
@@ -1210,7 +1210,7 @@ def unpack_bool_plain(buf, pos, end, count, out):
 def unpack_bool_plain_selected(buf, pos, end, count, sel, out):
     """PLAIN booleans ``sel`` only into ``out`` (uint8 0/1); returns ``len(sel)``."""
     nsel = sel.shape[0]
-    if not _check_range(buf, pos, end) or count < 0 or out.shape[0] < nsel:
+    if not valid_range(buf, pos, end) or count < 0 or out.shape[0] < nsel:
         return ERR_BAD_ARGUMENT
     if (count + 7) // 8 > end - pos:
         return ERR_TRUNCATED
@@ -1226,7 +1226,7 @@ def unpack_bool_plain_selected(buf, pos, end, count, sel, out):
 def gather_fixed(buf, pos, end, count, width, sel, out):
     """Copy PLAIN fixed-width values ``sel`` to ``out[k * width:(k + 1) * width]`` (uint8)."""
     nsel = sel.shape[0]
-    if not _check_range(buf, pos, end) or width <= 0 or count < 0:
+    if not valid_range(buf, pos, end) or width <= 0 or count < 0:
         return ERR_BAD_ARGUMENT
     if not _fixed_fits(pos, end, count, width):
         return ERR_TRUNCATED

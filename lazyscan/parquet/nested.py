@@ -79,9 +79,9 @@ class NestedColumns:
         if isinstance(src, LocalSource):
             return src.path
         if isinstance(src, ArrowSource):
-            return src._fs.open_input_file(src.path)
+            return src.filesystem.open_input_file(src.path)
         if isinstance(src, FsspecSource):
-            return src._fs.open(src.path, "rb")
+            return src.filesystem.open(src.path, "rb")
         raise UnsupportedFeatureError("nested columns need a file pyarrow can open")
 
     def read(self, row_group: int, desc: ColumnDescriptor, selection: RowRanges | None) -> pa.Array:

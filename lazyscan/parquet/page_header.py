@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from lazyscan.format.varint import uvarint
-from lazyscan.parquet.kernels import _jit_gil
+from lazyscan.parquet.kernels import jit_gil
 from lazyscan.parquet.metadata import (
     DataPageHeader,
     DataPageHeaderV2,
@@ -30,16 +30,16 @@ _jit = numba.njit(nogil=True, cache=True)
 
 #: the kernel cannot read this header: use the generic parser
 _GENERIC = -1
-_MISSING = np.iinfo(np.int64).min
+MISSING = np.iinfo(np.int64).min
 _INT64_MAX = np.uint64(np.iinfo(np.int64).max)
 
 # slots of the kernel's output vector
-_TYPE, _USIZE, _CSIZE, _CRC = 0, 1, 2, 3
-_V1, _V1_NUM, _V1_ENC, _V1_DEF, _V1_REP, _V1_STATS, _V1_STATS_END = 4, 5, 6, 7, 8, 9, 10
-_DICT, _DICT_NUM, _DICT_ENC, _DICT_SORTED = 11, 12, 13, 14
-_V2, _V2_NUM, _V2_NULLS, _V2_ROWS, _V2_ENC, _V2_DEF_LEN, _V2_REP_LEN, _V2_COMPRESSED = 15, 16, 17, 18, 19, 20, 21, 22
-_V2_STATS, _V2_STATS_END = 23, 24
-_SLOTS = 25
+SLOT_TYPE, SLOT_USIZE, SLOT_CSIZE, SLOT_CRC = 0, 1, 2, 3
+SLOT_V1, SLOT_V1_NUM, SLOT_V1_ENC, SLOT_V1_DEF, SLOT_V1_REP, SLOT_V1_STATS, SLOT_V1_STATS_END = 4, 5, 6, 7, 8, 9, 10
+SLOT_DICT, SLOT_DICT_NUM, SLOT_DICT_ENC, SLOT_DICT_SORTED = 11, 12, 13, 14
+SLOT_V2, SLOT_V2_NUM, SLOT_V2_NULLS, SLOT_V2_ROWS, SLOT_V2_ENC, SLOT_V2_DEF_LEN, SLOT_V2_REP_LEN, SLOT_V2_COMPRESSED = 15, 16, 17, 18, 19, 20, 21, 22
+SLOT_V2_STATS, SLOT_V2_STATS_END = 23, 24
+SLOTS = 25
 
 # compact protocol types
 _BOOL_TRUE, _BOOL_FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _STRUCT = 1, 2, 3, 4, 5, 6, 7, 8, 12
@@ -152,19 +152,19 @@ def _sub_struct(buf, pos, end, out, kind):
             pos = _skip_flat_struct(buf, pos, end)
             if pos < 0:
                 return -1
-            slot = _V1_STATS if kind == 1 else _V2_STATS
+            slot = SLOT_V1_STATS if kind == 1 else SLOT_V2_STATS
             out[slot] = start
             out[slot + 1] = pos
         elif flag:
             v = _bool(ftype)
             if v < 0:
                 return -1
-            out[_DICT_SORTED if kind == 2 else _V2_COMPRESSED] = v
+            out[SLOT_DICT_SORTED if kind == 2 else SLOT_V2_COMPRESSED] = v
         elif (kind == 1 and 1 <= fid <= 4) or (kind == 2 and 1 <= fid <= 2) or (kind == 3 and 1 <= fid <= 6):
             v, pos = _integer(buf, pos, end, ftype)
             if pos < 0:
                 return -1
-            base = _V1 if kind == 1 else (_DICT if kind == 2 else _V2)
+            base = SLOT_V1 if kind == 1 else (SLOT_DICT if kind == 2 else SLOT_V2)
             out[base + fid] = v
         else:
             pos = _skip_scalar(buf, pos, end, ftype)
@@ -172,11 +172,11 @@ def _sub_struct(buf, pos, end, out, kind):
                 return -1
 
 
-@_jit_gil
-def _parse(buf, pos, end, out):
+@jit_gil
+def parse_into_slots(buf, pos, end, out):
     """Fill ``out`` from the PageHeader at ``buf[pos:end]``; header size, or -1 (generic parser)."""
-    for i in range(_SLOTS):
-        out[i] = _MISSING
+    for i in range(SLOTS):
+        out[i] = MISSING
     start = pos
     last = np.int64(0)
     while True:
@@ -195,10 +195,10 @@ def _parse(buf, pos, end, out):
             if ftype != _STRUCT:
                 return _GENERIC
             kind = 1 if fid == 5 else (2 if fid == 7 else 3)
-            base = _V1 if kind == 1 else (_DICT if kind == 2 else _V2)
-            width = _V1_STATS_END - _V1 if kind == 1 else (_DICT_SORTED - _DICT if kind == 2 else _V2_STATS_END - _V2)
+            base = SLOT_V1 if kind == 1 else (SLOT_DICT if kind == 2 else SLOT_V2)
+            width = SLOT_V1_STATS_END - SLOT_V1 if kind == 1 else (SLOT_DICT_SORTED - SLOT_DICT if kind == 2 else SLOT_V2_STATS_END - SLOT_V2)
             for i in range(base + 1, base + width + 1):  # a repeated field replaces the earlier one
-                out[i] = _MISSING
+                out[i] = MISSING
             out[base] = 1
             pos = _sub_struct(buf, pos, end, out, kind)
             if pos < 0:
@@ -215,7 +215,7 @@ def _generic(buf: np.ndarray, pos: int, end: int) -> PageHeader:
 
 
 def _stats(buf: np.ndarray, start: int, end: int):  # type: ignore[no-untyped-def]
-    if start == _MISSING:
+    if start == MISSING:
         return None
     fields, _ = read_struct(buf.data, int(start), int(end))
     return statistics_from_thrift(fields)
@@ -223,50 +223,50 @@ def _stats(buf: np.ndarray, start: int, end: int):  # type: ignore[no-untyped-de
 
 def parse_page_header(buf: np.ndarray, pos: int, end: int) -> PageHeader:
     """The PageHeader at ``buf[pos:end]`` (``buf`` a uint8 array); ThriftError if malformed."""
-    out = np.empty(_SLOTS, np.int64)
-    size = _parse(buf, pos, end, out)
+    out = np.empty(SLOTS, np.int64)
+    size = parse_into_slots(buf, pos, end, out)
     if size < 0:
         return _generic(buf, pos, end)
     v = out.tolist()
-    if v[_TYPE] == _MISSING or v[_USIZE] < 0 or v[_CSIZE] < 0:  # missing or negative: precise error
+    if v[SLOT_TYPE] == MISSING or v[SLOT_USIZE] < 0 or v[SLOT_CSIZE] < 0:  # missing or negative: precise error
         return _generic(buf, pos, end)
     dph = dict_h = dph2 = None
-    if v[_V1] == 1:
-        if v[_V1_NUM] < 0:
+    if v[SLOT_V1] == 1:
+        if v[SLOT_V1_NUM] < 0:
             return _generic(buf, pos, end)
         dph = DataPageHeader(
-            num_values=v[_V1_NUM],
-            encoding=v[_V1_ENC] if v[_V1_ENC] != _MISSING else -1,
-            definition_level_encoding=v[_V1_DEF] if v[_V1_DEF] != _MISSING else 3,
-            repetition_level_encoding=v[_V1_REP] if v[_V1_REP] != _MISSING else 3,
-            statistics=_stats(buf, v[_V1_STATS], v[_V1_STATS_END]),
+            num_values=v[SLOT_V1_NUM],
+            encoding=v[SLOT_V1_ENC] if v[SLOT_V1_ENC] != MISSING else -1,
+            definition_level_encoding=v[SLOT_V1_DEF] if v[SLOT_V1_DEF] != MISSING else 3,
+            repetition_level_encoding=v[SLOT_V1_REP] if v[SLOT_V1_REP] != MISSING else 3,
+            statistics=_stats(buf, v[SLOT_V1_STATS], v[SLOT_V1_STATS_END]),
         )
-    if v[_DICT] == 1:
-        if v[_DICT_NUM] < 0:
+    if v[SLOT_DICT] == 1:
+        if v[SLOT_DICT_NUM] < 0:
             return _generic(buf, pos, end)
         dict_h = DictionaryPageHeader(
-            num_values=v[_DICT_NUM],
-            encoding=v[_DICT_ENC] if v[_DICT_ENC] != _MISSING else 0,
-            is_sorted=v[_DICT_SORTED] == 1,
+            num_values=v[SLOT_DICT_NUM],
+            encoding=v[SLOT_DICT_ENC] if v[SLOT_DICT_ENC] != MISSING else 0,
+            is_sorted=v[SLOT_DICT_SORTED] == 1,
         )
-    if v[_V2] == 1:
-        if min(v[_V2_NUM], v[_V2_NULLS], v[_V2_ROWS], v[_V2_DEF_LEN], v[_V2_REP_LEN]) < 0:
+    if v[SLOT_V2] == 1:
+        if min(v[SLOT_V2_NUM], v[SLOT_V2_NULLS], v[SLOT_V2_ROWS], v[SLOT_V2_DEF_LEN], v[SLOT_V2_REP_LEN]) < 0:
             return _generic(buf, pos, end)
         dph2 = DataPageHeaderV2(
-            num_values=v[_V2_NUM],
-            num_nulls=v[_V2_NULLS],
-            num_rows=v[_V2_ROWS],
-            encoding=v[_V2_ENC] if v[_V2_ENC] != _MISSING else -1,
-            definition_levels_byte_length=v[_V2_DEF_LEN],
-            repetition_levels_byte_length=v[_V2_REP_LEN],
-            is_compressed=v[_V2_COMPRESSED] != 0,
-            statistics=_stats(buf, v[_V2_STATS], v[_V2_STATS_END]),
+            num_values=v[SLOT_V2_NUM],
+            num_nulls=v[SLOT_V2_NULLS],
+            num_rows=v[SLOT_V2_ROWS],
+            encoding=v[SLOT_V2_ENC] if v[SLOT_V2_ENC] != MISSING else -1,
+            definition_levels_byte_length=v[SLOT_V2_DEF_LEN],
+            repetition_levels_byte_length=v[SLOT_V2_REP_LEN],
+            is_compressed=v[SLOT_V2_COMPRESSED] != 0,
+            statistics=_stats(buf, v[SLOT_V2_STATS], v[SLOT_V2_STATS_END]),
         )
     return PageHeader(
-        type=v[_TYPE],
-        uncompressed_page_size=v[_USIZE],
-        compressed_page_size=v[_CSIZE],
-        crc=None if v[_CRC] == _MISSING else v[_CRC],
+        type=v[SLOT_TYPE],
+        uncompressed_page_size=v[SLOT_USIZE],
+        compressed_page_size=v[SLOT_CSIZE],
+        crc=None if v[SLOT_CRC] == MISSING else v[SLOT_CRC],
         data_page_header=dph,
         dictionary_page_header=dict_h,
         data_page_header_v2=dph2,

@@ -65,7 +65,7 @@ def v2_values_compressed(header, csize, usize, v2_always):
     are compressed: as the header says, and also where it says they are not but the writer
     compressed them regardless (``v2_always``, ARROW-17100) or they take another size than
     stored, which only compressed values can."""
-    return header[H._V2_COMPRESSED] != 0 or v2_always or csize != usize
+    return header[H.SLOT_V2_COMPRESSED] != 0 or v2_always or csize != usize
 
 
 @_jit

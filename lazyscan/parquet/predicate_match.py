@@ -73,7 +73,7 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
     decompression jobs and ``info`` (five slots). Returns the size of the buffer of bodies,
     ``NOT_HERE`` or ``TOO_MANY_PAGES``. ``v2_always``: the writer compressed every v2 page
     (:func:`.page_table.v2_values_compressed`)."""
-    header = np.empty(H._SLOTS, np.int64)
+    header = np.empty(H.SLOTS, np.int64)
     info[I_DICT_OFF] = 0
     info[I_DICT_END] = 0
     info[I_DICT_COUNT] = known_dict
@@ -83,45 +83,45 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
     rows = np.int64(0)
     pos = np.int64(0)
     while pos < end and rows < num_rows:
-        hs = H._parse(buf, pos, end, header)
+        hs = H.parse_into_slots(buf, pos, end, header)
         if hs < 0:
             return NOT_HERE
-        kind = header[H._TYPE]
-        usize = header[H._USIZE]
-        csize = header[H._CSIZE]
+        kind = header[H.SLOT_TYPE]
+        usize = header[H.SLOT_USIZE]
+        csize = header[H.SLOT_CSIZE]
         b = pos + hs
         if usize < 0 or csize < 0 or b + csize > end:
             return NOT_HERE
         if nj + 2 > jobs.shape[0] or k >= pages.shape[0]:
             return TOO_MANY_PAGES
         if kind == 2:
-            if k > 0 or info[I_DICT_COUNT] >= 0 or header[H._DICT] != 1 or header[H._DICT_NUM] < 0:
+            if k > 0 or info[I_DICT_COUNT] >= 0 or header[H.SLOT_DICT] != 1 or header[H.SLOT_DICT_NUM] < 0:
                 return NOT_HERE
-            enc = header[H._DICT_ENC]
-            if enc != 0 and enc != 2 and enc != H._MISSING:
+            enc = header[H.SLOT_DICT_ENC]
+            if enc != 0 and enc != 2 and enc != H.MISSING:
                 return NOT_HERE
             info[I_DICT_OFF] = total
             info[I_DICT_END] = total + usize
-            info[I_DICT_COUNT] = header[H._DICT_NUM]
+            info[I_DICT_COUNT] = header[H.SLOT_DICT_NUM]
         elif kind == 0 or kind == 3:
             rep = np.int64(0)
             dfl = np.int64(0)
             if kind == 0:
-                if header[H._V1] != 1:
+                if header[H.SLOT_V1] != 1:
                     return NOT_HERE
-                num = header[H._V1_NUM]
-                enc = header[H._V1_ENC]
-                lenc = header[H._V1_DEF]
-                if max_def > 0 and lenc != 3 and lenc != H._MISSING:
+                num = header[H.SLOT_V1_NUM]
+                enc = header[H.SLOT_V1_ENC]
+                lenc = header[H.SLOT_V1_DEF]
+                if max_def > 0 and lenc != 3 and lenc != H.MISSING:
                     return NOT_HERE
                 page_kind = 1
             else:
-                if header[H._V2] != 1 or header[H._V2_ROWS] != header[H._V2_NUM]:
+                if header[H.SLOT_V2] != 1 or header[H.SLOT_V2_ROWS] != header[H.SLOT_V2_NUM]:
                     return NOT_HERE
-                num = header[H._V2_NUM]
-                enc = header[H._V2_ENC]
-                rep = header[H._V2_REP_LEN]
-                dfl = header[H._V2_DEF_LEN]
+                num = header[H.SLOT_V2_NUM]
+                enc = header[H.SLOT_V2_ENC]
+                rep = header[H.SLOT_V2_REP_LEN]
+                dfl = header[H.SLOT_V2_DEF_LEN]
                 if rep != 0 or dfl < 0 or dfl > csize or dfl > usize or (max_def == 0 and dfl != 0):
                     return NOT_HERE
                 page_kind = 2
@@ -139,7 +139,7 @@ def walk_chunk(buf, end, num_rows, max_def, codec, pages, page_at, jobs, info, k
             pages[k, REP_LEN] = rep
             pages[k, DEF_LEN] = dfl
             pages[k, FIRST] = rows
-            pages[k, NULLS] = header[H._V2_NULLS] if page_kind == 2 else -1
+            pages[k, NULLS] = header[H.SLOT_V2_NULLS] if page_kind == 2 else -1
             page_at[k] = pos
             k += 1
             rows += num
@@ -292,8 +292,8 @@ def _passing_packed(buf, start, end, bit_width, n, ulimit, entry_passes, row, ke
         if ulimit == 0:
             return K.ERR_BAD_INDEX
         return _keep_run(row, n, 0, kept, kept_codes, kept_valid, k) if entry_passes[0] else k
-    mask = K._mask(bit_width)
-    offs, shifts, groups = K._packed_groups(start, end, bit_width, n)
+    mask = K.low_bits(bit_width)
+    offs, shifts, groups = K.packed_groups(start, end, bit_width, n)
     for g in range(groups):
         b = start + g * bit_width
         for t in range(8):
@@ -306,7 +306,7 @@ def _passing_packed(buf, start, end, bit_width, n, ulimit, entry_passes, row, ke
                 kept_codes[k] = np.int32(v)
                 k += 1
     for j in range(groups * 8, n):
-        v = K._bits_at(buf, end, start, j * bit_width, bit_width) & mask
+        v = K.bits_at(buf, end, start, j * bit_width, bit_width) & mask
         if v >= ulimit:
             return K.ERR_BAD_INDEX
         if entry_passes[v]:
@@ -324,7 +324,7 @@ def _passing_codes(buf, pos, end, bit_width, count, dict_count, entry_passes, ro
     ``k`` or an error code, the errors of :func:`.kernels.rle_bp_decode_codes`."""
     if bit_width < 0 or bit_width > 32:
         return K.ERR_BAD_BIT_WIDTH
-    if count < 0 or not K._check_range(buf, pos, end):
+    if count < 0 or not K.valid_range(buf, pos, end):
         return K.ERR_BAD_ARGUMENT
     byte_width = (bit_width + 7) // 8
     ulimit = np.uint64(dict_count)
@@ -336,7 +336,7 @@ def _passing_codes(buf, pos, end, bit_width, count, dict_count, entry_passes, ro
                     return K.ERR_BAD_INDEX
                 return _keep_run(row + i, count - i, 0, kept, kept_codes, kept_valid, k) if entry_passes[0] else k
             return K.ERR_TRUNCATED
-        packed, take, body, pos = K._next_run(buf, pos, end, bit_width, byte_width, count - i)
+        packed, take, body, pos = K.next_run(buf, pos, end, bit_width, byte_width, count - i)
         if pos < 0:
             return pos
         if packed:
@@ -344,7 +344,7 @@ def _passing_codes(buf, pos, end, bit_width, count, dict_count, entry_passes, ro
             if k < 0:
                 return k
         else:
-            v = K._rle_value(buf, body, byte_width)
+            v = K.rle_value(buf, body, byte_width)
             if v >= ulimit:
                 return K.ERR_BAD_INDEX
             if entry_passes[v]:

@@ -180,7 +180,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
 
     Snappy bodies get a row of ``lazy`` (snappy stream states, decompressed as far as the
     kernels read; no rows: none) instead of a job; ``info[I_LAZY]`` counts them."""
-    header = np.empty(H._SLOTS, np.int64)
+    header = np.empty(H.SLOTS, np.int64)
     total = np.int64(0)
     nj = 0
     nl = 0
@@ -195,22 +195,22 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
         length = plan[i, _P_SIZE]
         if start < 0 or length < 0 or start + length > buf.shape[0]:
             return -1
-        hs = H._parse(buf, start, start + length, header)
+        hs = H.parse_into_slots(buf, start, start + length, header)
         if hs < 0:
             return -1
-        kind = header[H._TYPE]
-        usize = header[H._USIZE]
-        csize = header[H._CSIZE]
+        kind = header[H.SLOT_TYPE]
+        usize = header[H.SLOT_USIZE]
+        csize = header[H.SLOT_CSIZE]
         if usize < 0 or csize < 0 or hs + csize > length:
             return -1
         b = start + hs
         if i == 0 and has_dict:
-            if kind != 2 or header[H._DICT] != 1 or header[H._DICT_NUM] < 0:
+            if kind != 2 or header[H.SLOT_DICT] != 1 or header[H.SLOT_DICT_NUM] < 0:
                 return -1
-            enc = header[H._DICT_ENC]
-            if enc != 0 and enc != 2 and enc != H._MISSING:
+            enc = header[H.SLOT_DICT_ENC]
+            if enc != 0 and enc != 2 and enc != H.MISSING:
                 return -1
-            count = header[H._DICT_NUM]
+            count = header[H.SLOT_DICT_NUM]
             # fixed-width entries fill the page exactly; byte arrays take 4 bytes each at least
             if (count * width != usize) if width > 0 else (count * 4 > usize):
                 return -1
@@ -227,19 +227,19 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             rep = np.int64(0)
             dfl = np.int64(0)
             if kind == 0:
-                if header[H._V1] != 1 or header[H._V1_NUM] != rows:
+                if header[H.SLOT_V1] != 1 or header[H.SLOT_V1_NUM] != rows:
                     return -1
-                enc = header[H._V1_ENC]
-                lenc = header[H._V1_DEF]
-                if max_def > 0 and lenc != 3 and lenc != H._MISSING:
+                enc = header[H.SLOT_V1_ENC]
+                lenc = header[H.SLOT_V1_DEF]
+                if max_def > 0 and lenc != 3 and lenc != H.MISSING:
                     return -1
                 page_kind = 1
             elif kind == 3:
-                if header[H._V2] != 1 or header[H._V2_NUM] != rows or header[H._V2_ROWS] != rows:
+                if header[H.SLOT_V2] != 1 or header[H.SLOT_V2_NUM] != rows or header[H.SLOT_V2_ROWS] != rows:
                     return -1
-                enc = header[H._V2_ENC]
-                rep = header[H._V2_REP_LEN]
-                dfl = header[H._V2_DEF_LEN]
+                enc = header[H.SLOT_V2_ENC]
+                rep = header[H.SLOT_V2_REP_LEN]
+                dfl = header[H.SLOT_V2_DEF_LEN]
                 if rep != 0 or dfl < 0 or dfl > csize or dfl > usize or (max_def == 0 and dfl != 0):
                     return -1
                 page_kind = 2
@@ -260,7 +260,7 @@ def prepare_chunk(buf, at, plan, n, has_dict, max_def, width, codec, pages, jobs
             pages[k, LO] = plan[i, _P_LO]
             pages[k, HI] = plan[i, _P_HI]
             pages[k, LAZY] = -1
-            pages[k, NULLS] = header[H._V2_NULLS] if page_kind == 2 else -1
+            pages[k, NULLS] = header[H.SLOT_V2_NULLS] if page_kind == 2 else -1
             k += 1
             if lazy.shape[0] > nl and plan[i, _P_HI] > plan[i, _P_LO]:
                 levels = rep + dfl if page_kind == 2 else 0
