@@ -100,3 +100,40 @@ def test_the_check_sees_an_undrawn_import() -> None:
     # io stands on errors alone: a drawing without errors would be caught
     assert "errors" in imported_layers("io")
     assert documented_layers("<!-- layers: x -->\n| `lazyscan.io` | |\n<!-- /layers -->") == {"io": set()}
+
+
+def private_names_used_across(path: Path) -> list[str]:
+    """``module._name`` and ``from module import _name`` in ``path``, where ``module`` is another
+    module of lazyscan (a package's own private modules, imported by its ``__init__``, are its own)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    modules: set[str] = set()
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("lazyscan")):
+            for a in node.names:
+                private = a.name.startswith("_") and not a.name.startswith("__")
+                own_module = path.name == "__init__.py" and (PACKAGE / f"{a.name}.py").exists()
+                if private and not own_module:
+                    found.append(f"from {node.module} import {a.name}")
+                elif not private:
+                    modules.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname or a.name for a in node.names if a.name.startswith("lazyscan"))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+            and node.attr.startswith("_") and not node.attr.startswith("__")
+        ):
+            found.append(f"{node.value.id}.{node.attr}")
+    return sorted(set(found))
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    uses = {str(p.relative_to(REPO)): found for p in sorted(PACKAGE.rglob("*.py")) if (found := private_names_used_across(p))}
+    assert uses == {}
+
+
+def test_the_private_name_check_sees_one(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from lazyscan.parquet import kernels as K\nfrom lazyscan.io.source import _x\nK._y(1)\n")
+    assert private_names_used_across(sample) == ["K._y", "from lazyscan.io.source import _x"]
