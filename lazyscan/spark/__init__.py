@@ -13,6 +13,7 @@ Modules and their roles:
   classic sessions, and the only one before Spark 4.1).
 - :mod:`.compat` — what differs between PySpark 3.4-4.3, classic and Connect.
 - :mod:`.keys` — :func:`key_filter`: a key filter from a Spark DataFrame (semi-join pushdown).
+- :mod:`.workers` — the driver's check that Spark's Python workers can import this lazyscan.
 
 Usage (the ways that evaluate the filter inside the scan; the data source needs Spark 4.1)::
 
@@ -52,6 +53,7 @@ from lazyscan.spark.profiles import (
     set_accumulator,
 )
 from lazyscan.spark.source import LazyScanDataSource, LazyScanReader, LazyScanReadError
+from lazyscan.spark.workers import check_workers
 
 log = logging.getLogger("lazyscan.spark")
 
@@ -114,7 +116,12 @@ def register(spark: Any, push_filters: bool | str = "auto") -> type[LazyScanData
     and both return wrong rows. Safe: one filtered scan per DataFrame per query, a fresh
     DataFrame (``spark.read.format("lazyscan")...load(path)``) for each query or each side of
     a join. ``False`` keeps every filter in Spark without the warning.
+
+    On a local master, raises :class:`~lazyscan.errors.OptionError` when Spark's Python workers
+    would start an interpreter without this lazyscan, naming it and the fix (see
+    :mod:`.workers`; ``spark.lazyscan.checkWorkers=false`` turns the check off).
     """
+    check_workers(spark)
     accumulator = None
     try:
         accumulator = spark.sparkContext.accumulator({}, ProfileAccumulatorParam())

@@ -76,6 +76,7 @@ from lazyscan.spark.compat import (
 )
 from lazyscan.spark.keys import DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS
 from lazyscan.spark.options import KEY_FILTER_PREFIX
+from lazyscan.spark.workers import check_workers
 
 log = logging.getLogger("lazyscan.spark")
 
@@ -913,7 +914,12 @@ def read(
     fact_key)`` reuses a filter (one filter for several scans); a list holds several semi
     joins. A dimension with more than ``max_keys`` distinct keys or a filter above
     ``max_key_bytes`` is left out with a logged warning: the read is then the plain one.
+
+    Unless ``force="spark"``, first checks on a local master that Spark's Python workers can
+    import this lazyscan (:func:`lazyscan.spark.workers.check_workers`).
     """
+    if force != "spark":
+        check_workers(spark)
     plan = _Plan.make(spark, path, columns, where, options)
     if semi_join is not None:
         for fact_key, kf in _semi_joins(spark, semi_join, max_keys, max_key_bytes):
