@@ -126,10 +126,10 @@ def check_workers(spark: Any) -> None:
     """Raise :class:`OptionError` when ``spark``'s Python workers would start an interpreter
     without lazyscan, or with another lazyscan version than the driver's (local masters only;
     see the module docs). ``spark.lazyscan.checkWorkers=false`` skips it."""
-    if (conf_value(spark, CHECK_CONF) or "true").strip().lower() == "false":
-        return
     python = worker_python(spark)
     if python is None:
+        return
+    if (conf_value(spark, CHECK_CONF) or "true").strip().lower() == "false":
         return
     master = conf_value(spark, "spark.master")
     if not is_local_master(master):
