@@ -17,6 +17,8 @@ Nothing here imports :mod:`lazyscan.parquet`, :mod:`lazyscan.orc` or anything ab
   encodings store integers, one reader for Python code and one inlined into kernels;
 - :mod:`lazyscan.format.snappy`: numba Snappy kernels that decompress a prefix and resume,
   for Parquet pages and ORC compression chunks;
+- :mod:`lazyscan.format.codecs`: block decompressors both formats map their codec ids to
+  (Snappy, deflate, gzip, zstd, brotli, LZ4 blocks), bounded by the caller's buffer;
 - :mod:`lazyscan.format.statistics`: ``ColumnStats``, a column's statistics over a row group,
   stripe or page, in the values the predicate layer compares;
 - :mod:`lazyscan.format.writers`: who wrote a file (Parquet ``created_by``, ORC writer id and

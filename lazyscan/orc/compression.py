@@ -3,19 +3,19 @@
 The header is little-endian ``length * 2 + is_original``; an original chunk is stored raw. A
 chunk decompresses to at most the file's compression block size. Uncompressed files have no
 headers. Row-index positions into a compressed stream name a chunk (its offset in the stream)
-and a byte offset inside the chunk's decompressed bytes: :class:`Decompressed` maps them.
+and a byte offset inside the chunk's decompressed bytes: :class:`Decompressed` maps them. The
+block decompressors are the format floor's (:mod:`lazyscan.format.codecs`); this module maps
+ORC's codec ids to them and keeps the chunk headers and the block-size bound.
 """
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
-import cramjam
 import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
-from lazyscan.format import snappy
+from lazyscan.format import codecs as blocks
 from lazyscan.orc.proto import COMPRESSION_NAMES
 
 NONE, ZLIB, SNAPPY, LZO, LZ4, ZSTD = range(6)
@@ -51,33 +51,29 @@ class Decompressed:
         return pos
 
 
+#: ORC's codecs and their decompressors (ZLIB is raw deflate; LZ4 one block per chunk)
+_DECOMPRESSORS: dict[int, blocks.Decompressor] = {
+    ZLIB: blocks.deflate,
+    SNAPPY: blocks.snappy,
+    ZSTD: blocks.zstd,
+    LZ4: blocks.lz4_block,
+}
+
+
 def _decompress_chunk_into(codec: int, chunk: memoryview, out: np.ndarray) -> int:
     """Decompress one chunk into ``out`` (block-size bytes); the number of bytes written."""
-    limit = len(out)
-    if codec == ZLIB:
-        d = zlib.decompressobj(-15)
-        raw = d.decompress(chunk, limit)
-        if d.unconsumed_tail:
-            raise CorruptFileError(f"a zlib chunk decompresses beyond the block size {limit}")
-        out[: len(raw)] = np.frombuffer(raw, np.uint8)
-        return len(raw)
-    if codec == SNAPPY:
-        src = np.frombuffer(chunk, np.uint8)
-        n = int(snappy.declared_length(src, 0, len(src)))
-        if n > limit:
-            raise CorruptFileError(f"a snappy chunk decompresses beyond the block size {limit}")
-        if n < 0 or snappy.decompress(src, 0, len(src), out, 0, n) != n:
-            raise CorruptFileError("a snappy chunk is not a valid snappy stream")
-        return n
-    if codec == ZSTD:
-        return int(cramjam.zstd.decompress_into(chunk, out))  # type: ignore[arg-type]
-    if codec == LZ4:
-        return int(cramjam.lz4.decompress_block_into(chunk, out))  # type: ignore[arg-type]
-    raise UnsupportedFeatureError(f"{COMPRESSION_NAMES.get(codec, codec)} compression is not supported")
+    decompress = _DECOMPRESSORS.get(codec)
+    if decompress is None:
+        raise UnsupportedFeatureError(f"{COMPRESSION_NAMES.get(codec, codec)} compression is not supported")
+    try:
+        return decompress(chunk, out)
+    except blocks.OutputOverflow:
+        name = COMPRESSION_NAMES[codec].lower()
+        raise CorruptFileError(f"a {name} chunk decompresses beyond the block size {len(out)}") from None
 
 
 def check_codec(codec: int) -> None:
-    if codec not in (NONE, ZLIB, SNAPPY, ZSTD, LZ4):
+    if codec != NONE and codec not in _DECOMPRESSORS:
         raise UnsupportedFeatureError(f"ORC {COMPRESSION_NAMES.get(codec, f'codec {codec}')} compression is not supported")
 
 

@@ -7,18 +7,18 @@ an output of any other size is a corrupt page. The declared size itself is bound
 
 Codecs: UNCOMPRESSED, SNAPPY, GZIP (concatenated members too), ZSTD, BROTLI, LZ4_RAW and LZ4
 (Hadoop framing, falling back to a raw block and to the LZ4 frame format, as other readers do).
-LZO is unsupported.
+LZO is unsupported. The block decompressors are the format floor's (:mod:`lazyscan.format.codecs`);
+this module maps Parquet's codec ids to them and keeps what is Parquet's: the checks of the
+declared page size and the Hadoop LZ4 framing.
 """
 
 from __future__ import annotations
-
-import zlib
 
 import cramjam
 import numpy as np
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
-from lazyscan.format import snappy
+from lazyscan.format import codecs as blocks
 from lazyscan.format.options import DEFAULT_MAX_PAGE_SIZE
 from lazyscan.parquet import buffers
 from lazyscan.parquet.metadata import Codec
@@ -96,58 +96,16 @@ def _decompress_checked(codec: int, data: memoryview | bytes | np.ndarray, out: 
         return
     try:
         n = _DECOMPRESSORS[codec](data, out)  # type: ignore[index]
+    except blocks.OutputOverflow:
+        raise CorruptFileError(
+            f"{codec_name(codec)} page decompresses to more than the declared {len(out)} bytes"
+        ) from None
     except CorruptFileError:
         raise
     except Exception as e:
         raise CorruptFileError(f"{codec_name(codec)} data cannot be decompressed: {e}") from None
     if n != len(out):
         raise CorruptFileError(f"{codec_name(codec)} page decompressed to {n} bytes, header says {len(out)}")
-
-
-# cramjam reads numpy arrays and memoryviews in place (no copy of the compressed page)
-
-
-def _snappy(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
-    # lazyscan's kernel: faster than cramjam's on the pages of TPC-H's lineitem (lazyscan/format/snappy.py)
-    src = np.frombuffer(data, np.uint8)
-    if snappy.decompress(src, 0, len(src), out, 0, len(out)) != len(out):
-        raise ValueError(f"not a snappy stream of {len(out)} bytes")
-    return len(out)
-
-
-def _zstd(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
-    return int(cramjam.zstd.decompress_into(data, out))
-
-
-def _brotli(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
-    return int(cramjam.brotli.decompress_into(data, out))
-
-
-def _lz4_raw(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
-    return int(cramjam.lz4.decompress_block_into(data, out))
-
-
-def _gzip(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
-    # zlib with a bounded max_length; a gzip stream may hold several members back to back.
-    buf = bytes(data)
-    total = 0
-    cap = len(out)
-    while buf:
-        d = zlib.decompressobj(wbits=47)
-        chunk = d.decompress(buf, cap - total + 1)
-        if total + len(chunk) > cap:
-            raise CorruptFileError(f"GZIP page decompresses to more than the declared {cap} bytes")
-        out[total : total + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
-        total += len(chunk)
-        if not d.eof:
-            if d.unconsumed_tail:
-                raise CorruptFileError(f"GZIP page decompresses to more than the declared {cap} bytes")
-            raise CorruptFileError("GZIP data ends before the end of its stream")
-        buf = d.unused_data
-        # padding after the last member
-        if buf and not buf.strip(b"\x00"):
-            break
-    return total
 
 
 def _lz4_hadoop(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
@@ -158,7 +116,7 @@ def _lz4_hadoop(data: memoryview | bytes | np.ndarray, out: np.ndarray) -> int:
     except Exception:
         pass
     try:
-        return int(cramjam.lz4.decompress_block_into(raw, out))
+        return blocks.lz4_block(raw, out)
     except Exception:
         pass
     res = cramjam.lz4.decompress(raw)
@@ -189,11 +147,7 @@ def _lz4_hadoop_frames(raw: bytes, out: np.ndarray) -> int:
             remaining = expect - produced
             if total + remaining > len(out):
                 raise ValueError("hadoop lz4 output larger than the page")
-            got = int(
-                cramjam.lz4.decompress_block_into(
-                    raw[pos : pos + clen], out[total : total + remaining]
-                )
-            )
+            got = blocks.lz4_block(raw[pos : pos + clen], out[total : total + remaining])
             pos += clen
             produced += got
             total += got
@@ -202,11 +156,13 @@ def _lz4_hadoop_frames(raw: bytes, out: np.ndarray) -> int:
     return total
 
 
-_DECOMPRESSORS = {
-    Codec.SNAPPY: _snappy,
-    Codec.GZIP: _gzip,
-    Codec.ZSTD: _zstd,
-    Codec.BROTLI: _brotli,
-    Codec.LZ4_RAW: _lz4_raw,
+#: Parquet's codecs and their decompressors (snappy through lazyscan's kernel: faster than
+#: cramjam's on the pages of TPC-H's lineitem)
+_DECOMPRESSORS: dict[int, blocks.Decompressor] = {
+    Codec.SNAPPY: blocks.snappy,
+    Codec.GZIP: blocks.gzip,
+    Codec.ZSTD: blocks.zstd,
+    Codec.BROTLI: blocks.brotli,
+    Codec.LZ4_RAW: blocks.lz4_block,
     Codec.LZ4: _lz4_hadoop,
 }
