@@ -95,7 +95,7 @@ def _decompress_checked(codec: int, data: memoryview | bytes | np.ndarray, out: 
     if len(out) == 0:
         return
     try:
-        n = _DECOMPRESSORS[codec](data, out)  # type: ignore[index]
+        n = _DECOMPRESSORS[codec](data, out)
     except blocks.OutputOverflow:
         raise CorruptFileError(
             f"{codec_name(codec)} page decompresses to more than the declared {len(out)} bytes"
