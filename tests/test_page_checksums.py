@@ -27,8 +27,7 @@ from lazyscan.io.source import FileIdentity, IOStats, Source
 from lazyscan.parquet import ParquetFile, RowRanges
 from lazyscan.parquet.checksums import crc32, page_spans
 from lazyscan.parquet.fetch import Fetcher
-from lazyscan.parquet.page_header import MISSING
-from lazyscan.parquet.page_header import parse_page_header
+from lazyscan.parquet.page_header import MISSING, parse_page_header
 from lazyscan.scan.options import ScanOptions
 from lazyscan.spark.options import SourceSettings
 from tests.support.data import parquet_testing_file

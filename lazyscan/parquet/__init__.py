@@ -10,8 +10,9 @@ Modules in their import order: each imports only modules listed before it.
   :mod:`~lazyscan.parquet.statistics` (Parquet statistics and page index decoded) and
   :mod:`~lazyscan.parquet.bloom` for the pruning tiers;
 - :mod:`~lazyscan.parquet.buffers` output buffers from Arrow's memory pool;
-  :mod:`~lazyscan.parquet.codecs` page decompression into bounded buffers (Snappy through
-  :mod:`lazyscan.format.snappy`); :mod:`~lazyscan.parquet.checksums` page CRC-32 checks;
+  :mod:`~lazyscan.parquet.codecs` page decompression into bounded buffers (Parquet's codec
+  ids mapped to :mod:`lazyscan.format.codecs`; page-size checks, Hadoop LZ4 framing);
+  :mod:`~lazyscan.parquet.checksums` page CRC-32 checks;
 - :mod:`~lazyscan.parquet.match` ``=`` / ``IN`` on byte arrays matched on encoded values;
   :mod:`~lazyscan.parquet.decode` one data page, all rows or a selection;
   :mod:`~lazyscan.parquet.convert` decoded values to Arrow arrays;
