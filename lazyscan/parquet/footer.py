@@ -105,15 +105,6 @@ class FooterSummary:
         self.data_end = data_end
         self.stats: dict[tuple[int, int], ColumnStats] = {}
 
-    def row_groups_in(self, start: int, end: int) -> list[int]:
-        """Row groups whose midpoint lies in ``[start, end)`` (how byte-range splits own row
-        groups); a row group without column chunks belongs to the split starting at 0."""
-        mid = self.starts + self.sizes // 2
-        owned = (self.starts >= 0) & (mid >= start) & (mid < end)
-        if start == 0:
-            owned |= self.starts < 0
-        return np.flatnonzero(owned).tolist()
-
 
 class Footer:
     """The footer of the file ``source`` holds, read (or found in the process's cache) when made,
