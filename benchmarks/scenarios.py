@@ -853,16 +853,28 @@ def checksums(ctx: RunContext) -> ScenarioResult:
     return checksum_bench.scenario(ctx)  # type: ignore[no-any-return]
 
 
+def coldstart(ctx: RunContext) -> ScenarioResult:
+    """A new process's import, first and second query with an empty numba cache and with one
+    present (`benchmarks.coldstart.scenario`)."""
+    from benchmarks import coldstart as cold
+
+    return cold.scenario(ctx)  # type: ignore[no-any-return]
+
+
 EXTRA_SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
     "orc": orc,
     "s3": s3,
     "checksums": checksums,
+    "coldstart": coldstart,
 }
 """Scenarios run by name only, not by `all`: `orc` writes an ORC copy with Spark and runs
 mostly Spark engines (about a minute at SF1 with one repetition, 1-2 with three); `s3` reads
 from a local S3 server, clean and with 10 % of the requests throttled (about 14 minutes at SF1
 with three repetitions); `checksums` writes lineitem again with and without page checksums and
-reads both with verification on and off (about 3 minutes at SF1 with three repetitions)."""
+reads both with verification on and off (about 3 minutes at SF1 with three repetitions);
+`coldstart` runs each case in a new process with a new empty numba cache: import, the seed
+query, a key range and a key-filter scan first and second, the seed query with a cache present,
+Polars and DuckDB (about 4 minutes at SF1, one repetition per case whatever `--reps` says)."""
 
 
 def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:
