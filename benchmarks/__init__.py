@@ -7,7 +7,10 @@ Parts:
 - `benchmarks.engines`: one runner per engine (Spark's own reader, the lazyscan Spark source,
   lazyscan, DuckDB, Polars, DataFusion with and without filter pushdown, pyarrow) and the
   measurement loop (warm-up, median of repetitions, row-count agreement).
-- `benchmarks.scenarios`: the scenarios (seed, selectivity, width, encodings, skipping, reader).
+- `benchmarks.scenarios`: the scenarios (seed, selectivity, width, encodings, skipping, reader; by
+  name only: orc, s3, checksums, coldstart);
+- `benchmarks.coldstart`: a new process's import, first and second query with an empty numba cache
+  and with one present (issue 36's targets).
 - `benchmarks.report`: JSON, markdown and PNG reports; the README headline table.
 - `benchmarks.demo`: the product demo.
 

@@ -20,6 +20,9 @@
 - `checksums` (run by name only): what `verify_checksums` costs on local reads, the seed pair and
   a full read of four columns on lineitem written with and without page checksums
   (`benchmarks.checksum_bench`).
+- `coldstart` (run by name only): each case a new process with a new empty numba cache: import,
+  the seed query, a key range and a key-filter scan first and second, the seed query with a cache
+  present, Polars and DuckDB (`benchmarks.coldstart`).
 """
 
 from __future__ import annotations
