@@ -428,7 +428,8 @@ def test_read_picks_lazyscan_when_selective(spark, choice_dir, caplog):
     assert [r.id for r in df.collect()] == [12345]
     chosen = [r.getMessage() for r in caplog.records if "lazyscan.spark.read" in r.getMessage()]
     assert chosen and "lazyscan ~" in chosen[-1] and "row groups" in chosen[-1]
-    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    # the chooser warns of nothing (the one-time note of a first kernel compile is not its)
+    assert not [r for r in caplog.records if r.levelname == "WARNING" and r.name != "lazyscan._compile_notice"]
 
 
 def test_read_small_input_goes_to_spark(spark, choice_dir):

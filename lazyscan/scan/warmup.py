@@ -12,9 +12,11 @@ selections, byte-array matching, key filters), in Parquet and in ORC.
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import functools
 import inspect
+import logging
 import os
 import sys
 import tempfile
@@ -237,7 +239,12 @@ def warm_up(progress: Callable[[int, int, str], None] | None = None) -> WarmUpRe
 
     report = WarmUpReport(cache_dir=getattr(config, "CACHE_DIR", "") or "beside lazyscan's modules")
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="lazyscan-warmup-") as folder:
+    # compiling is what a warm-up is for: no first-use notice meanwhile
+    notice = logging.getLogger("lazyscan._compile_notice")
+    level = notice.level
+    notice.setLevel(logging.ERROR)
+    with contextlib.ExitStack() as restore, tempfile.TemporaryDirectory(prefix="lazyscan-warmup-") as folder:
+        restore.callback(notice.setLevel, level)
         steps = list(_steps(write_samples(folder)))
         for i, (what, action) in enumerate(steps):
             if progress is not None:
