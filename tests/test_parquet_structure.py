@@ -15,6 +15,8 @@ import graphlib
 import re
 from pathlib import Path
 
+from tests.support.code_structure import own_private_names
+
 PACKAGE = Path(__file__).resolve().parents[1] / "lazyscan" / "parquet"
 
 
@@ -46,27 +48,11 @@ def dependencies() -> dict[str, set[str]]:
     return {name: set(parquet_imports(tree, names).values()) - {name} for name, tree in trees.items()}
 
 
-def own_names(tree: ast.Module) -> set[str]:
-    """The private names a module defines: functions, classes, assignments, attributes of
-    ``self`` and parameters."""
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            found.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            found.add(node.attr)
-        elif isinstance(node, ast.arg):
-            found.add(node.arg)
-    return {n for n in found if n.startswith("_") and not n.startswith("__")}
-
-
 def foreign_private_names(tree: ast.Module) -> dict[str, set[str]]:
     """The private names ``tree`` uses that it does not define, by where they come from: the
     module of ``lazyscan.parquet`` (or the package of lazyscan) an import names, else the
     expression they are read from."""
-    own = own_names(tree)
+    own = own_private_names(tree)
     aliases = parquet_imports(tree, {p.stem for p in PACKAGE.glob("*.py")})
     found: dict[str, set[str]] = {}
     for node in ast.walk(tree):

@@ -15,6 +15,8 @@ import graphlib
 import re
 from pathlib import Path
 
+from tests.support.code_structure import own_private_names
+
 PACKAGE = Path(__file__).resolve().parents[1] / "lazyscan" / "scan"
 
 #: the longest a function of the package may be, in lines
@@ -43,27 +45,11 @@ def dependencies() -> dict[str, set[str]]:
     return {name: {m for m, _ in scan_imports(tree)} - {name} for name, tree in modules().items()}
 
 
-def own_names(tree: ast.Module) -> set[str]:
-    """The private names a module defines: functions, classes, assignments, attributes of
-    ``self`` and parameters."""
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            found.add(node.name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            found.add(node.attr)
-        elif isinstance(node, ast.arg):
-            found.add(node.arg)
-    return {n for n in found if n.startswith("_") and not n.startswith("__")}
-
-
 def foreign_private_names(tree: ast.Module) -> set[str]:
     """The private names ``tree`` imports from another module of the package, or reads from
     an object other than ``self`` without defining them."""
     private = {n for _, names in scan_imports(tree) for n in names if n.startswith("_") and not n.startswith("__")}
-    own = own_names(tree)
+    own = own_private_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
