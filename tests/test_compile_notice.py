@@ -30,7 +30,7 @@ assert t.num_rows == 5, t.num_rows
 
 
 def run_read(path: Path, cache: Path) -> str:
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO), "LAZYSCAN_SHIPPED_KERNELS": "0"}
     done = subprocess.run(
         [sys.executable, "-c", READ, str(path)], env=env, cwd=REPO, capture_output=True, text=True, timeout=600
     )

@@ -29,7 +29,7 @@ print(json.dumps({"file": lazyscan.__file__, "runs": int(n), "hits": sum(K.index
 
 
 def _copy_package(to: Path) -> Path:
-    shutil.copytree(REPO / "lazyscan", to / "lazyscan", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "lazyscan", to / "lazyscan", ignore=shutil.ignore_patterns("__pycache__", "_kernels"))
     return to
 
 

@@ -51,21 +51,35 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--no-run", action="store_true", help="plan only, do not run the scan")
     i = sub.add_parser("inspect", help="describe a Parquet or ORC file's layout")
     i.add_argument("path")
-    sub.add_parser(
+    w = sub.add_parser(
         "warmup",
         help="compile the kernels into numba's cache (NUMBA_CACHE_DIR) before the first query",
         description="Scan small sample files of every column type, encoding and codec so that numba "
         "compiles lazyscan's kernels (about 80 s on a 2-core machine) and caches them: later "
-        "processes on this machine load them instead. Set NUMBA_CACHE_DIR to choose the cache folder.",
+        "processes on this machine load them instead. Set NUMBA_CACHE_DIR to choose the cache folder. "
+        "With --ship, compile them for a portable CPU level (x86-64-v3 on x86) into the installed "
+        "package itself, so a wheel or a packed environment (venv-pack) built afterwards carries "
+        "them and a new machine of the same CPU family compiles nothing.",
     )
+    w.add_argument(
+        "--ship", action="store_true",
+        help="compile into the installed package (lazyscan/_kernels) for the portable CPU level",
+    )
+    w.add_argument("--jobs", "-j", type=int, default=None, help="processes for --ship (default: the CPUs)")
+    w.add_argument("--into", default=None, help="with --ship: another folder than the package's _kernels")
     return p
 
 
-def _warm_up() -> int:
-    from lazyscan.scan.warmup import warm_up
+def _warm_up(args: argparse.Namespace) -> int:
+    from lazyscan.scan.warmup import ship_kernels, warm_up
+
+    def run(advance: Any) -> Any:
+        if args.ship:
+            return ship_kernels(args.jobs, args.into, advance)
+        return warm_up(advance)
 
     if not sys.stderr.isatty():
-        report = warm_up()
+        report = run(None)
     else:
         from rich.progress import Progress
 
@@ -75,7 +89,7 @@ def _warm_up() -> int:
             def advance(done: int, total: int, step: str) -> None:
                 progress.update(task, completed=done, total=total, description=f"compiling kernels: {step}")
 
-            report = warm_up(advance)
+            report = run(advance)
     print(f"lazyscan warmup: {report.summary()}", file=sys.stderr)
     return 1 if report.failures else 0
 
@@ -251,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(_inspect(args.path))
             return 0
         if args.command == "warmup":
-            return _warm_up()
+            return _warm_up(args)
         scan = _make_scan(args)
         if args.command == "explain":
             print(scan.explain(analyze=not args.no_run))  # type: ignore[attr-defined]

@@ -8,6 +8,11 @@ a container image is built or a cluster node boots, by scanning small files it w
 itself: every column type lazyscan reads, dictionary and plain encodings, data pages v1 and v2,
 nulls, the usual codecs, and the read paths a scan takes (full columns, sparse and dense row
 selections, byte-array matching, key filters), in Parquet and in ORC.
+
+:func:`ship_kernels` (``lazyscan warmup --ship``) runs the same steps in several processes, for a
+portable CPU level, and stores the result inside the installed package
+(:mod:`lazyscan._numba_cache`): a wheel or a packed environment built afterwards carries compiled
+kernels, and a new machine of the same CPU family compiles nothing.
 """
 
 from __future__ import annotations
@@ -230,11 +235,14 @@ def _kernel_counts() -> tuple[int, int]:
     return compiled, loaded
 
 
-def warm_up(progress: Callable[[int, int, str], None] | None = None) -> WarmUpReport:
+def warm_up(
+    progress: Callable[[int, int, str], None] | None = None, part: int = 0, parts: int = 1
+) -> WarmUpReport:
     """Compile (or load from numba's cache) the kernels lazyscan's reads and scans use, by
     scanning sample files written to a temporary folder. ``progress(done, total, step)`` is
-    called before each step. A step that fails is reported, not raised: a warm-up never stops a
-    deployment."""
+    called before each step. ``part`` of ``parts`` runs every ``parts``-th step only (the
+    processes of a parallel warm-up). A step that fails is reported, not raised: a warm-up
+    never stops a deployment."""
     from numba.core import config
 
     report = WarmUpReport(cache_dir=getattr(config, "CACHE_DIR", "") or "beside lazyscan's modules")
@@ -245,7 +253,7 @@ def warm_up(progress: Callable[[int, int, str], None] | None = None) -> WarmUpRe
     notice.setLevel(logging.ERROR)
     with contextlib.ExitStack() as restore, tempfile.TemporaryDirectory(prefix="lazyscan-warmup-") as folder:
         restore.callback(notice.setLevel, level)
-        steps = list(_steps(write_samples(folder)))
+        steps = list(_steps(write_samples(folder)))[part::parts]
         for i, (what, action) in enumerate(steps):
             if progress is not None:
                 progress(i, len(steps), what)
@@ -259,3 +267,100 @@ def warm_up(progress: Callable[[int, int, str], None] | None = None) -> WarmUpRe
     report.compiled, report.loaded = _kernel_counts()
     report.seconds = time.perf_counter() - start
     return report
+
+
+@dataclass
+class ShipReport:
+    """What :func:`ship_kernels` did."""
+
+    folder: str
+    entries: int = 0
+    seconds: float = 0.0
+    processes: int = 1
+    cpu: str = ""
+    failures: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = (
+            f"{self.entries} kernel signatures compiled for {self.cpu} in {self.seconds:.1f} s "
+            f"({self.processes} processes), shipped in {self.folder}"
+        )
+        if self.failures:
+            text += f"; {len(self.failures)} steps failed: " + "; ".join(self.failures)
+        return text
+
+
+def ship_kernels(
+    jobs: int | None = None,
+    into: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ShipReport:
+    """Compile the warm-up's kernels for the portable CPU level in ``jobs`` processes (default:
+    the CPUs) and store them in ``into`` (default: the installed package's ``_kernels`` folder,
+    which a wheel or packed environment built afterwards carries). Replaces what was shipped."""
+    import json
+    import subprocess
+    import threading
+
+    from lazyscan import _numba_cache
+
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    into = str(into or _numba_cache.SHIPPED)
+    report = ShipReport(folder=into, processes=jobs, cpu=_numba_cache.PORTABLE_CPU[0])
+    start = time.perf_counter()
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(_numba_cache.__file__)))
+    with tempfile.TemporaryDirectory(prefix="lazyscan-ship-") as built:
+        done = [0] * jobs
+        totals = [0] * jobs
+        lock = threading.Lock()
+        children = []
+        for part in range(jobs):
+            env = {
+                **os.environ,
+                **_numba_cache.portable_build_env(),
+                "NUMBA_CACHE_DIR": os.path.join(built, str(part)),
+                "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")])),
+            }
+            command = [sys.executable, "-m", "lazyscan.scan.warmup", str(part), str(jobs)]
+            children.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+
+        def follow(part: int, child: subprocess.Popen[str]) -> None:
+            assert child.stdout is not None
+            for line in child.stdout:
+                if line.startswith("step "):
+                    _, at, total, what = line.rstrip("\n").split(" ", 3)
+                    with lock:
+                        done[part], totals[part] = int(at), int(total)
+                        if progress is not None:
+                            progress(sum(done), sum(totals), what)
+                elif line.startswith("{"):
+                    report.failures.extend(json.loads(line).get("failures", []))
+
+        readers = [threading.Thread(target=follow, args=(i, c), daemon=True) for i, c in enumerate(children)]
+        for reader in readers:
+            reader.start()
+        for part, child in enumerate(children):
+            _, errors = child.communicate()
+            readers[part].join()
+            if child.returncode != 0:
+                report.failures.append(f"build process {part} exited with {child.returncode}: {errors.strip()[-2000:]}")
+        if not any(f.startswith("build process") for f in report.failures):
+            _numba_cache.clear_shipped(into)
+            report.entries = _numba_cache.pack_shipped(built, into)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _build_part(part: int, parts: int) -> None:
+    """One process of :func:`ship_kernels`: progress lines, then the report as JSON."""
+    import json
+
+    def say(done: int, total: int, what: str) -> None:
+        print(f"step {done} {total} {what}", flush=True)
+
+    report = warm_up(say, part, parts)
+    print(json.dumps({"compiled": report.compiled, "failures": report.failures}), flush=True)
+
+
+if __name__ == "__main__":
+    _build_part(int(sys.argv[1]), int(sys.argv[2]))
