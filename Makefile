@@ -16,7 +16,12 @@ OLD_SPARK_TESTS := tests/test_spark_routes.py
 # server or cluster starts once
 TEST_WORKERS ?= 2
 
-.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-old-spark bench java clean
+# kernels compiled ahead into the package (lazyscan warmup --ship), again when a source changes:
+# the demo's and the tests' processes load them instead of each compiling its own
+KERNELS := lazyscan/_kernels/.built
+LAZYSCAN_SOURCES := $(shell find lazyscan -name '*.py')
+
+.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-old-spark bench java clean kernels
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "lazyscan needs $(PYTHON) (set PYTHON=...)"; exit 1; }
@@ -40,7 +45,13 @@ $(STAMP34): pyproject.toml
 java:
 	@bash scripts/ensure-java.sh
 
-demo: $(STAMP) java
+$(KERNELS): $(STAMP) $(LAZYSCAN_SOURCES)
+	$(VENV)/bin/lazyscan warmup --ship
+	@touch $(KERNELS)
+
+kernels: $(KERNELS)
+
+demo: $(STAMP) $(KERNELS) java
 	$(PY) -m benchmarks demo --sf $(SF)
 
 lint: $(STAMP)
@@ -49,14 +60,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) java
+unit: $(STAMP) $(KERNELS) java
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
-unit-spark35: $(STAMP35) java
+unit-spark35: $(STAMP35) $(KERNELS) java
 	@echo "== the Spark tests on PySpark 3.5"
 	$(VENV35)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
-unit-spark34: $(STAMP34) java
+unit-spark34: $(STAMP34) $(KERNELS) java
 	@echo "== the Spark tests on PySpark 3.4"
 	$(VENV34)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
@@ -66,8 +77,8 @@ unit-old-spark:
 
 test: lint typecheck unit unit-old-spark
 
-bench: $(STAMP) java
+bench: $(STAMP) $(KERNELS) java
 	$(PY) -m benchmarks run all --sf $(SF)
 
 clean:
-	rm -rf $(VENV) $(VENV35) $(VENV34) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VENV35) $(VENV34) .pytest_cache .mypy_cache .ruff_cache lazyscan/_kernels

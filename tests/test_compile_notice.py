@@ -7,10 +7,12 @@ the cache and prints nothing. The listener is also checked directly, without com
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -62,3 +64,51 @@ def test_only_lazyscans_kernels_are_announced_and_only_once(caplog: pytest.LogCa
         notice.on_start(SimpleNamespace(data={"dispatcher": dispatcher_of("lazyscan.parquet.kernels")}))
         notice.on_start(SimpleNamespace(data={"dispatcher": dispatcher_of("lazyscan.orc.kernels")}))
     assert caplog.messages == [MESSAGE]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _event(module: str) -> SimpleNamespace:
+    return SimpleNamespace(data={"dispatcher": dispatcher_of(module)})
+
+
+def test_a_terminal_sees_a_live_count_and_a_summary_when_compiling_stops() -> None:
+    terminal = Terminal()
+    notice = FirstCompileNotice(stream=terminal)
+    progress = notice._progress_line()
+    assert progress is not None
+    progress.interval, progress.idle = 0.02, 0.2
+    for _ in range(3):
+        notice.on_start(_event("lazyscan.parquet.kernels"))
+        notice.on_start(_event("user_code"))  # not counted
+        time.sleep(0.05)
+        notice.on_end(_event("lazyscan.parquet.kernels"))
+    deadline = time.monotonic() + 10
+    while "compiled 3 kernel signatures" not in terminal.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    text = terminal.getvalue()
+    assert "lazyscan: compiling kernels" in text  # the live line, redrawn in place
+    assert text.rstrip("\n").endswith("(cached for the next processes)")
+    assert "compiled 3 kernel signatures in" in text and text.endswith("\n")
+    # a later compile starts a new count
+    notice.on_start(_event("lazyscan.orc.kernels"))
+    notice.on_end(_event("lazyscan.orc.kernels"))
+    deadline = time.monotonic() + 10
+    while "compiled 1 kernel signatures" not in terminal.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "compiled 1 kernel signatures" in terminal.getvalue()
+
+
+def test_no_live_line_off_a_terminal_or_when_silenced(caplog: pytest.LogCaptureFixture) -> None:
+    plain = io.StringIO()
+    assert FirstCompileNotice(stream=plain)._progress_line() is None
+    logger = logging.getLogger("lazyscan._compile_notice")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # what lazyscan warmup does
+    try:
+        assert FirstCompileNotice(stream=Terminal())._progress_line() is None
+    finally:
+        logger.setLevel(level)
