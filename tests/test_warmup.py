@@ -115,3 +115,55 @@ def test_sample_files_round_trip(tmp_path: Path) -> None:
             import pyarrow.orc as orc
 
             assert orc.ORCFile(path).nrows == warmup.ROWS
+
+
+# successful compiles of lazyscan's cached kernels in this process, as JSON on the last line
+# (a typing attempt numba retries with literal arguments compiles nothing: not counted)
+COMPILES = """
+from numba.core import event
+
+class _Compiled(event.Listener):
+    count = 0
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        kernel = ev.data["dispatcher"]
+        if ev._exc_details is None and kernel.py_func.__module__.startswith("lazyscan.") and kernel._cache.cache_path:
+            _Compiled.count += 1
+
+event.register("numba:compile", _Compiled())
+"""
+COMPILED = """
+import json
+print(json.dumps({"compiled": _Compiled.count, "file": lazyscan.__file__}))
+"""
+
+
+@pytest.mark.slow
+def test_a_new_machine_with_the_shipped_kernels_compiles_nothing_for_tpch_reads(tmp_path: Path) -> None:
+    """``lazyscan warmup --ship`` in an installation, then a process with an empty cache (a new
+    machine, a new executor) runs the TPC-H reads: 0 kernel signatures compiled."""
+    import os
+    import shutil
+
+    repo = Path(__file__).resolve().parents[1]
+    package = tmp_path / "installed"
+    shutil.copytree(repo / "lazyscan", package / "lazyscan", ignore=shutil.ignore_patterns("__pycache__", "_kernels"))
+    env = {**os.environ, "PYTHONPATH": str(package), "NUMBA_CACHE_DIR": str(tmp_path / "build-machine-cache")}
+    built = subprocess.run(
+        [sys.executable, "-c", "import sys; from lazyscan.cli.main import main; sys.exit(main(['warmup', '--ship', '--jobs', '2']))"],
+        env=env, cwd=package, capture_output=True, text=True, timeout=1800, check=False,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert "shipped in " + str(package / "lazyscan" / "_kernels") in built.stderr
+    assert list((package / "lazyscan" / "_kernels").rglob("*.nbc"))
+    lineitem = _lineitem(tmp_path)
+    value = pq.read_table(lineitem, columns=["l_comment"]).column(0)[17].as_py()
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "new-machine-cache")
+    code = COMPILES + TPCH_READS.format(path=str(lineitem), value=value) + COMPILED
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=package, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["file"] == str(package / "lazyscan" / "__init__.py")
+    assert result["compiled"] == 0
+    assert "compiling its numba kernels" not in done.stderr
