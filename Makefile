@@ -16,10 +16,9 @@ OLD_SPARK_TESTS := tests/test_spark_routes.py
 # server or cluster starts once
 TEST_WORKERS ?= 2
 
-# kernels compiled ahead into the package (lazyscan warmup --ship), again when a source changes:
-# the demo's and the tests' processes load them instead of each compiling its own
-KERNELS := lazyscan/_kernels/.built
-LAZYSCAN_SOURCES := $(shell find lazyscan -name '*.py')
+# kernels compiled ahead into the package (lazyscan warmup --ship; it does nothing when they
+# were built from the current sources): the demo's and the tests' processes load them instead
+# of each compiling its own
 
 .PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-old-spark bench java clean kernels
 
@@ -45,13 +44,10 @@ $(STAMP34): pyproject.toml
 java:
 	@bash scripts/ensure-java.sh
 
-$(KERNELS): $(STAMP) $(LAZYSCAN_SOURCES)
+kernels: $(STAMP)
 	$(VENV)/bin/lazyscan warmup --ship
-	@touch $(KERNELS)
 
-kernels: $(KERNELS)
-
-demo: $(STAMP) $(KERNELS) java
+demo: $(STAMP) kernels java
 	$(PY) -m benchmarks demo --sf $(SF)
 
 lint: $(STAMP)
@@ -60,14 +56,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(KERNELS) java
+unit: $(STAMP) kernels java
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
-unit-spark35: $(STAMP35) $(KERNELS) java
+unit-spark35: $(STAMP35) kernels java
 	@echo "== the Spark tests on PySpark 3.5"
 	$(VENV35)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
-unit-spark34: $(STAMP34) $(KERNELS) java
+unit-spark34: $(STAMP34) kernels java
 	@echo "== the Spark tests on PySpark 3.4"
 	$(VENV34)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
 
@@ -77,7 +73,7 @@ unit-old-spark:
 
 test: lint typecheck unit unit-old-spark
 
-bench: $(STAMP) $(KERNELS) java
+bench: $(STAMP) kernels java
 	$(PY) -m benchmarks run all --sf $(SF)
 
 clean:

@@ -41,6 +41,7 @@ import os
 import pickle
 import platform
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -61,7 +62,7 @@ log = logging.getLogger(__name__)
 #: the folder of shipped kernels inside the package
 SHIPPED = os.path.join(_PACKAGE, "_kernels")
 
-#: x86-64-v3 (2015 and later: Haswell, Zen) is the level shipped kernels are built for on x86;
+#: x86-64-v3 (Intel Haswell, 2013, and AMD Zen, 2017, and later) is the level shipped kernels are built for on x86;
 #: LLVM's names of the features the host must have to run them
 _X86_V3_FEATURES = frozenset(
     {"avx", "avx2", "bmi", "bmi2", "cx16", "f16c", "fma", "lzcnt", "movbe", "popcnt", "sse4.2", "xsave"}
@@ -242,6 +243,45 @@ def pack_shipped(built: str | os.PathLike[str], into: str | os.PathLike[str] = S
                 target.save(key, data)
                 count += 1
     return count
+
+
+def sources_digest() -> str:
+    """A hash of the contents of lazyscan's modules that name numba (the kernels, and the
+    warm-up that chooses their signatures), numba's and Python's versions and the portable CPU
+    level: what shipped kernels were built from."""
+    import numba
+
+    h = hashlib.sha256(f"{numba.__version__}|{sys.version_info[:2]}|{PORTABLE_CPU}".encode())
+    for path in sorted(Path(_PACKAGE).rglob("*.py")):
+        text = path.read_bytes()
+        if b"numba" in text:
+            h.update(str(path.relative_to(_PACKAGE)).encode())
+            h.update(text)
+    return h.hexdigest()[:32]
+
+
+def _stamp_file(into: str | os.PathLike[str]) -> Path:
+    return Path(into) / f"lazyscan-{__version__}" / f"built-{sys.version_info[0]}{sys.version_info[1]}.json"
+
+
+def write_shipped_stamp(into: str | os.PathLike[str] = SHIPPED, entries: int = 0) -> None:
+    """Record what the shipped kernels in ``into`` were built from."""
+    import json
+
+    stamp = _stamp_file(into)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(json.dumps({"sources": sources_digest(), "entries": entries, "cpu": PORTABLE_CPU[0]}))
+
+
+def shipped_is_current(into: str | os.PathLike[str] = SHIPPED) -> bool:
+    """Whether ``into`` holds kernels built from these very sources, numba and Python."""
+    import json
+
+    try:
+        recorded = json.loads(_stamp_file(into).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(recorded, dict) and recorded.get("sources") == sources_digest() and recorded.get("entries", 0) > 0
 
 
 def clear_shipped(into: str | os.PathLike[str] = SHIPPED) -> None:

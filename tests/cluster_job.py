@@ -37,7 +37,9 @@ def rows(df: Any) -> list[tuple[Any, ...]]:
 def probe(batches: Any) -> Any:
     """What a Python worker of an executor sees."""
     import lazyscan
+    from lazyscan.scan.warmup import _kernel_counts
 
+    compiled, loaded = _kernel_counts()  # by this Python worker, over the tasks it ran
     for batch in batches:
         n = batch.num_rows
         yield pa.record_batch(
@@ -47,8 +49,10 @@ def probe(batches: Any) -> Any:
                 pa.array([os.environ.get("NUMBA_CACHE_DIR", "")] * n),
                 pa.array([os.environ.get("TZ", "")] * n),
                 pa.array([os.path.dirname(lazyscan.__file__)] * n),
+                pa.array([compiled] * n, pa.int64()),
+                pa.array([loaded] * n, pa.int64()),
             ],
-            names=["cwd", "python", "numba_cache_dir", "tz", "package"],
+            names=["cwd", "python", "numba_cache_dir", "tz", "package", "compiled", "loaded"],
         )
 
 
@@ -128,7 +132,7 @@ def main(data: str, out: str) -> None:
         lazyscan.spark.read(spark, os.path.join(broken, "good-1.parquet"), ["a"], "a < 7", force="lazyscan")
     )
 
-    schema = "cwd string, python string, numba_cache_dir string, tz string, package string"
+    schema = "cwd string, python string, numba_cache_dir string, tz string, package string, compiled long, loaded long"
     results["executors"] = [r.asDict() for r in spark.range(8, numPartitions=8).mapInArrow(probe, schema).collect()]
     results["driver_python"] = sys.executable
     results["session_time_zone"] = spark.conf.get("spark.sql.session.timeZone")

@@ -237,3 +237,26 @@ def test_a_compile_that_fails_gives_the_lock_back() -> None:
     # and a kernel still compiles (or loads) afterwards
     starts, ends = np.empty(2, np.int64), np.empty(2, np.int64)
     assert K.index_runs(np.array([1, 2, 7], np.int64), starts, ends) == 2
+
+
+def test_ship_does_nothing_when_built_from_these_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lazyscan.scan import warmup
+
+    into = tmp_path / "kernels"
+    assert not _numba_cache.shipped_is_current(into)
+    _numba_cache.write_shipped_stamp(into, entries=0)
+    assert not _numba_cache.shipped_is_current(into)  # a build that shipped nothing is not one
+    _numba_cache.write_shipped_stamp(into, entries=12)
+    assert _numba_cache.shipped_is_current(into)
+
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a build process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", no_build)
+    report = warmup.ship_kernels(jobs=2, into=into)
+    assert report.up_to_date and "nothing to do" in report.summary()
+    # other sources (or another numba, Python or CPU level): built again
+    monkeypatch.setattr(_numba_cache, "sources_digest", lambda: "something else")
+    assert not _numba_cache.shipped_is_current(into)
+    with pytest.raises(AssertionError, match="a build process was started"):
+        warmup.ship_kernels(jobs=1, into=into)

@@ -67,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     w.add_argument("--jobs", "-j", type=int, default=None, help="processes for --ship (default: the CPUs)")
     w.add_argument("--into", default=None, help="with --ship: another folder than the package's _kernels")
+    w.add_argument("--force", action="store_true", help="with --ship: rebuild even if built from these sources")
     return p
 
 
@@ -75,7 +76,7 @@ def _warm_up(args: argparse.Namespace) -> int:
 
     def run(advance: Any) -> Any:
         if args.ship:
-            return ship_kernels(args.jobs, args.into, advance)
+            return ship_kernels(args.jobs, args.into, advance, force=args.force)
         return warm_up(advance)
 
     if not sys.stderr.isatty():

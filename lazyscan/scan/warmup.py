@@ -227,11 +227,14 @@ def kernel_signatures() -> dict[str, list[str]]:
 
 
 def _kernel_counts() -> tuple[int, int]:
-    """(signatures compiled, signatures loaded from the cache) by lazyscan's kernels so far."""
+    """(signatures compiled, signatures loaded from a cache or the shipped kernels) by
+    lazyscan's kernels so far in this process. Compiled counts machine code made here: a typing
+    attempt numba retries with literal arguments misses the cache but compiles nothing."""
     compiled = loaded = 0
     for kernel in _kernels():
-        loaded += sum(kernel.stats.cache_hits.values())
-        compiled += sum(kernel.stats.cache_misses.values())
+        hits = sum(kernel.stats.cache_hits.values())
+        loaded += hits
+        compiled += max(0, len(kernel.overloads) - hits)
     return compiled, loaded
 
 
@@ -278,9 +281,12 @@ class ShipReport:
     seconds: float = 0.0
     processes: int = 1
     cpu: str = ""
+    up_to_date: bool = False
     failures: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
+        if self.up_to_date:
+            return f"the kernels in {self.folder} were built from these sources: nothing to do (--force rebuilds)"
         text = (
             f"{self.entries} kernel signatures compiled for {self.cpu} in {self.seconds:.1f} s "
             f"({self.processes} processes), shipped in {self.folder}"
@@ -294,10 +300,12 @@ def ship_kernels(
     jobs: int | None = None,
     into: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    force: bool = False,
 ) -> ShipReport:
     """Compile the warm-up's kernels for the portable CPU level in ``jobs`` processes (default:
     the CPUs) and store them in ``into`` (default: the installed package's ``_kernels`` folder,
-    which a wheel or packed environment built afterwards carries). Replaces what was shipped."""
+    which a wheel or packed environment built afterwards carries). Replaces what was shipped;
+    does nothing when it was built from these very sources, numba and Python (unless ``force``)."""
     import json
     import subprocess
     import threading
@@ -307,6 +315,9 @@ def ship_kernels(
     jobs = max(1, jobs or os.cpu_count() or 1)
     into = str(into or _numba_cache.SHIPPED)
     report = ShipReport(folder=into, processes=jobs, cpu=_numba_cache.PORTABLE_CPU[0])
+    if not force and _numba_cache.shipped_is_current(into):
+        report.up_to_date = True
+        return report
     start = time.perf_counter()
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(_numba_cache.__file__)))
     with tempfile.TemporaryDirectory(prefix="lazyscan-ship-") as built:
@@ -347,6 +358,8 @@ def ship_kernels(
         if not any(f.startswith("build process") for f in report.failures):
             _numba_cache.clear_shipped(into)
             report.entries = _numba_cache.pack_shipped(built, into)
+            if not report.failures:
+                _numba_cache.write_shipped_stamp(into, report.entries)
     report.seconds = time.perf_counter() - start
     return report
 

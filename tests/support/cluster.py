@@ -120,7 +120,8 @@ def start_cluster(folder: Path, workers: int = 2, cores: int = 1, memory: str = 
 
 def packed_environment(folder: Path) -> tuple[Path, Path]:
     """``(environment folder, archive)``: a lazyscan wheel with the ``spark`` extra in a fresh
-    virtual environment, packed by venv-pack, as docs/SPARK.md ("Installing on a cluster") says."""
+    virtual environment, its kernels compiled ahead (``lazyscan warmup --ship``), packed by
+    venv-pack, as docs/SPARK.md ("Installing on a cluster") says."""
     folder.mkdir(parents=True, exist_ok=True)
     dist, env, archive = folder / "dist", folder / "lazyscan-env", folder / "lazyscan-env.tar.gz"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
@@ -146,6 +147,9 @@ def packed_environment(folder: Path) -> tuple[Path, Path]:
         str(env / "bin" / "python"), "-m", "pip", "install", "--quiet", f"{wheel}[spark]",
         f"pyspark=={pyspark.__version__}", "venv-pack>=0.2,<1",
     ])
+    # the kernels compiled ahead, into the environment (nothing to do when the wheel carries
+    # kernels built from these sources, as after `make kernels`)
+    run([str(env / "bin" / "lazyscan"), "warmup", "--ship"])
     run([
         str(env / "bin" / "venv-pack"), "--quiet", "-p", str(env), "-o", str(archive), "--force",
         "--exclude", PYSPARK_JARS,
