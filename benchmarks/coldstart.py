@@ -263,7 +263,10 @@ def _finish(child: subprocess.Popen[bytes], started: float) -> dict[str, Any]:
         return {"error": f"timed out after {CHILD_TIMEOUT_S} s", "process_s": time.perf_counter() - started}
     wall = time.perf_counter() - started
     if child.returncode != 0:
-        return {"error": stderr.decode(errors="replace")[-2000:], "process_s": wall}
+        return {
+            "error": f"exit code {child.returncode}: " + stderr.decode(errors="replace")[-2000:],
+            "process_s": wall,
+        }
     result: dict[str, Any] = json.loads(stdout.decode().strip().splitlines()[-1])
     result["process_s"] = wall
     return result
@@ -316,6 +319,12 @@ def shipped_kernels_missing() -> str | None:
     if stale:
         stale = sorted(set(stale))
         return f"the shipped kernels are for older sources of {', '.join(stale)}: run `lazyscan warmup --ship`"
+    is_current = getattr(_numba_cache, "shipped_is_current", None)
+    if is_current is not None and not is_current(_numba_cache.SHIPPED):
+        return (
+            "the shipped kernels were built from other sources, numba or Python than these (their "
+            "built-*.json stamp differs): run `lazyscan warmup --ship`"
+        )
     if not _numba_cache.host_runs_portable_code():
         return f"this CPU lacks {_numba_cache.PORTABLE_CPU[0]}, the level the kernels are shipped for"
     return None

@@ -618,6 +618,7 @@ def test_coldstart_tells_why_shipped_kernels_cannot_serve(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(_numba_cache, "SHIPPED", str(tmp_path))
     monkeypatch.setattr(_numba_cache, "host_runs_portable_code", lambda: True)
+    monkeypatch.setattr(_numba_cache, "shipped_is_current", lambda into: True)
     reason = shipped_kernels_missing()
     assert reason is not None and "ships no kernels" in reason and "lazyscan warmup --ship" in reason
 
@@ -627,6 +628,11 @@ def test_coldstart_tells_why_shipped_kernels_cannot_serve(monkeypatch: pytest.Mo
     Path(current).mkdir(parents=True)
     (Path(current) / "kernels.f-1.py311.nbi").write_bytes(b"")
     assert shipped_kernels_missing() is None
+    # the stamp of what they were built from (sources, numba, Python) must match too
+    monkeypatch.setattr(_numba_cache, "shipped_is_current", lambda into: into != str(tmp_path))
+    reason = shipped_kernels_missing()
+    assert reason is not None and "built from other sources" in reason and "warmup --ship" in reason
+    monkeypatch.setattr(_numba_cache, "shipped_is_current", lambda into: True)
     old = tmp_path / f"lazyscan-{lazyscan.__version__}" / "format" / "snappy-0000000000000000"
     old.mkdir(parents=True)
     (old / "snappy.f-1.py311.nbi").write_bytes(b"")
