@@ -186,6 +186,8 @@ def _steps(paths: list[Path]) -> Iterator[tuple[str, Callable[[], object]]]:
     keys = lazyscan.key_filter(np.arange(100, 6000, 7, dtype=np.int64))  # a bitmap
     bloom = lazyscan.key_filter(np.arange(0, 6_000_000, 37, dtype=np.int64))  # a Bloom filter
     texts = lazyscan.key_filter(pa.array([f"alpha {i}" for i in range(0, 400, 3)]))  # a hash set
+    # a hash table of a few integers too far apart for a bitmap (a dimension's keys in a semi join)
+    spread = lazyscan.key_filter(np.array([3, 17, 99, 4_000, 10**12], np.int64))
     columns_of_all = sample_table(8).column_names
     for path in paths:
         orc_file = path.suffix == ".orc"
@@ -198,7 +200,7 @@ def _steps(paths: list[Path]) -> Iterator[tuple[str, Callable[[], object]]]:
             yield f"{path.name}: {where or 'full scan'}", functools.partial(_scan, path, columns, where)
         if not orc_file:
             yield f"{path.name}: column reads", functools.partial(_column_reads, path, names)
-        for filt, column in ((keys, "k"), (bloom, "i64"), (texts, "text")):
+        for filt, column in ((keys, "k"), (bloom, "i64"), (texts, "text"), (spread, "k"), (spread, "i32")):
             where_keys = lazyscan.col(column).isin_keys(filt)
             yield f"{path.name}: key filter on {column}", functools.partial(_scan, path, None, where_keys)
 
