@@ -330,6 +330,17 @@ def shipped_kernels_missing() -> str | None:
     return None
 
 
+def shipped_stamp() -> str | None:
+    """What the package's shipped kernels were last built from, with when (None: no record):
+    a run compares it before and after, since a rebuild meanwhile changes what it measures."""
+    try:
+        from lazyscan import _numba_cache
+    except Exception:
+        return None
+    stamps = sorted(Path(_numba_cache.SHIPPED).glob("lazyscan-*/built-*.json"))
+    return "; ".join(f"{p.read_text().strip()} at {p.stat().st_mtime:.0f}" for p in stamps) or None
+
+
 def spark_missing(ctx: Any) -> str | None:
     """Why the Spark cases cannot run here (None: they can)."""
     engines = getattr(ctx, "engines", None)
@@ -453,6 +464,7 @@ def scenario(ctx: Any) -> Any:
     dataset = ensure_tpch(sf, data_dir=ctx.data_dir, progress=ctx.progress)
     value = pick_query_value(dataset, target=ctx.sizes.value_target)
     no_shipped = shipped_kernels_missing()
+    stamp_before = shipped_stamp()
     no_spark = spark_missing(ctx)
     conf = spark_conf() if no_spark is None else None
     measured: dict[str, dict[str, Any]] = {}
@@ -474,6 +486,8 @@ def scenario(ctx: Any) -> Any:
             measured[case.name] = run_case(case, dataset.lineitem, value.value, sf, cache_dir, conf)
             if hasattr(os, "getloadavg"):
                 loads.append(os.getloadavg()[0])
+    stamp_after = shipped_stamp()
+    rebuilt = stamp_after != stamp_before
     rows = table_rows(CASES, measured)
     table = markdown_table(rows)
     for line in table.splitlines():
@@ -500,7 +514,10 @@ def scenario(ctx: Any) -> Any:
             "empty cache, the seed query through `lazyscan.spark.read(spark, path, where=...)` collected, first and "
             "second (a new DataFrame each), with shipped kernels and without; its signatures compiled are the "
             "entries the driver and the workers wrote into the cache. Polars and DuckDB on the seed query. Targets "
-            f"from issue 36. {load_text}; another session may share the machine.\n\n" + table
+            f"from issue 36. {load_text}; another session may share the machine."
+            + (" The shipped kernels were rebuilt during the run: the shipped cases may have seen either build." if rebuilt else "")
+            + "\n\n"
+            + table
         ),
         params={
             "sf": sf,
@@ -509,6 +526,8 @@ def scenario(ctx: Any) -> Any:
             "repetitions": 1,
             "python": sys.executable,
             "shipped_kernels": no_shipped or "present",
+            "shipped_stamp": stamp_before,
+            "shipped_rebuilt_during_run": rebuilt,
             "spark": no_spark or "local[2]",
         },
         chart={"kind": "none"},
