@@ -126,8 +126,8 @@ def packed_environment(folder: Path) -> tuple[Path, Path]:
     dist, env, archive = folder / "dist", folder / "lazyscan-env", folder / "lazyscan-env.tar.gz"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE}
 
-    def run(command: list[str]) -> None:
-        done = subprocess.run(command, check=False, **quiet)  # type: ignore[call-overload]
+    def run(command: list[str], **env: str) -> None:
+        done = subprocess.run(command, check=False, env={**os.environ, **env}, **quiet)  # type: ignore[call-overload]
         if done.returncode:
             raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr.decode(errors='replace')[-3000:]}")
 
@@ -137,7 +137,10 @@ def packed_environment(folder: Path) -> tuple[Path, Path]:
     shutil.copytree(REPO / "lazyscan", source / "lazyscan", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)])
+    shutil.copytree(REPO / "build_support", source / "build_support")
+    # the kernels are compiled into the environment below (or come with the copied source)
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)],
+        LAZYSCAN_BUILD_KERNELS="0")
     (wheel,) = dist.glob("lazyscan-*.whl")
     shutil.rmtree(env, ignore_errors=True)
     run([sys.executable, "-m", "venv", str(env)])
