@@ -106,6 +106,19 @@ class SourceError(LazyScanError):
     """A path or filesystem that cannot be listed, opened or read."""
 
 
+class TableFolderError(SourceError):
+    """A path to be read as plain files that is, lies inside or holds a Delta Lake or Apache
+    Iceberg table: such a folder keeps the files of older versions and rows the table removed,
+    so reading every file in it returns wrong rows. ``path``: the path given; ``root``: the
+    table's root folder; ``kind``: ``"delta"`` or ``"iceberg"``."""
+
+    def __init__(self, message: str, path: str | None = None, root: str | None = None, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.root = root
+        self.kind = kind
+
+
 class AccessDeniedError(SourceError):
     """The store refused access to an object (HTTP 403, missing permission): not retried."""
 

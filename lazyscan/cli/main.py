@@ -41,6 +41,10 @@ def _parser() -> argparse.ArgumentParser:
             "--option", "-o", action="append", default=[], metavar="NAME=VALUE",
             help="a scan option, e.g. -o prune_bloom=false -o materialization_threshold=10",
         )
+        sp.add_argument(
+            "--raw-files", action="store_true",
+            help="read a Delta Lake or Iceberg table's folder as plain files, files the table removed included",
+        )
 
     s = sub.add_parser("scan", help="print or write the matching rows")
     common(s)
@@ -110,6 +114,8 @@ def _make_scan(args: argparse.Namespace) -> object:
 
     columns = [c.strip() for c in args.columns.split(",")] if args.columns else None
     options: dict[str, Any] = _options(args.option)
+    if args.raw_files:
+        options["raw_files"] = True
     return lazyscan.scan(args.path, columns=columns, where=args.where, threads=args.threads, **options)
 
 

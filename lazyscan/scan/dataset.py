@@ -7,6 +7,15 @@ Hidden files and folders (names starting with ``_`` or ``.``, such as ``_SUCCESS
 as Spark does. Each :class:`FileInfo` pins the version of its file the plan is made from: the
 identity the listing gives (a local stat; an object's ETag or Last-Modified where the listing
 has them), replaced by the identity and footer digest of an open where planning reads the file.
+
+A Delta Lake or Apache Iceberg table is not a pile of files: its folder keeps the files of older
+versions and rows the table removed. A path that is such a table, lies inside one or holds one
+(a ``_delta_log`` folder at the table's root; a ``metadata`` folder holding ``*.metadata.json``
+or ``version-hint.text``, the data under ``data/``) raises a
+:class:`~lazyscan.errors.TableFolderError` unless ``raw_files=True`` asks for the raw files; an
+Iceberg table's ``metadata`` folder is never listed as data. The check rides on the listing;
+above the path, local folders are checked up to the file system's root, folders on an object
+store :data:`REMOTE_ANCESTORS` levels up (a request or two each).
 """
 
 from __future__ import annotations
@@ -22,7 +31,13 @@ from urllib.parse import unquote
 
 import pyarrow as pa
 
-from lazyscan.errors import FileChangedError, LazyScanError, ObjectNotFoundError, SourceError
+from lazyscan.errors import (
+    FileChangedError,
+    LazyScanError,
+    ObjectNotFoundError,
+    SourceError,
+    TableFolderError,
+)
 from lazyscan.io.retry import DEFAULT_RETRY, RetryPolicy
 from lazyscan.io.source import FileIdentity, call_with_retries, filesystem_from_uri, local_identity
 
@@ -92,6 +107,183 @@ def _is_hidden(name: str) -> bool:
     return name.startswith((".", "_")) and "=" not in name
 
 
+#: the folder of a Delta Lake table's log, at the table's root
+DELTA_LOG = "_delta_log"
+#: the folder of an Apache Iceberg table's metadata, at the table's root
+ICEBERG_METADATA = "metadata"
+#: the folder of an Apache Iceberg table's data files (by default), at the table's root
+ICEBERG_DATA = "data"
+#: folders above a path on an object store checked for a table's root
+REMOTE_ANCESTORS = 4
+
+
+@dataclass(frozen=True)
+class TableRoot:
+    """A table found where plain files were to be listed: ``kind`` (``delta`` or ``iceberg``),
+    its ``root`` folder and the ``marker`` that says so (the Delta log folder, an Iceberg
+    metadata file)."""
+
+    kind: str
+    root: str
+    marker: str
+
+
+def _is_iceberg_metadata(name: str) -> bool:
+    return name.endswith(".metadata.json") or name == "version-hint.text"
+
+
+def _join(folder: str, name: str) -> str:
+    """``folder/name`` on an object store (paths there always use ``/``)."""
+    return f"{folder.rstrip('/')}/{name}"
+
+
+def _local_iceberg_marker(metadata: str) -> str | None:
+    """An Iceberg metadata file in the local folder ``metadata``, if any."""
+    try:
+        names = sorted(os.listdir(metadata))
+    except OSError:
+        return None
+    for name in names:
+        if _is_iceberg_metadata(name):
+            return os.path.join(metadata, name)
+    return None
+
+
+def _local_table_at(folder: str) -> TableRoot | None:
+    """The table whose root is the local ``folder``, if it is one."""
+    log = os.path.join(folder, DELTA_LOG)
+    if os.path.isdir(log):
+        return TableRoot("delta", folder, log)
+    metadata = os.path.join(folder, ICEBERG_METADATA)
+    marker = _local_iceberg_marker(metadata) if os.path.isdir(metadata) else None
+    return None if marker is None else TableRoot("iceberg", folder, marker)
+
+
+def _local_table_above(path: str, seen: dict[str, TableRoot | None]) -> TableRoot | None:
+    """The table a local ``path`` lies inside: the nearest folder above it that is a table's
+    root (each folder looked at once per ``seen``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if folder not in seen:
+            seen[folder] = _local_table_at(folder)
+        if seen[folder] is not None:
+            return seen[folder]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _tables_in_listing(root: str, paths: Sequence[str]) -> list[TableRoot]:
+    """The tables an object-store listing of ``root`` (every path under it, hidden ones
+    included) shows: folders holding a Delta log or Iceberg metadata files."""
+    found: dict[str, TableRoot] = {}
+    base = root.rstrip("/")
+    for path in paths:
+        rel = path[len(base) :].strip("/").split("/")
+        for i, part in enumerate(rel[:-1]):
+            if part == DELTA_LOG:
+                folder = "/".join([base, *rel[:i]])
+                found.setdefault(folder, TableRoot("delta", folder, _join(folder, DELTA_LOG)))
+                break
+        if len(rel) >= 2 and rel[-2] == ICEBERG_METADATA and _is_iceberg_metadata(rel[-1]):
+            folder = "/".join([base, *rel[:-2]])
+            if folder not in found:
+                found[folder] = TableRoot("iceberg", folder, path)
+    return sorted(found.values(), key=lambda t: t.root)
+
+
+def _remote_table_above(
+    path: str, is_folder: bool, filesystem: Any, ask: Callable[[Callable[[], Any], str], Any]
+) -> TableRoot | None:
+    """The table a path on an object store lies inside, looking :data:`REMOTE_ANCESTORS`
+    folders up: one holding a ``_delta_log`` folder, or the parent of a ``data`` folder (the
+    path itself included) holding Iceberg metadata files. Each folder costs a request or two."""
+    parts = path.strip("/").split("/")
+    lowest = len(parts) if is_folder else len(parts) - 1
+    for end in range(lowest, max(0, lowest - REMOTE_ANCESTORS - 1), -1):
+        folder = "/".join(parts[:end])
+        if end < len(parts):  # the path itself is listed: its own log is in the listing
+            log = _join(folder, DELTA_LOG)
+            if _remote_is_folder(log, filesystem, ask):
+                return TableRoot("delta", folder, log)
+        if parts[end - 1] == ICEBERG_DATA and end >= 2:
+            root = "/".join(parts[: end - 1])
+            marker = _remote_iceberg_marker(_join(root, ICEBERG_METADATA), filesystem, ask)
+            if marker is not None:
+                return TableRoot("iceberg", root, marker)
+    return None
+
+
+def _remote_is_folder(path: str, filesystem: Any, ask: Callable[[Callable[[], Any], str], Any]) -> bool:
+    import pyarrow.fs as pafs
+
+    if isinstance(filesystem, pafs.FileSystem):
+        info = ask(lambda: filesystem.get_file_info(path), f"asking whether {path!r} is a table's log")
+        return bool(info.type == pafs.FileType.Directory)
+    return bool(ask(lambda: filesystem.isdir(path), f"asking whether {path!r} is a table's log"))
+
+
+def _remote_iceberg_marker(
+    metadata: str, filesystem: Any, ask: Callable[[Callable[[], Any], str], Any]
+) -> str | None:
+    """An Iceberg metadata file in the folder ``metadata`` on an object store, if any."""
+    import pyarrow.fs as pafs
+
+    what = f"listing {metadata!r} for Iceberg metadata"
+    if isinstance(filesystem, pafs.FileSystem):
+        selector = pafs.FileSelector(metadata, allow_not_found=True)
+        names = [i.path for i in ask(lambda: filesystem.get_file_info(selector), what)]
+    else:
+        try:
+            names = list(ask(lambda: filesystem.ls(metadata, detail=False), what))
+        except ObjectNotFoundError:
+            return None
+    for name in sorted(names):
+        if _is_iceberg_metadata(name.rstrip("/").rsplit("/", 1)[-1]):
+            return str(name)
+    return None
+
+
+_KIND_NAMES = {"delta": "Delta Lake", "iceberg": "Apache Iceberg"}
+
+
+def table_folder_error(path: str, table: TableRoot, remote: bool = False) -> TableFolderError:
+    """The error refusing to read ``path`` (on an object store where ``remote``) as plain
+    files: what it is, where, and how to read it."""
+    name = _KIND_NAMES[table.kind]
+    article = "a" if table.kind == "delta" else "an"
+    if remote:
+        here, root, sep = path.rstrip("/"), table.root.rstrip("/"), "/"
+    else:
+        here, root, sep = os.path.abspath(path), os.path.abspath(table.root), os.sep
+    if here == root:
+        relation = f"is {article} {name} table"
+    elif root.startswith(here.rstrip(sep) + sep):
+        relation = f"holds {article} {name} table at {table.root}"
+    else:
+        relation = f"lies inside {article} {name} table at {table.root}"
+    if table.kind == "delta":
+        evidence = f"its log is {table.marker}"
+        removed = "rows the table removed (the files of its older versions stay in the folder)"
+        reader = f"read the table with the deltalake package (deltalake.DeltaTable({table.root!r}).to_pyarrow_table())"
+    else:
+        evidence = f"its metadata is {table.marker}"
+        removed = (
+            "rows the table removed (the files of its older snapshots stay in the folder, and its "
+            "delete files are not applied)"
+        )
+        reader = "read the table with pyiceberg (its catalog's load_table(...).scan().to_arrow(), or StaticTable.from_metadata(<metadata file>))"
+    return TableFolderError(
+        f"{path} {relation} ({evidence}): reading its folder as plain files would return {removed}. "
+        f"lazyscan does not read {name} tables yet: {reader}; or, to read the Parquet and ORC files "
+        "in the folder as they are on purpose, pass the scan option raw_files=True "
+        "(command line: --raw-files; Spark: the option rawFiles=true of lazyscan.spark.read or the lazyscan "
+        "data source)",
+        path=path, root=table.root, kind=table.kind,
+    )
+
+
 def _has_glob(path: str) -> bool:
     return any(ch in path for ch in "*?[")
 
@@ -107,9 +299,17 @@ def _local_file(path: str) -> _Listed:
     return path, identity.size, identity
 
 
-def _list_local(root: str) -> list[_Listed]:
+def _list_local(root: str, tables: list[TableRoot] | None = None) -> list[_Listed]:
+    """The files under the local folder ``root``; the tables found on the way are added to
+    ``tables`` (an Iceberg table's ``metadata`` folder is not listed)."""
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
+        if DELTA_LOG in dirnames or ICEBERG_METADATA in dirnames:
+            table = _local_table_at(dirpath)
+            if table is not None and tables is not None:
+                tables.append(table)
+            if ICEBERG_METADATA in dirnames and _local_iceberg_marker(os.path.join(dirpath, ICEBERG_METADATA)):
+                dirnames.remove(ICEBERG_METADATA)  # manifests and metadata, never data
         dirnames[:] = sorted(d for d in dirnames if not _is_hidden(d))
         for name in sorted(filenames):
             if _is_hidden(name) or name.endswith(".crc"):
@@ -118,17 +318,29 @@ def _list_local(root: str) -> list[_Listed]:
     return out
 
 
-def _list_remote(root: str, filesystem: Any, retry: RetryPolicy | None = None) -> list[_Listed]:
+def _list_remote(
+    root: str, filesystem: Any, retry: RetryPolicy | None = None, raw_files: bool = False
+) -> list[_Listed]:
     """The files under ``root`` (or ``root`` itself), each request of the listing retried under
     ``retry`` (None: :data:`DEFAULT_RETRY`): a 403 is an :class:`AccessDeniedError`, a missing
     path an :class:`ObjectNotFoundError`, throttling past the budget a
-    :class:`TransientSourceError`."""
+    :class:`TransientSourceError`. Unless ``raw_files``, a :class:`TableFolderError` when
+    ``root`` is, holds or lies inside a Delta Lake or Iceberg table."""
     policy = retry or DEFAULT_RETRY
 
     def ask(request: Callable[[], Any], what: str) -> Any:
         return call_with_retries(request, path=root, what=what, policy=policy, action="list")
 
-    return _list_on(root, filesystem, ask)
+    tables: list[TableRoot] = []
+    files = _list_on(root, filesystem, ask, tables)
+    if not raw_files:
+        if tables:
+            raise table_folder_error(root, tables[0], remote=True)
+        is_folder = len(files) != 1 or files[0][0] != root
+        above = _remote_table_above(root, is_folder, filesystem, ask)
+        if above is not None:
+            raise table_folder_error(root, above, remote=True)
+    return files
 
 
 def _store_file(path: str, size: int, meta: dict[str, Any] | None = None, seconds: int | None = None) -> _Listed:
@@ -159,8 +371,14 @@ def _arrow_file(info: Any, filesystem: Any) -> _Listed:
     return _store_file(info.path, info.size, seconds=seconds)
 
 
-def _list_on(root: str, filesystem: Any, ask: Callable[[Callable[[], Any], str], Any]) -> list[_Listed]:
-    """The listing of ``root``; ``ask(request, what)`` makes each request to the store."""
+def _list_on(
+    root: str,
+    filesystem: Any,
+    ask: Callable[[Callable[[], Any], str], Any],
+    tables: list[TableRoot] | None = None,
+) -> list[_Listed]:
+    """The listing of ``root``; ``ask(request, what)`` makes each request to the store. The
+    tables the listing shows are added to ``tables``; their Iceberg metadata is not listed."""
     import pyarrow.fs as pafs
 
     if isinstance(filesystem, pafs.FileSystem):
@@ -170,14 +388,18 @@ def _list_on(root: str, filesystem: Any, ask: Callable[[Callable[[], Any], str],
         if info.type == pafs.FileType.File:
             return [_arrow_file(info, filesystem)]
         infos = ask(lambda: filesystem.get_file_info(pafs.FileSelector(root, recursive=True)), "listing it")
+        found = _tables_in_listing(root, [i.path for i in infos if i.type == pafs.FileType.File])
+        skipped = _iceberg_metadata_folders(found)
         files = []
         for i in infos:
-            if i.type != pafs.FileType.File:
+            if i.type != pafs.FileType.File or i.path.startswith(skipped):
                 continue
             rel = i.path[len(root) :].strip("/").split("/")
             if any(_is_hidden(part) for part in rel):
                 continue
             files.append(_arrow_file(i, filesystem))
+        if tables is not None:
+            tables += found
         return sorted(files)
     # fsspec
     try:
@@ -186,14 +408,23 @@ def _list_on(root: str, filesystem: Any, ask: Callable[[Callable[[], Any], str],
         raise ObjectNotFoundError(f"path not found: {root!r}") from None
     if meta.get("type") != "directory":
         return [_store_file(root, int(meta.get("size", 0)), meta)]
-    found = ask(lambda: filesystem.find(root, detail=True), "listing it")
+    listing = ask(lambda: filesystem.find(root, detail=True), "listing it")
+    found = _tables_in_listing(root, [p for p, m in listing.items() if m.get("type") != "directory"])
+    skipped = _iceberg_metadata_folders(found)
     files = []
-    for path, meta in sorted(found.items()):
+    for path, meta in sorted(listing.items()):
         rel = path[len(root.rstrip("/")) :].strip("/").split("/")
-        if any(_is_hidden(part) for part in rel) or meta.get("type") == "directory":
+        if any(_is_hidden(part) for part in rel) or meta.get("type") == "directory" or path.startswith(skipped):
             continue
         files.append(_store_file(path, int(meta.get("size", 0)), meta))
+    if tables is not None:
+        tables += found
     return files
+
+
+def _iceberg_metadata_folders(tables: Sequence[TableRoot]) -> tuple[str, ...]:
+    """The prefixes of the Iceberg tables' ``metadata`` folders (never data files)."""
+    return tuple(_join(t.root, ICEBERG_METADATA) + "/" for t in tables if t.kind == "iceberg")
 
 
 def _infer_value(text: str) -> Any:
@@ -330,10 +561,16 @@ def merge_schemas(schemas: Sequence[pa.Schema]) -> pa.Schema:
     return pa.schema(list(fields.values()))
 
 
-def discover(source: Any, filesystem: Any = None, retry: RetryPolicy | None = None) -> Dataset:
+def discover(
+    source: Any, filesystem: Any = None, retry: RetryPolicy | None = None, raw_files: bool = False
+) -> Dataset:
     """List the files of ``source``: a file, a directory (recursive, hive partitions), a glob,
     or a list of those; local paths, ``file://`` URLs, or paths on a pyarrow/fsspec filesystem.
-    ``retry``: how the requests listing an object store are retried (None: the default policy)."""
+    ``retry``: how the requests listing an object store are retried (None: the default policy).
+
+    A path that is, holds or lies inside a Delta Lake or Apache Iceberg table raises a
+    :class:`~lazyscan.errors.TableFolderError` (its folder holds files the table removed);
+    ``raw_files=True`` lists the Parquet and ORC files there as they are, on purpose."""
     if isinstance(source, Dataset):
         return source
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
@@ -341,6 +578,17 @@ def discover(source: Any, filesystem: Any = None, retry: RetryPolicy | None = No
         raise SourceError("no paths given")
     listed: list[tuple[_Listed, str | None]] = []  # the file, its partition root
     roots = []
+    #: local folders looked at for a table's root (each once)
+    seen: dict[str, TableRoot | None] = {}
+
+    def refuse_local(path: str, tables: Sequence[TableRoot] = ()) -> None:
+        """Raise when the local ``path`` holds (``tables``) or lies inside a table."""
+        if raw_files:
+            return
+        table = tables[0] if tables else _local_table_above(path, seen)
+        if table is not None:
+            raise table_folder_error(path, table)
+
     for item in items:
         p = os.fspath(item)
         if filesystem is None and p.startswith("file://"):
@@ -354,19 +602,25 @@ def discover(source: Any, filesystem: Any = None, retry: RetryPolicy | None = No
                     raise SourceError(f"no files match {p!r}")
                 for m in matches:
                     if os.path.isdir(m):
-                        listed += [(f, m) for f in _list_local(m)]
+                        tables: list[TableRoot] = []
+                        listed += [(f, m) for f in _list_local(m, tables)]
+                        refuse_local(m, tables)
                     elif not _is_hidden(os.path.basename(m)):
+                        refuse_local(m)
                         listed.append((_local_file(m), None))
                 continue
             if os.path.isdir(p):
                 roots.append(p)
-                listed += [(f, p) for f in _list_local(p)]
+                tables = []
+                listed += [(f, p) for f in _list_local(p, tables)]
+                refuse_local(p, tables)
             elif os.path.isfile(p):
+                refuse_local(p)
                 listed.append((_local_file(p), None))
             else:
                 raise ObjectNotFoundError(f"path not found: {p!r}")
         else:
-            files = _list_remote(p, filesystem, retry)
+            files = _list_remote(p, filesystem, retry, raw_files)
             root = p if len(files) != 1 or files[0][0] != p else None
             listed += [(f, root) for f in files]
     infos, pschema = _partitions(listed)

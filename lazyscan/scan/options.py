@@ -60,6 +60,10 @@ class ScanOptions:
       transient failures (throttling, 5xx, reset connections, cut bodies, stalls; waits grow
       exponentially with jitter); past it the scan fails with a ``TransientSourceError``. 0: one
       attempt. Access denied and missing objects are never retried.
+    - ``raw_files``: read the Parquet and ORC files of a Delta Lake or Apache Iceberg table's
+      folder as plain files, on purpose (files the table removed included). Without it such a
+      path (the table's folder, a folder or file inside it, a folder holding tables) is refused
+      with a :class:`~lazyscan.errors.TableFolderError`: read as plain files it gives wrong rows.
     """
 
     enabled: bool = True
@@ -86,6 +90,7 @@ class ScanOptions:
     timestamp_unit: str = "us"
     verify_checksums: bool = True
     retry_seconds: float = 60.0
+    raw_files: bool = False
 
     @classmethod
     def names(cls) -> list[str]:

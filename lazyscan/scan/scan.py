@@ -203,7 +203,10 @@ class Scan:
             self._plan.tasks = [FileTask(s) for s in source]
             return
         retry = self.reader_options.retry
-        ds = discover(source, self.filesystem, retry=retry) if not isinstance(source, Dataset) else source
+        ds = (
+            discover(source, self.filesystem, retry=retry, raw_files=self.options.raw_files)
+            if not isinstance(source, Dataset) else source
+        )
         ds.retry = retry
         if ds.format is None and self.options.format is not None:
             ds.format = self.options.format
@@ -608,6 +611,10 @@ def scan(
     ``case_sensitive=True`` resolves names exactly only. Output columns keep the file's
     spelling.
     ``options``: fields of :class:`ScanOptions` (pruning tiers, late materialization, ...).
+
+    A Delta Lake or Apache Iceberg table's folder (or a path inside one) is refused with a
+    :class:`~lazyscan.errors.TableFolderError`: its folder holds files the table removed.
+    ``raw_files=True`` reads its Parquet and ORC files as they are, on purpose.
     """
     if batch_size is not None:
         options["batch_size"] = batch_size

@@ -17,7 +17,8 @@ Option names are case-insensitive and may be written camelCase or snake_case
   scan keeps rows whose ``column`` may hold one of its keys, probing adaptively);
 - scan options: every field of :class:`lazyscan.scan.ScanOptions` (``batch_size``,
   ``materialization_threshold``, ``late_materialization``, ``adaptive_order``, the ``prune_*``
-  switches, ``enabled=false`` for a plain read, ...); ``threads`` defaults to 1 in Spark tasks,
+  switches, ``enabled=false`` for a plain read, ``rawFiles=true`` to read a Delta Lake or
+  Iceberg table's folder as plain files on purpose, ...); ``threads`` defaults to 1 in Spark tasks,
   since Spark already runs one task per core;
 - anything else is an error listing the accepted names.
 

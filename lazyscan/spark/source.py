@@ -201,7 +201,10 @@ def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema
     """The filesystem, the data files and the partition schema of the source."""
     fs, paths = _open_paths(settings)
     try:
-        ds = discover(paths if len(paths) > 1 else paths[0], filesystem=fs, retry=retry_policy(settings))
+        ds = discover(
+            paths if len(paths) > 1 else paths[0], filesystem=fs, retry=retry_policy(settings),
+            raw_files=bool(settings.scan_kwargs.get("raw_files", False)),
+        )
     except SourceError:
         raise
     except LazyScanError as e:
