@@ -21,7 +21,9 @@ reads nor disturbs the checkout's cache). On TPC-H lineitem at the run's scale f
 - Spark ``local[2]``: a new application (a new process creating its session) whose Python
   workers start with an empty cache, the seed query through ``lazyscan.spark.read`` collected,
   first and second (a new DataFrame each), with shipped kernels and without; signatures compiled
-  are the entries the driver and the workers wrote into the empty cache;
+  are the entries the driver and the workers wrote into the empty cache; for comparison the
+  same after a Python job that imports nothing (Spark's Python workers and the JVM's first job
+  already started), and Spark's own reader (``force="spark"``), which compiles nothing;
 - Polars and DuckDB answering the seed query in a new process (they compile nothing).
 
 One repetition per case: an empty-cache case costs a whole compile (30-45 s at SF1). The
@@ -513,7 +515,9 @@ def scenario(ctx: Any) -> Any:
             "empty cache, both the seed query. Spark local[2]: a new application whose Python workers start on an "
             "empty cache, the seed query through `lazyscan.spark.read(spark, path, where=...)` collected, first and "
             "second (a new DataFrame each), with shipped kernels and without; its signatures compiled are the "
-            "entries the driver and the workers wrote into the cache. Polars and DuckDB on the seed query. Targets "
+            "entries the driver and the workers wrote into the cache; for comparison the same with a Python job "
+            "that imports nothing run first (Spark's Python workers and the JVM's first job already started), and "
+            "Spark's own reader (`force='spark'`). Polars and DuckDB on the seed query. Targets "
             f"from issue 36. {load_text}; another session may share the machine."
             + (" The shipped kernels were rebuilt during the run: the shipped cases may have seen either build." if rebuilt else "")
             + "\n\n"
