@@ -39,7 +39,13 @@ from lazyscan.errors import (
     TableFolderError,
 )
 from lazyscan.io.retry import DEFAULT_RETRY, RetryPolicy
-from lazyscan.io.source import FileIdentity, call_with_retries, filesystem_from_uri, local_identity
+from lazyscan.io.source import (
+    FileIdentity,
+    IOStats,
+    call_with_retries,
+    filesystem_from_uri,
+    local_identity,
+)
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
@@ -216,18 +222,22 @@ def _remote_table_above(
 
 
 def _remote_is_folder(path: str, filesystem: Any, ask: Callable[[Callable[[], Any], str], Any]) -> bool:
+    """Whether the folder ``path`` on an object store holds anything: one request (a listing
+    of it, which a missing folder answers empty; a HEAD would take a listing more)."""
     import pyarrow.fs as pafs
 
+    what = f"asking whether {path!r} is a table's log"
     if isinstance(filesystem, pafs.FileSystem):
-        info = ask(lambda: filesystem.get_file_info(path), f"asking whether {path!r} is a table's log")
-        return bool(info.type == pafs.FileType.Directory)
-    return bool(ask(lambda: filesystem.isdir(path), f"asking whether {path!r} is a table's log"))
+        selector = pafs.FileSelector(path, allow_not_found=True)
+        return bool(ask(lambda: filesystem.get_file_info(selector), what))
+    return bool(ask(lambda: filesystem.isdir(path), what))
 
 
 def _remote_iceberg_marker(
     metadata: str, filesystem: Any, ask: Callable[[Callable[[], Any], str], Any]
 ) -> str | None:
-    """An Iceberg metadata file in the folder ``metadata`` on an object store, if any."""
+    """An Iceberg metadata file in the folder ``metadata`` on an object store, if any: one
+    request where the folder is missing, two at most where it is there."""
     import pyarrow.fs as pafs
 
     what = f"listing {metadata!r} for Iceberg metadata"
@@ -235,6 +245,8 @@ def _remote_iceberg_marker(
         selector = pafs.FileSelector(metadata, allow_not_found=True)
         names = [i.path for i in ask(lambda: filesystem.get_file_info(selector), what)]
     else:
+        if not ask(lambda: filesystem.isdir(metadata), what):
+            return None
         try:
             names = list(ask(lambda: filesystem.ls(metadata, detail=False), what))
         except ObjectNotFoundError:
@@ -319,17 +331,27 @@ def _list_local(root: str, tables: list[TableRoot] | None = None) -> list[_Liste
 
 
 def _list_remote(
-    root: str, filesystem: Any, retry: RetryPolicy | None = None, raw_files: bool = False
+    root: str,
+    filesystem: Any,
+    retry: RetryPolicy | None = None,
+    raw_files: bool = False,
+    probes: IOStats | None = None,
 ) -> list[_Listed]:
     """The files under ``root`` (or ``root`` itself), each request of the listing retried under
     ``retry`` (None: :data:`DEFAULT_RETRY`): a 403 is an :class:`AccessDeniedError`, a missing
     path an :class:`ObjectNotFoundError`, throttling past the budget a
     :class:`TransientSourceError`. Unless ``raw_files``, a :class:`TableFolderError` when
-    ``root`` is, holds or lies inside a Delta Lake or Iceberg table."""
+    ``root`` is, holds or lies inside a Delta Lake or Iceberg table; the requests looking for
+    a table above ``root`` and their retries are counted in ``probes``."""
     policy = retry or DEFAULT_RETRY
 
     def ask(request: Callable[[], Any], what: str) -> Any:
         return call_with_retries(request, path=root, what=what, policy=policy, action="list")
+
+    def probe(request: Callable[[], Any], what: str) -> Any:
+        if probes is not None:
+            probes.add(0, 0.0)
+        return call_with_retries(request, path=root, what=what, policy=policy, action="list", stats=probes)
 
     tables: list[TableRoot] = []
     files = _list_on(root, filesystem, ask, tables)
@@ -337,7 +359,7 @@ def _list_remote(
         if tables:
             raise table_folder_error(root, tables[0], remote=True)
         is_folder = len(files) != 1 or files[0][0] != root
-        above = _remote_table_above(root, is_folder, filesystem, ask)
+        above = _remote_table_above(root, is_folder, filesystem, probe)
         if above is not None:
             raise table_folder_error(root, above, remote=True)
     return files
@@ -493,6 +515,8 @@ class Dataset:
     timestamp_unit: str = "us"
     #: how the requests of planning (opens, footers) are retried (``ScanOptions.retry_seconds``)
     retry: RetryPolicy | None = None
+    #: the requests on an object store that looked for a table above the paths, and their retries
+    probes: IOStats = field(default_factory=IOStats, repr=False, compare=False)
 
     def use_timestamp_unit(self, unit: str) -> None:
         """Read ORC timestamps in ``unit`` from now on (the schema is derived anew)."""
@@ -580,6 +604,7 @@ def discover(
     roots = []
     #: local folders looked at for a table's root (each once)
     seen: dict[str, TableRoot | None] = {}
+    probes = IOStats()
 
     def refuse_local(path: str, tables: Sequence[TableRoot] = ()) -> None:
         """Raise when the local ``path`` holds (``tables``) or lies inside a table."""
@@ -620,11 +645,11 @@ def discover(
             else:
                 raise ObjectNotFoundError(f"path not found: {p!r}")
         else:
-            files = _list_remote(p, filesystem, retry, raw_files)
+            files = _list_remote(p, filesystem, retry, raw_files, probes)
             root = p if len(files) != 1 or files[0][0] != p else None
             listed += [(f, root) for f in files]
     infos, pschema = _partitions(listed)
-    return Dataset(roots[0] if len(roots) == 1 else None, infos, pschema, filesystem, retry=retry)
+    return Dataset(roots[0] if len(roots) == 1 else None, infos, pschema, filesystem, retry=retry, probes=probes)
 
 
 def _partitions(listed: list[tuple[_Listed, str | None]]) -> tuple[list[FileInfo], pa.Schema]:

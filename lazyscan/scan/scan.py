@@ -460,7 +460,8 @@ class Scan:
         if self._consumed:
             raise OptionError("a Scan can be iterated once; create a new one to scan again")
         self._consumed = True
-        self._sources = []
+        # the requests of planning that looked for a table above the paths count too
+        self._sources = [self.dataset.probes] if self.dataset is not None else []
         t0 = time.perf_counter()
         try:
             for result in _ordered_map(self._run_unit, self._units(), self.options.effective_threads):
