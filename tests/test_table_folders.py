@@ -196,11 +196,11 @@ def test_plain_folders_read_as_before(tmp_path: Path) -> None:
     pq.write_table(FIRST, plain / "a.parquet")
     # a subfolder named metadata without Iceberg metadata files is a folder of data like any other
     pq.write_table(SECOND, plain / "metadata" / "b.parquet")
-    (plain / "metadata" / "notes.json").write_text("{}")
+    (plain / "metadata" / "notes.metadata.json").write_text("{}")
     pq.write_table(SECOND, plain / "data" / "c.parquet")
     files = [os.path.relpath(f.path, plain) for f in lazyscan.discover(str(plain)).files]
-    assert sorted(files) == ["a.parquet", "data/c.parquet", "metadata/b.parquet", "metadata/notes.json"]
-    (plain / "metadata" / "notes.json").unlink()
+    assert sorted(files) == ["a.parquet", "data/c.parquet", "metadata/b.parquet", "metadata/notes.metadata.json"]
+    (plain / "metadata" / "notes.metadata.json").unlink()
     got = lazyscan.scan(str(plain)).to_table()
     assert _sorted_ids(got) == _parquet_rows(plain)
     assert lazyscan.scan(str(plain / "data")).to_table().num_rows == 3

@@ -10,8 +10,8 @@ has them), replaced by the identity and footer digest of an open where planning 
 
 A Delta Lake or Apache Iceberg table is not a pile of files: its folder keeps the files of older
 versions and rows the table removed. A path that is such a table, lies inside one or holds one
-(a ``_delta_log`` folder at the table's root; a ``metadata`` folder holding ``*.metadata.json``
-or ``version-hint.text``, the data under ``data/``) raises a
+(a ``_delta_log`` folder at the table's root; a ``metadata`` folder holding Iceberg's
+``*.metadata.json`` or ``version-hint.text``, the data under ``data/``) raises a
 :class:`~lazyscan.errors.TableFolderError` unless ``raw_files=True`` asks for the raw files; an
 Iceberg table's ``metadata`` folder is never listed as data. The check rides on the listing;
 above the path, local folders are checked up to the file system's root, folders on an object
@@ -24,6 +24,7 @@ import datetime as dt
 import decimal
 import glob as globlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -134,8 +135,16 @@ class TableRoot:
     marker: str
 
 
+#: the names of Iceberg's table metadata files: ``v<N>.metadata.json`` (tables of a file system
+#: catalog) or ``<NNNNN>-<uuid>.metadata.json`` (other catalogs), either gzip-compressed, and
+#: the version hint (``version-hint.text``; some writers name it ``version-hint.txt``)
+_ICEBERG_METADATA_NAME = re.compile(
+    r"(v\d+|\d+-[0-9a-fA-F-]+)(\.gz)?\.metadata\.json(\.gz)?|version-hint\.te?xt"
+)
+
+
 def _is_iceberg_metadata(name: str) -> bool:
-    return name.endswith(".metadata.json") or name == "version-hint.text"
+    return _ICEBERG_METADATA_NAME.fullmatch(name) is not None
 
 
 def _join(folder: str, name: str) -> str:
