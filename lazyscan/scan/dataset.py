@@ -175,9 +175,10 @@ def _local_table_at(folder: str) -> TableRoot | None:
 
 
 def _local_table_above(path: str, seen: dict[str, TableRoot | None]) -> TableRoot | None:
-    """The table a local ``path`` lies inside: the nearest folder above it that is a table's
-    root (each folder looked at once per ``seen``)."""
-    folder = os.path.dirname(os.path.abspath(path))
+    """The table a local ``path`` is or lies inside: the nearest folder that is a table's root,
+    the folder ``path`` itself first (each folder looked at once per ``seen``)."""
+    here = os.path.abspath(path)
+    folder = here if os.path.isdir(here) else os.path.dirname(here)
     while True:
         if folder not in seen:
             seen[folder] = _local_table_at(folder)
@@ -615,11 +616,12 @@ def discover(
     seen: dict[str, TableRoot | None] = {}
     probes = IOStats()
 
-    def refuse_local(path: str, tables: Sequence[TableRoot] = ()) -> None:
-        """Raise when the local ``path`` holds (``tables``) or lies inside a table."""
+    def refuse_local(path: str, tables: Sequence[TableRoot] | None = None) -> None:
+        """Raise when the local ``path`` is or lies inside a table, or (``tables``: found by
+        its listing) holds one."""
         if raw_files:
             return
-        table = tables[0] if tables else _local_table_above(path, seen)
+        table = _local_table_above(path, seen) if tables is None else next(iter(tables), None)
         if table is not None:
             raise table_folder_error(path, table)
 
@@ -636,6 +638,7 @@ def discover(
                     raise SourceError(f"no files match {p!r}")
                 for m in matches:
                     if os.path.isdir(m):
+                        refuse_local(m)  # before its listing
                         tables: list[TableRoot] = []
                         listed += [(f, m) for f in _list_local(m, tables)]
                         refuse_local(m, tables)
@@ -645,6 +648,7 @@ def discover(
                 continue
             if os.path.isdir(p):
                 roots.append(p)
+                refuse_local(p)  # before its listing
                 tables = []
                 listed += [(f, p) for f in _list_local(p, tables)]
                 refuse_local(p, tables)
