@@ -2,7 +2,7 @@
 
 Every case runs in a new process of this interpreter with its own numba cache
 (``NUMBA_CACHE_DIR`` pointed at a fresh temporary folder: lazyscan's cache locator,
-``lazyscan/_numba_cache.py``, then files every kernel under that folder, so the run neither
+``lazyscan/kernel_cache.py``, then files every kernel under that folder, so the run neither
 reads nor disturbs the checkout's cache). On TPC-H lineitem at the run's scale factor:
 
 - an installation without shipped kernels (``LAZYSCAN_SHIPPED_KERNELS=0``), empty cache:
@@ -16,7 +16,7 @@ reads nor disturbs the checkout's cache). On TPC-H lineitem at the run's scale f
 - the same three queries with the kernels ``lazyscan warmup --ship`` put into the package and an
   empty cache (not run, with the reason, when the package has none for the current sources);
 - two processes started together on one shared empty cache, both the seed query: each one's
-  first query and signatures compiled (the compile lock of ``lazyscan/_numba_cache.py`` should
+  first query and signatures compiled (the compile lock of ``lazyscan/kernel_cache.py`` should
   make them compile each signature once between them);
 - Spark ``local[2]``: a new application (a new process creating its session) whose Python
   workers start with an empty cache, the seed query through ``lazyscan.spark.read`` collected,
@@ -76,7 +76,7 @@ out = {"import_s": import_s, "started": time.time()}
 if query != "import":
     if engine == "lazyscan":
         from numba.core import caching
-        from lazyscan._numba_cache import COMPILE_LOCK
+        from lazyscan.kernel_cache import COMPILE_LOCK
         from lazyscan.scan.warmup import _kernel_counts
         loading = [0.0]
         plain_load = caching.Cache.load_overload
@@ -304,10 +304,10 @@ def shipped_kernels_missing() -> str | None:
     none shipped, some shipped for older module contents, or a CPU without the portable level."""
     try:
         import lazyscan
-        from lazyscan import _numba_cache
+        from lazyscan import kernel_cache
     except Exception as e:  # the lazyscan cases report the import failure themselves
         return f"lazyscan does not import ({type(e).__name__}: {e})"
-    root = Path(_numba_cache.SHIPPED) / f"lazyscan-{lazyscan.__version__}"
+    root = Path(kernel_cache.SHIPPED) / f"lazyscan-{lazyscan.__version__}"
     if not root.is_dir():
         return "the package ships no kernels: run `lazyscan warmup --ship`"
     package = Path(lazyscan.__file__).resolve().parent
@@ -315,20 +315,20 @@ def shipped_kernels_missing() -> str | None:
     for folder in sorted(p for p in root.rglob("*-*") if p.is_dir() and any(p.glob("*.nbi"))):
         module, _, _ = folder.name.rpartition("-")
         source = package / folder.parent.relative_to(root) / f"{module}.py"
-        current = _numba_cache.cache_folder(str(source), _numba_cache.SHIPPED)
+        current = kernel_cache.cache_folder(str(source), kernel_cache.SHIPPED)
         if current is None or not os.path.isdir(current):
             stale.append(str(source.relative_to(package)))
     if stale:
         stale = sorted(set(stale))
         return f"the shipped kernels are for older sources of {', '.join(stale)}: run `lazyscan warmup --ship`"
-    is_current = getattr(_numba_cache, "shipped_is_current", None)
-    if is_current is not None and not is_current(_numba_cache.SHIPPED):
+    is_current = getattr(kernel_cache, "shipped_is_current", None)
+    if is_current is not None and not is_current(kernel_cache.SHIPPED):
         return (
             "the shipped kernels were built from other sources, numba or Python than these (their "
             "built-*.json stamp differs): run `lazyscan warmup --ship`"
         )
-    if not _numba_cache.host_runs_portable_code():
-        return f"this CPU lacks {_numba_cache.PORTABLE_CPU[0]}, the level the kernels are shipped for"
+    if not kernel_cache.host_runs_portable_code():
+        return f"this CPU lacks {kernel_cache.PORTABLE_CPU[0]}, the level the kernels are shipped for"
     return None
 
 
@@ -336,10 +336,10 @@ def shipped_stamp() -> str | None:
     """What the package's shipped kernels were last built from, with when (None: no record):
     a run compares it before and after, since a rebuild meanwhile changes what it measures."""
     try:
-        from lazyscan import _numba_cache
+        from lazyscan import kernel_cache
     except Exception:
         return None
-    stamps = sorted(Path(_numba_cache.SHIPPED).glob("lazyscan-*/built-*.json"))
+    stamps = sorted(Path(kernel_cache.SHIPPED).glob("lazyscan-*/built-*.json"))
     return "; ".join(f"{p.read_text().strip()} at {p.stat().st_mtime:.0f}" for p in stamps) or None
 
 

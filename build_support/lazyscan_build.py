@@ -2,7 +2,7 @@
 
 ``pip install .`` and ``pip wheel .`` build a wheel; before setuptools packs it, this backend
 runs ``lazyscan warmup --ship`` on the source tree, so the wheel carries lazyscan's numba kernels
-compiled for a portable CPU level (``lazyscan/_kernels``, see ``lazyscan/_numba_cache.py``) and
+compiled for a portable CPU level (``lazyscan/_kernels``, see ``lazyscan/kernel_cache.py``) and
 the first query of the new installation compiles nothing. That needs lazyscan's own dependencies
 in the build environment (numba above all), which :func:`get_requires_for_build_wheel` asks for,
 and about two minutes on a 2-core machine; nothing to do when the source tree already holds

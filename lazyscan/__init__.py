@@ -15,13 +15,13 @@ Packages and modules:
 - :mod:`lazyscan.scan` — one scan over files: planning, the pruning tiers, batches, profile.
 - :mod:`lazyscan.spark` — the scan inside Spark (Python data source, ``mapInArrow``).
 - :mod:`lazyscan.cli` — the ``lazyscan`` command.
-- :mod:`lazyscan._numba_cache` — where numba caches the kernels (imported before any kernel);
+- :mod:`lazyscan.kernel_cache` — where numba caches the kernels (imported before any kernel);
 - :mod:`lazyscan._compile_notice` — one line when kernels compile for their first use.
 - :mod:`lazyscan._version` — the version number.
 """
 
 # first: kernels pick their numba cache folder when they are defined
-from lazyscan import _compile_notice, _numba_cache  # noqa: F401
+from lazyscan import _compile_notice, kernel_cache  # noqa: F401
 from lazyscan._version import __version__
 from lazyscan.errors import (
     AccessDeniedError,

@@ -614,31 +614,31 @@ def test_coldstart_tells_why_shipped_kernels_cannot_serve(monkeypatch: pytest.Mo
     are not run, and the reason names the fix (`lazyscan warmup --ship`)."""
     import lazyscan
     from benchmarks.coldstart import shipped_kernels_missing
-    from lazyscan import _numba_cache
+    from lazyscan import kernel_cache
 
-    monkeypatch.setattr(_numba_cache, "SHIPPED", str(tmp_path))
-    monkeypatch.setattr(_numba_cache, "host_runs_portable_code", lambda: True)
-    monkeypatch.setattr(_numba_cache, "shipped_is_current", lambda into: True)
+    monkeypatch.setattr(kernel_cache, "SHIPPED", str(tmp_path))
+    monkeypatch.setattr(kernel_cache, "host_runs_portable_code", lambda: True)
+    monkeypatch.setattr(kernel_cache, "shipped_is_current", lambda into: True)
     reason = shipped_kernels_missing()
     assert reason is not None and "ships no kernels" in reason and "lazyscan warmup --ship" in reason
 
     source = Path(lazyscan.__file__).parent / "parquet" / "kernels.py"
-    current = _numba_cache.cache_folder(str(source), str(tmp_path))
+    current = kernel_cache.cache_folder(str(source), str(tmp_path))
     assert current is not None
     Path(current).mkdir(parents=True)
     (Path(current) / "kernels.f-1.py311.nbi").write_bytes(b"")
     assert shipped_kernels_missing() is None
     # the stamp of what they were built from (sources, numba, Python) must match too
-    monkeypatch.setattr(_numba_cache, "shipped_is_current", lambda into: into != str(tmp_path))
+    monkeypatch.setattr(kernel_cache, "shipped_is_current", lambda into: into != str(tmp_path))
     reason = shipped_kernels_missing()
     assert reason is not None and "built from other sources" in reason and "warmup --ship" in reason
-    monkeypatch.setattr(_numba_cache, "shipped_is_current", lambda into: True)
+    monkeypatch.setattr(kernel_cache, "shipped_is_current", lambda into: True)
     old = tmp_path / f"lazyscan-{lazyscan.__version__}" / "format" / "snappy-0000000000000000"
     old.mkdir(parents=True)
     (old / "snappy.f-1.py311.nbi").write_bytes(b"")
     reason = shipped_kernels_missing()
     assert reason is not None and "older sources of format/snappy.py" in reason and "warmup --ship" in reason
-    monkeypatch.setattr(_numba_cache, "host_runs_portable_code", lambda: False)
+    monkeypatch.setattr(kernel_cache, "host_runs_portable_code", lambda: False)
     (old / "snappy.f-1.py311.nbi").unlink()
     reason = shipped_kernels_missing()
     assert reason is not None and "lacks" in reason

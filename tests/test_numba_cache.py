@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import lazyscan
-from lazyscan._numba_cache import cache_folder
+from lazyscan.kernel_cache import cache_folder
 
 REPO = Path(__file__).resolve().parents[1]
 

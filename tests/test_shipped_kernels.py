@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lazyscan import _numba_cache
-from lazyscan._numba_cache import CompileLock, pack_shipped
+from lazyscan import kernel_cache
+from lazyscan.kernel_cache import CompileLock, pack_shipped
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,9 +33,9 @@ PROBE = """
 import json, sys
 from numba.core import event
 import lazyscan
-from lazyscan import _numba_cache
+from lazyscan import kernel_cache
 if {no_portable_cpu!r}:
-    _numba_cache.host_runs_portable_code = lambda: False
+    kernel_cache.host_runs_portable_code = lambda: False
 from lazyscan.parquet import ParquetFile
 from lazyscan.scan.warmup import _kernels
 
@@ -113,7 +113,7 @@ def shipped(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("shipped")
     path = _sample(root)
     package = _copy_package(root / "pkg")
-    built = _probe(package, root / "build-cache", path, env=_numba_cache.portable_build_env())
+    built = _probe(package, root / "build-cache", path, env=kernel_cache.portable_build_env())
     assert isinstance(built, dict) and built["compiled"] > 0  # type: ignore[operator]
     count = pack_shipped(root / "build-cache", package / "lazyscan" / "_kernels")
     assert count > 0
@@ -210,7 +210,7 @@ def test_compile_lock_waits_for_another_process_and_is_reentrant(tmp_path: Path)
 
 
 def test_a_stuck_holder_does_not_make_a_compile_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_numba_cache, "LOCK_WAIT_SECONDS", 0.5)
+    monkeypatch.setattr(kernel_cache, "LOCK_WAIT_SECONDS", 0.5)
     lock = CompileLock(str(tmp_path / "compile.lock"))
     holder = subprocess.Popen([sys.executable, "-c", HOLD, lock.path, "30"], stdout=subprocess.PIPE)
     try:
@@ -230,10 +230,10 @@ def test_a_compile_that_fails_gives_the_lock_back() -> None:
 
     from lazyscan.format import kernels as K
 
-    assert _numba_cache.COMPILE_LOCK.depth == 0
+    assert kernel_cache.COMPILE_LOCK.depth == 0
     with pytest.raises(TypingError):
         K.index_runs("not an array", np.empty(1, np.int64), np.empty(1, np.int64))
-    assert _numba_cache.COMPILE_LOCK.depth == 0 and _numba_cache.COMPILE_LOCK._fd is None
+    assert kernel_cache.COMPILE_LOCK.depth == 0 and kernel_cache.COMPILE_LOCK._fd is None
     # and a kernel still compiles (or loads) afterwards
     starts, ends = np.empty(2, np.int64), np.empty(2, np.int64)
     assert K.index_runs(np.array([1, 2, 7], np.int64), starts, ends) == 2
@@ -243,11 +243,11 @@ def test_ship_does_nothing_when_built_from_these_sources(tmp_path: Path, monkeyp
     from lazyscan.scan import warmup
 
     into = tmp_path / "kernels"
-    assert not _numba_cache.shipped_is_current(into)
-    _numba_cache.write_shipped_stamp(into, entries=0)
-    assert not _numba_cache.shipped_is_current(into)  # a build that shipped nothing is not one
-    _numba_cache.write_shipped_stamp(into, entries=12)
-    assert _numba_cache.shipped_is_current(into)
+    assert not kernel_cache.shipped_is_current(into)
+    kernel_cache.write_shipped_stamp(into, entries=0)
+    assert not kernel_cache.shipped_is_current(into)  # a build that shipped nothing is not one
+    kernel_cache.write_shipped_stamp(into, entries=12)
+    assert kernel_cache.shipped_is_current(into)
 
     def no_build(*args: object, **kwargs: object) -> None:
         raise AssertionError("a build process was started")
@@ -256,7 +256,7 @@ def test_ship_does_nothing_when_built_from_these_sources(tmp_path: Path, monkeyp
     report = warmup.ship_kernels(jobs=2, into=into)
     assert report.up_to_date and "nothing to do" in report.summary()
     # other sources (or another numba, Python or CPU level): built again
-    monkeypatch.setattr(_numba_cache, "sources_digest", lambda: "something else")
-    assert not _numba_cache.shipped_is_current(into)
+    monkeypatch.setattr(kernel_cache, "sources_digest", lambda: "something else")
+    assert not kernel_cache.shipped_is_current(into)
     with pytest.raises(AssertionError, match="a build process was started"):
         warmup.ship_kernels(jobs=1, into=into)

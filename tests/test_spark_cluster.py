@@ -147,7 +147,7 @@ def test_executors_compile_nothing_with_the_shipped_kernels(run):
     NUMBA_CACHE_DIR either. On an older CPU they compile into NUMBA_CACHE_DIR, one folder for
     every copy of lazyscan. Nothing is ever written into the shipped (or the driver's)
     site-packages, so a read-only environment works."""
-    from lazyscan._numba_cache import host_runs_portable_code
+    from lazyscan.kernel_cache import host_runs_portable_code
 
     executors = run["results"]["executors"]
     indexes = list(run["numba_cache"].rglob("*.nbi"))

@@ -148,7 +148,7 @@ def test_a_new_machine_with_the_shipped_kernels_compiles_nothing_for_tpch_reads(
     import os
     import shutil
 
-    from lazyscan._numba_cache import shipped_is_current
+    from lazyscan.kernel_cache import shipped_is_current
 
     repo = Path(__file__).resolve().parents[1]
     package = tmp_path / "installed"

@@ -217,7 +217,7 @@ def _remote_table_above(
     path itself included) holding Iceberg metadata files. Each folder costs a request or two."""
     parts = path.strip("/").split("/")
     lowest = len(parts) if is_folder else len(parts) - 1
-    for end in range(lowest, max(0, lowest - REMOTE_ANCESTORS - 1), -1):
+    for end in range(lowest, max(0, len(parts) - REMOTE_ANCESTORS - 1), -1):
         folder = "/".join(parts[:end])
         if end < len(parts):  # the path itself is listed: its own log is in the listing
             log = _join(folder, DELTA_LOG)

@@ -11,7 +11,7 @@ selections, byte-array matching, key filters), in Parquet and in ORC.
 
 :func:`ship_kernels` (``lazyscan warmup --ship``) runs the same steps in several processes, for a
 portable CPU level, and stores the result inside the installed package
-(:mod:`lazyscan._numba_cache`): a wheel or a packed environment built afterwards carries compiled
+(:mod:`lazyscan.kernel_cache`): a wheel or a packed environment built afterwards carries compiled
 kernels, and a new machine of the same CPU family compiles nothing.
 """
 
@@ -312,16 +312,16 @@ def ship_kernels(
     import subprocess
     import threading
 
-    from lazyscan import _numba_cache
+    from lazyscan import kernel_cache
 
     jobs = max(1, jobs or os.cpu_count() or 1)
-    into = str(into or _numba_cache.SHIPPED)
-    report = ShipReport(folder=into, processes=jobs, cpu=_numba_cache.PORTABLE_CPU[0])
-    if not force and _numba_cache.shipped_is_current(into):
+    into = str(into or kernel_cache.SHIPPED)
+    report = ShipReport(folder=into, processes=jobs, cpu=kernel_cache.PORTABLE_CPU[0])
+    if not force and kernel_cache.shipped_is_current(into):
         report.up_to_date = True
         return report
     start = time.perf_counter()
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(_numba_cache.__file__)))
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(kernel_cache.__file__)))
     with tempfile.TemporaryDirectory(prefix="lazyscan-ship-") as built:
         done = [0] * jobs
         totals = [0] * jobs
@@ -330,7 +330,7 @@ def ship_kernels(
         for part in range(jobs):
             env = {
                 **os.environ,
-                **_numba_cache.portable_build_env(),
+                **kernel_cache.portable_build_env(),
                 "NUMBA_CACHE_DIR": os.path.join(built, str(part)),
                 "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")])),
             }
@@ -358,10 +358,10 @@ def ship_kernels(
             if child.returncode != 0:
                 report.failures.append(f"build process {part} exited with {child.returncode}: {errors.strip()[-2000:]}")
         if not any(f.startswith("build process") for f in report.failures):
-            _numba_cache.clear_shipped(into)
-            report.entries = _numba_cache.pack_shipped(built, into)
+            kernel_cache.clear_shipped(into)
+            report.entries = kernel_cache.pack_shipped(built, into)
             if not report.failures:
-                _numba_cache.write_shipped_stamp(into, report.entries)
+                kernel_cache.write_shipped_stamp(into, report.entries)
     report.seconds = time.perf_counter() - start
     return report
 
