@@ -9,8 +9,9 @@ Parts:
   measurement loop (warm-up, median of repetitions, row-count agreement).
 - `benchmarks.scenarios`: the scenarios (seed, selectivity, width, encodings, skipping, reader; by
   name only: orc, s3, checksums, coldstart);
-- `benchmarks.coldstart`: a new process's import, first and second query with an empty numba cache
-  and with one present (issue 36's targets).
+- `benchmarks.coldstart`: a new process's import, first and second query with an empty numba cache,
+  with one present, with shipped kernels, two processes on one cache, and a new Spark application
+  (issue 36's targets).
 - `benchmarks.report`: JSON, markdown and PNG reports; the README headline table.
 - `benchmarks.demo`: the product demo.
 

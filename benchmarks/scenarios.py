@@ -22,7 +22,8 @@
   (`benchmarks.checksum_bench`).
 - `coldstart` (run by name only): each case a new process with a new empty numba cache: import,
   the seed query, a key range and a key-filter scan first and second, the seed query with a cache
-  present, Polars and DuckDB (`benchmarks.coldstart`).
+  present, the same with shipped kernels, two processes on one cache, a new Spark local[2]
+  application, Polars and DuckDB (`benchmarks.coldstart`).
 """
 
 from __future__ import annotations
@@ -857,8 +858,8 @@ def checksums(ctx: RunContext) -> ScenarioResult:
 
 
 def coldstart(ctx: RunContext) -> ScenarioResult:
-    """A new process's import, first and second query with an empty numba cache and with one
-    present (`benchmarks.coldstart.scenario`)."""
+    """A new process's import, first and second query with an empty numba cache, with one
+    present and with shipped kernels (`benchmarks.coldstart.scenario`)."""
     from benchmarks import coldstart as cold
 
     return cold.scenario(ctx)  # type: ignore[no-any-return]
@@ -877,7 +878,8 @@ with three repetitions); `checksums` writes lineitem again with and without page
 reads both with verification on and off (about 3 minutes at SF1 with three repetitions);
 `coldstart` runs each case in a new process with a new empty numba cache: import, the seed
 query, a key range and a key-filter scan first and second, the seed query with a cache present,
-Polars and DuckDB (about 4 minutes at SF1, one repetition per case whatever `--reps` says)."""
+the same with shipped kernels, two processes on one cache, a new Spark local[2] application,
+Polars and DuckDB (about 6–7 minutes at SF1, one repetition per case whatever `--reps` says)."""
 
 
 def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:
