@@ -32,6 +32,7 @@ from lazyscan.errors import (
     OptionError,
     PredicateError,
     SourceError,
+    TableFolderError,
     TransientSourceError,
     UnsupportedFeatureError,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "Scan",
     "ScanOptions",
     "SourceError",
+    "TableFolderError",
     "TransientSourceError",
     "UnsupportedFeatureError",
     "__version__",
