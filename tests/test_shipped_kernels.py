@@ -260,3 +260,19 @@ def test_ship_does_nothing_when_built_from_these_sources(tmp_path: Path, monkeyp
     assert not kernel_cache.shipped_is_current(into)
     with pytest.raises(AssertionError, match="a build process was started"):
         warmup.ship_kernels(jobs=1, into=into)
+
+
+def test_ship_into_a_folder_it_cannot_write_says_so_before_compiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lazyscan.errors import OptionError
+    from lazyscan.scan import warmup
+
+    locked = tmp_path / "site-packages"
+    locked.mkdir()
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != locked)  # root may write anywhere
+
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a build process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", no_build)
+    with pytest.raises(OptionError, match=r"cannot write the kernels into .*site-packages/lazyscan/_kernels.*--into"):
+        warmup.ship_kernels(jobs=1, into=locked / "lazyscan" / "_kernels")

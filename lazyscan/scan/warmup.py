@@ -320,6 +320,7 @@ def ship_kernels(
     if not force and kernel_cache.shipped_is_current(into):
         report.up_to_date = True
         return report
+    _check_writable(into)
     start = time.perf_counter()
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(kernel_cache.__file__)))
     with tempfile.TemporaryDirectory(prefix="lazyscan-ship-") as built:
@@ -364,6 +365,19 @@ def ship_kernels(
                 kernel_cache.write_shipped_stamp(into, report.entries)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _check_writable(into: str) -> None:
+    """Fail before compiling when the shipped kernels could not be stored."""
+    from lazyscan.errors import OptionError
+
+    folder = Path(into)
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is None or not os.access(existing, os.W_OK | os.X_OK):
+        raise OptionError(
+            f"lazyscan warmup --ship cannot write the kernels into {into}: {existing} is not writable; "
+            "run it as the owner of the installation, or choose another folder with --into"
+        )
 
 
 def _build_part(part: int, parts: int) -> None:
