@@ -1,0 +1,10 @@
+"""lazyscan.tables: a table's snapshot planned into the data files the scan reads.
+
+- :mod:`.delta` Delta Lake: the snapshot's files, partition values, statistics, column mapping
+  and decoded deletion vectors (:func:`plan_delta`, :class:`TablePlan`);
+- ``iceberg.py`` Apache Iceberg (to come).
+
+A plan holds no open files and pickles small, so a driver plans once and ships it to tasks.
+``deltalake`` and ``pyiceberg`` are optional (``pip install 'lazyscan[tables]'``) and imported
+only when a table is planned.
+"""
