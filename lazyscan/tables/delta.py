@@ -28,7 +28,13 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from lazyscan.errors import CorruptFileError, LazyScanError, ObjectNotFoundError, OptionError, UnsupportedFeatureError
+from lazyscan.errors import (
+    CorruptFileError,
+    LazyScanError,
+    ObjectNotFoundError,
+    OptionError,
+    UnsupportedFeatureError,
+)
 
 __all__ = [
     "ColumnMapping",
@@ -43,7 +49,9 @@ __all__ = [
 
 #: reader features whose tables this module plans correctly (with what the scan does with them:
 #: column mapping renames, deletion vectors become row exclusions); any other is refused
-SUPPORTED_READER_FEATURES = frozenset({"columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"})
+SUPPORTED_READER_FEATURES = frozenset(
+    {"columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
+)
 
 #: the first four bytes of a serialized deletion vector (little-endian), Delta protocol
 DV_MAGIC = 1681511377
@@ -53,7 +61,9 @@ _COOKIE_RUNS = 12347
 #: the largest array container; larger ones are bitmaps of 2**16 bits
 _ARRAY_MAX = 4096
 
-_Z85_ALPHABET = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_Z85_ALPHABET = (
+    b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+)
 _Z85_VALUES = np.full(256, 255, np.uint8)
 _Z85_VALUES[np.frombuffer(_Z85_ALPHABET, np.uint8)] = np.arange(85, dtype=np.uint8)
 
@@ -162,7 +172,9 @@ def _roaring32(buf: bytes, pos: int) -> tuple[np.ndarray, int]:
     if cookie & 0xFFFF == _COOKIE_RUNS:
         count = (cookie >> 16) + 1
         pos += 4
-        run_flags = np.unpackbits(np.frombuffer(buf, np.uint8, (count + 7) // 8, pos), bitorder="little")[:count]
+        run_flags = np.unpackbits(
+            np.frombuffer(buf, np.uint8, (count + 7) // 8, pos), bitorder="little"
+        )[:count]
         pos += (count + 7) // 8
     elif cookie == _COOKIE_NO_RUNS:
         (count,) = struct.unpack_from("<I", buf, pos + 4)
@@ -261,12 +273,16 @@ class _Files:
         return [i.base_name for i in infos if i.type == pafs.FileType.File]
 
 
-def _deletion_vector_descriptors(files: _Files, version: int, wanted: set[str]) -> dict[str, dict[str, Any]]:
+def _deletion_vector_descriptors(
+    files: _Files, version: int, wanted: set[str]
+) -> dict[str, dict[str, Any]]:
     """Path (as in the log) -> the deletion-vector descriptor of its live ``add`` action at
     ``version``, for the ``wanted`` paths that have one. The newest ``add`` of a path is its
     live one: commits are read newest first down to the newest checkpoint, then the checkpoint."""
     names = files.log_listing()
-    commits = sorted(int(m.group(1)) for n in names if (m := _COMMIT.match(n)) and int(m.group(1)) <= version)
+    commits = sorted(
+        int(m.group(1)) for n in names if (m := _COMMIT.match(n)) and int(m.group(1)) <= version
+    )
     checkpoints: dict[int, list[str]] = {}
     for n in names:
         if (m := _CHECKPOINT.match(n)) and int(m.group(1)) <= version:
@@ -341,7 +357,13 @@ def _adds_of(table: pa.Table) -> Iterator[dict[str, Any]]:
 
 
 def _read_deletion_vector(
-    files: _Files, descriptor: Mapping[str, Any], *, table: str, version: int, data_file: str, num_records: int | None
+    files: _Files,
+    descriptor: Mapping[str, Any],
+    *,
+    table: str,
+    version: int,
+    data_file: str,
+    num_records: int | None,
 ) -> np.ndarray:
     """The sorted row positions a deletion-vector descriptor deletes, checked against its
     cardinality, its CRC and the data file's row count."""
@@ -372,20 +394,26 @@ def _read_deletion_vector(
             if zlib.crc32(data) != crc:
                 raise ValueError("CRC-32 mismatch")
         else:
-            raise UnsupportedFeatureError(f"deletion vector storage type {kind!r} in {where}", file=data_file)
+            raise UnsupportedFeatureError(
+                f"deletion vector storage type {kind!r} in {where}", file=data_file
+            )
         rows = decode_deletion_vector(data)
     except (ValueError, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
-            raise ObjectNotFoundError(f"missing deletion vector file {dv_file!r} of {where}") from None
+            raise ObjectNotFoundError(
+                f"missing deletion vector file {dv_file!r} of {where}"
+            ) from None
         raise CorruptFileError(f"bad deletion vector of {where}: {exc}", file=dv_file) from None
     cardinality = descriptor.get("cardinality")
     if cardinality is not None and int(cardinality) != rows.size:
         raise CorruptFileError(
-            f"deletion vector of {where} holds {rows.size} positions, the log says {cardinality}", file=dv_file
+            f"deletion vector of {where} holds {rows.size} positions, the log says {cardinality}",
+            file=dv_file,
         )
     if num_records is not None and rows.size and rows[-1] >= num_records:
         raise CorruptFileError(
-            f"deletion vector of {where} deletes row {int(rows[-1])}, past the file's {num_records} rows", file=dv_file
+            f"deletion vector of {where} deletes row {int(rows[-1])}, past the file's {num_records} rows",
+            file=dv_file,
         )
     return rows
 
@@ -407,34 +435,57 @@ def _check_protocol(dt: Any, root: str, version: int) -> None:
     protocol = dt.protocol()
     where = f"Delta table {root!r} version {version}"
     if protocol.min_reader_version > 3:
-        raise UnsupportedFeatureError(f"{where} needs reader version {protocol.min_reader_version} (lazyscan reads up to 3)", file=root)
+        raise UnsupportedFeatureError(
+            f"{where} needs reader version {protocol.min_reader_version} (lazyscan reads up to 3)",
+            file=root,
+        )
     unsupported = sorted(set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES)
     if unsupported:
-        raise UnsupportedFeatureError(f"{where} uses reader feature(s) lazyscan does not read: {', '.join(unsupported)}", file=root)
+        raise UnsupportedFeatureError(
+            f"{where} uses reader feature(s) lazyscan does not read: {', '.join(unsupported)}",
+            file=root,
+        )
 
 
-def _load(path: str, version: int | None, timestamp: datetime | str | None, storage_options: Mapping[str, str] | None) -> Any:
+def _load(
+    path: str,
+    version: int | None,
+    timestamp: datetime | str | None,
+    storage_options: Mapping[str, str] | None,
+) -> Any:
     deltalake = _deltalake()
     from deltalake.exceptions import DeltaError, DeltaProtocolError, TableNotFoundError
 
     if version is not None and timestamp is not None:
         raise OptionError("give version= or timestamp=, not both")
     try:
-        dt = deltalake.DeltaTable(path, storage_options=dict(storage_options) if storage_options else None)
+        dt = deltalake.DeltaTable(
+            path, storage_options=dict(storage_options) if storage_options else None
+        )
         if version is not None:
             dt.load_as_version(version)
         elif timestamp is not None:
             dt.load_as_version(timestamp)
     except TableNotFoundError as exc:
-        raise ObjectNotFoundError(f"no Delta table at {path!r} (no readable _delta_log): {exc}") from None
+        raise ObjectNotFoundError(
+            f"no Delta table at {path!r} (no readable _delta_log): {exc}"
+        ) from None
     except DeltaProtocolError as exc:
         raise UnsupportedFeatureError(f"Delta table {path!r}: {exc}", file=path) from None
     except DeltaError as exc:
         message = str(exc)
         if "Unsupported table features" in message or "not yet supported" in message:
             raise UnsupportedFeatureError(f"Delta table {path!r}: {message}", file=path) from None
-        at = f" version {version}" if version is not None else f" at {timestamp}" if timestamp is not None else ""
-        raise CorruptFileError(f"Delta table {path!r}{at} cannot be loaded: {message}", file=path) from None
+        at = (
+            f" version {version}"
+            if version is not None
+            else f" at {timestamp}"
+            if timestamp is not None
+            else ""
+        )
+        raise CorruptFileError(
+            f"Delta table {path!r}{at} cannot be loaded: {message}", file=path
+        ) from None
     return dt
 
 
@@ -442,8 +493,14 @@ def _column_mappings(schema: pa.Schema, mode: str) -> tuple[ColumnMapping, ...]:
     mappings = []
     for f in schema:
         meta = {k.decode(): v.decode() for k, v in (f.metadata or {}).items()}
-        physical = meta.get("delta.columnMapping.physicalName", f.name) if mode != "none" else f.name
-        field_id = int(meta["delta.columnMapping.id"]) if mode == "id" and "delta.columnMapping.id" in meta else None
+        physical = (
+            meta.get("delta.columnMapping.physicalName", f.name) if mode != "none" else f.name
+        )
+        field_id = (
+            int(meta["delta.columnMapping.id"])
+            if mode == "id" and "delta.columnMapping.id" in meta
+            else None
+        )
         mappings.append(ColumnMapping(f.name, physical, field_id))
     return tuple(mappings)
 
@@ -485,7 +542,9 @@ def plan_delta(
     metadata = dt.metadata()
     mode = str(metadata.configuration.get("delta.columnMapping.mode", "none"))
     if mode not in ("none", "name", "id"):
-        raise UnsupportedFeatureError(f"Delta table {root!r} version {read_version}: column mapping mode {mode!r}", file=root)
+        raise UnsupportedFeatureError(
+            f"Delta table {root!r} version {read_version}: column mapping mode {mode!r}", file=root
+        )
     schema = pa.schema(dt.schema().to_arrow())
     columns = _column_mappings(schema, mode)
     logical = {c.physical_name: c.name for c in columns}
@@ -493,7 +552,9 @@ def plan_delta(
 
     descriptors: dict[str, dict[str, Any]] = {}
     if "deletionVectors" in set(dt.protocol().reader_features or ()):
-        descriptors = _deletion_vector_descriptors(_Files(root, filesystem), read_version, {r["path"] for r in rows})
+        descriptors = _deletion_vector_descriptors(
+            _Files(root, filesystem), read_version, {r["path"] for r in rows}
+        )
     files_on = _Files(root, filesystem) if descriptors else None
 
     planned = []
@@ -505,7 +566,12 @@ def plan_delta(
         descriptor = descriptors.get(row["path"])
         if descriptor is not None and files_on is not None:
             deleted = _read_deletion_vector(
-                files_on, descriptor, table=root, version=read_version, data_file=full, num_records=num_records
+                files_on,
+                descriptor,
+                table=root,
+                version=read_version,
+                data_file=full,
+                num_records=num_records,
             )
         planned.append(
             DataFile(
