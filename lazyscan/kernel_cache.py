@@ -381,7 +381,11 @@ def _load_overload(self: Any, sig: Any, target_context: Any) -> Any:
     data = _original_load(self, sig, target_context)
     if data is not None or not getattr(self, "_enabled", False) or _lazyscan_source(self) is None:
         return data
-    data = load_shipped(self, sig, target_context)
+    try:
+        data = load_shipped(self, sig, target_context)
+    except Exception as e:  # a damaged shipped file: compile instead, and say which
+        _warn_damaged(self, e)
+        data = None
     if data is not None:
         return data
     # a miss everywhere: compile, one process per machine at a time
@@ -394,6 +398,20 @@ def _load_overload(self: Any, sig: Any, target_context: Any) -> Any:
             return data
     self._lazyscan_compiling = getattr(self, "_lazyscan_compiling", 0) + 1
     return None
+
+
+_damaged_warned: set[str] = set()
+
+
+def _warn_damaged(cache: Any, error: Exception) -> None:
+    base = getattr(getattr(cache, "_impl", None), "filename_base", "?")
+    if base not in _damaged_warned:
+        _damaged_warned.add(base)
+        log.warning(
+            "lazyscan: the shipped kernel %s in %s cannot be loaded (%s: %s); compiling it instead "
+            "(`lazyscan warmup --ship --force` rebuilds the shipped kernels)",
+            base, SHIPPED, type(error).__name__, error,
+        )
 
 
 def _save_overload(self: Any, sig: Any, data: Any) -> None:

@@ -276,3 +276,21 @@ def test_ship_into_a_folder_it_cannot_write_says_so_before_compiling(tmp_path: P
     monkeypatch.setattr(subprocess, "Popen", no_build)
     with pytest.raises(OptionError, match=r"cannot write the kernels into .*site-packages/lazyscan/_kernels.*--into"):
         warmup.ship_kernels(jobs=1, into=locked / "lazyscan" / "_kernels")
+
+
+def test_damaged_shipped_kernels_are_compiled_instead_with_a_warning(shipped: tuple[Path, Path], tmp_path: Path) -> None:
+    package, path = shipped
+    other = _copy_package(tmp_path / "pkg")
+    shutil.copytree(package / "lazyscan" / "_kernels", other / "lazyscan" / "_kernels")
+    for index in (other / "lazyscan" / "_kernels").rglob("*.nbi"):
+        raw = index.read_bytes()
+        index.write_bytes(raw[: len(raw) // 2])  # a truncated index
+    for data in (other / "lazyscan" / "_kernels").rglob("*.nbc"):
+        data.write_bytes(b"\x00" * 64)
+    child = _probe(other, tmp_path / "empty-cache", path, start_only=True)
+    assert isinstance(child, subprocess.Popen)
+    out, err = child.communicate(timeout=600)
+    assert child.returncode == 0, err.decode(errors="replace")[-3000:]
+    got = json.loads(out.decode().strip().splitlines()[-1])
+    assert got["compiled"] > 0 and got["columns"] == _expected(path)
+    assert "cannot be loaded" in err.decode() and "--force" in err.decode()
