@@ -9,7 +9,7 @@ reads nor disturbs the checkout's cache). On TPC-H lineitem at the run's scale f
   ``import lazyscan`` alone; the seed query (``select * where l_comment = V``), a selective read
   (``select *`` of a key range of 1,000 orderkeys) and a key-filter scan (``l_orderkey`` in a
   key filter of about 1,000 keys), each first and second in one process, with the number of
-  kernel signatures the first compiled (as ``lazyscan.scan.warmup._kernel_counts`` counts them,
+  kernel signatures the first compiled (as ``lazyscan.scan.warmup.kernel_counts`` counts them,
   the count the warm-up's test uses) and the seconds spent loading cached ones;
 - the seed query again in a new process on the cache the empty-cache seed process left
   ("cache present");
@@ -77,7 +77,7 @@ if query != "import":
     if engine == "lazyscan":
         from numba.core import caching
         from lazyscan.kernel_cache import COMPILE_LOCK
-        from lazyscan.scan.warmup import _kernel_counts
+        from lazyscan.scan.warmup import kernel_counts
         loading = [0.0]
         plain_load = caching.Cache.load_overload
         def timed_load(self, sig, target_context):
@@ -106,7 +106,7 @@ if query != "import":
     out["rows"] = run()
     out["first_s"] = time.perf_counter() - t1
     if engine == "lazyscan":
-        out["compiled"], out["loaded"] = _kernel_counts()
+        out["compiled"], out["loaded"] = kernel_counts()
         out["load_s"] = loading[0]
         out["lock_wait_s"] = COMPILE_LOCK.waited
     t2 = time.perf_counter()
@@ -163,16 +163,16 @@ out["second_s"] = time.perf_counter() - t3
 out["second_scan_s"] = lspark.last_profile().timings.get("total", 0.0)
 out["compiled_after_second"] = entries()
 out["chosen"] = chosen
-from lazyscan.scan.warmup import _kernel_counts
-out["driver_compiled"], out["driver_loaded"] = _kernel_counts()
+from lazyscan.scan.warmup import kernel_counts
+out["driver_compiled"], out["driver_loaded"] = kernel_counts()
 
 def probe(batches):
     import os, sys
     import pyarrow as pa
     compiled = loaded = -1
     if "lazyscan" in sys.modules:
-        from lazyscan.scan.warmup import _kernel_counts
-        compiled, loaded = _kernel_counts()
+        from lazyscan.scan.warmup import kernel_counts
+        compiled, loaded = kernel_counts()
     for _ in batches:
         pass
     yield pa.RecordBatch.from_pylist([{

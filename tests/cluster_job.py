@@ -37,9 +37,9 @@ def rows(df: Any) -> list[tuple[Any, ...]]:
 def probe(batches: Any) -> Any:
     """What a Python worker of an executor sees."""
     import lazyscan
-    from lazyscan.scan.warmup import _kernel_counts
+    from lazyscan.scan.warmup import kernel_counts
 
-    compiled, loaded = _kernel_counts()  # by this Python worker, over the tasks it ran
+    compiled, loaded = kernel_counts()  # by this Python worker, over the tasks it ran
     for batch in batches:
         n = batch.num_rows
         yield pa.record_batch(

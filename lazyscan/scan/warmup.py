@@ -228,7 +228,7 @@ def kernel_signatures() -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in out.items()}
 
 
-def _kernel_counts() -> tuple[int, int]:
+def kernel_counts() -> tuple[int, int]:
     """(signatures compiled, signatures loaded from a cache or the shipped kernels) by
     lazyscan's kernels so far in this process. Compiled counts machine code made here: a typing
     attempt numba retries with literal arguments misses the cache but compiles nothing."""
@@ -269,7 +269,7 @@ def warm_up(
             report.steps += 1
         if progress is not None:
             progress(len(steps), len(steps), "done")
-    report.compiled, report.loaded = _kernel_counts()
+    report.compiled, report.loaded = kernel_counts()
     report.seconds = time.perf_counter() - start
     return report
 
