@@ -1,0 +1,674 @@
+"""Apache Iceberg tables: which files a snapshot reads and which of their rows it removes.
+
+pyiceberg reads the metadata (metadata.json, manifest lists, manifests) and prunes data files by
+partition and column statistics; lazyscan owns the deletes, because pyiceberg 0.12 refuses
+equality deletes and silently drops position deletes whose ``file_path`` is written in another
+form than the manifest's (Impala: ``hdfs://host:port/warehouse/…`` in the delete file,
+``/warehouse/…`` in the manifest). Paths are therefore matched by what they point at: without
+scheme and authority, after re-rooting.
+
+Delete rules (Iceberg table spec, "Scan Planning"): a position delete or deletion vector applies to
+a data file when the data file's sequence number is <= the delete's; an equality delete when it is
+strictly lower, and only in the same partition (same spec) unless the delete's spec is
+unpartitioned.
+
+:func:`plan_iceberg` returns an :class:`IcebergPlan`; :func:`resolve_columns` says, for one data
+file's Arrow schema, where each table column comes from (field ids, else the table's name mapping).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from lazyscan.errors import CorruptFileError, ObjectNotFoundError, UnsupportedFeatureError
+
+#: Arrow field metadata key holding the Iceberg field id (the key Parquet readers use)
+FIELD_ID_KEY = b"PARQUET:field_id"
+
+
+class IcebergPlanError(CorruptFileError):
+    """An Iceberg table whose metadata or delete files cannot be planned (missing or corrupt
+    manifest, delete file pointing past its data file). The message names the table, the snapshot
+    and the file. (To move to :mod:`lazyscan.errors`.)"""
+
+
+class IcebergUnsupportedError(UnsupportedFeatureError):
+    """An Iceberg table feature lazyscan does not read; the message names the feature.
+    (To move to :mod:`lazyscan.errors`.)"""
+
+
+@dataclass(frozen=True)
+class EqualityDelete:
+    """Rows of one equality delete file that apply to a data file: a data row is deleted when its
+    values of ``field_ids`` equal one row of ``keys`` (null equals null). ``keys`` has one column
+    per field id, named as the snapshot's schema names the field."""
+
+    path: str
+    field_ids: tuple[int, ...]
+    keys: pa.Table
+
+
+@dataclass
+class IcebergFile:
+    """One data file of the snapshot and what the snapshot removes from it."""
+
+    path: str
+    size: int
+    record_count: int
+    file_format: str
+    spec_id: int
+    #: partition field name -> value (transformed values: ``event_time_hour`` = hours since epoch)
+    partition_values: dict[str, Any]
+    #: source column name -> value for identity partitions (a file may lack the column)
+    identity_values: dict[str, Any]
+    sequence_number: int
+    #: sorted unique int64 row positions removed by position deletes and deletion vectors
+    deleted_positions: np.ndarray
+    equality_deletes: list[EqualityDelete] = field(default_factory=list)
+    #: the filter still to evaluate on this file's rows (pyiceberg's residual), or None
+    residual: Any = None
+
+    @property
+    def rows_after_position_deletes(self) -> int:
+        return self.record_count - len(self.deleted_positions)
+
+
+@dataclass
+class IcebergPlan:
+    """What one snapshot of an Iceberg table reads."""
+
+    root: str
+    metadata_location: str
+    snapshot_id: int | None
+    sequence_number: int | None
+    format_version: int
+    #: the snapshot's schema; every field carries its Iceberg field id as ``PARQUET:field_id``
+    schema: pa.Schema
+    #: Iceberg field id -> initial default (v3 columns added with a default), for files lacking it
+    initial_defaults: dict[int, Any]
+    #: source column names of the current spec's identity partitions
+    partition_columns: list[str]
+    #: ``schema.name-mapping.default`` (files written without field ids), or None
+    name_mapping: Any
+    files: list[IcebergFile]
+    #: the table as messages name it (catalog name or metadata location)
+    table: str = ""
+    kind: str = "iceberg"
+
+    @property
+    def version(self) -> int | None:
+        return self.snapshot_id
+
+    @property
+    def context(self) -> str:
+        """``Iceberg table '…', snapshot N``: the prefix of errors about this plan's files."""
+        return f"Iceberg table {self.table!r}, snapshot {self.snapshot_id}"
+
+
+@dataclass(frozen=True)
+class ColumnSource:
+    """Where a table column comes from in one data file: the file's column ``file_name``, or
+    (``file_name`` None) the constant ``default`` (null unless a v3 initial default or an identity
+    partition value applies)."""
+
+    table_name: str
+    field_id: int
+    file_name: str | None
+    default: Any = None
+
+
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:(//[^/]*)?")
+
+
+def strip_authority(path: str) -> str:
+    """``hdfs://host:1/a``, ``file:/a``, ``file:///a`` and ``/a`` all become ``/a``."""
+    return _SCHEME.sub("", path)
+
+
+class Rerooter:
+    """Maps locations written on another machine to where the table is now."""
+
+    def __init__(self, reroot: Mapping[str, str] | None) -> None:
+        pairs = [(old.rstrip("/"), new.rstrip("/")) for old, new in (reroot or {}).items()]
+        self.pairs = sorted(pairs, key=lambda p: len(p[0]), reverse=True)
+
+    def __call__(self, location: str) -> str:
+        for old, new in self.pairs:
+            for candidate, prefix in (
+                (location, old),
+                (strip_authority(location), strip_authority(old)),
+            ):
+                if candidate == prefix or candidate.startswith(prefix + "/"):
+                    return new + candidate[len(prefix) :]
+        return location
+
+    def key(self, location: str) -> str:
+        """The identity of a file: re-rooted, without scheme and authority."""
+        return strip_authority(self(location))
+
+
+def _reroot_io(base_properties: Mapping[str, str], rerooter: Rerooter) -> Any:
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+
+    class RerootFileIO(PyArrowFileIO):
+        def new_input(self, location: str) -> Any:
+            return super().new_input(rerooter(location))
+
+        def new_output(self, location: str) -> Any:
+            return super().new_output(rerooter(location))
+
+    return RerootFileIO(dict(base_properties))
+
+
+def _latest_metadata_file(folder: str) -> str:
+    import os
+
+    meta = os.path.join(folder, "metadata")
+    found = []
+    for name in os.listdir(meta):
+        m = re.match(r"v?(\d+)[-.].*metadata\.json$", name)
+        if m:
+            found.append((int(m.group(1)), name))
+    if not found:
+        raise ObjectNotFoundError(f"Iceberg table {folder!r}: no metadata JSON in {meta!r}")
+    return os.path.join(meta, max(found)[1])
+
+
+def _load_metadata(
+    table_or_location: Any, catalog: str | None, catalog_properties: Mapping[str, str] | None
+) -> tuple[Any, str, Mapping[str, str], str]:
+    """(TableMetadata, metadata location, io properties, table name for messages)."""
+    import os
+
+    from pyiceberg.table.metadata import TableMetadataUtil
+
+    if hasattr(table_or_location, "metadata") and hasattr(table_or_location, "io"):
+        t = table_or_location
+        return t.metadata, t.metadata_location, dict(t.io.properties), ".".join(t.name())
+    if catalog is not None or catalog_properties:
+        from pyiceberg.catalog import load_catalog
+
+        try:
+            t = load_catalog(catalog or "default", **dict(catalog_properties or {})).load_table(
+                table_or_location
+            )
+        except Exception as exc:
+            if "variant" in str(exc):
+                raise IcebergUnsupportedError(
+                    f"Iceberg table {table_or_location!r}: v3 variant type"
+                ) from exc
+            raise IcebergPlanError(
+                f"Iceberg table {table_or_location!r}: cannot load it from catalog {catalog!r}: {exc}"
+            ) from exc
+        return t.metadata, t.metadata_location, dict(t.io.properties), str(table_or_location)
+    location = os.fspath(table_or_location)
+    if os.path.isdir(location):
+        location = _latest_metadata_file(location)
+    try:
+        with open(location, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError as exc:
+        raise ObjectNotFoundError(f"Iceberg metadata file {location!r} does not exist") from exc
+    try:
+        metadata = TableMetadataUtil.parse_raw(raw.decode("utf-8", errors="replace"))
+    except Exception as exc:
+        if re.search(rb'"type"\s*:\s*"variant"', raw):
+            raise IcebergUnsupportedError(
+                f"Iceberg table {location!r}: v3 variant type", file=location
+            ) from exc
+        raise IcebergPlanError(
+            f"Iceberg table {location!r}: metadata is not valid: {exc}", file=location
+        ) from exc
+    return metadata, location, {}, location
+
+
+def _check_types(schema: Any, table: str) -> None:
+    """Refuse the types lazyscan does not read (v3 geometry and geography)."""
+    from pyiceberg.types import GeographyType, GeometryType, ListType, MapType, StructType
+
+    def walk(t: Any) -> None:
+        if isinstance(t, (GeometryType, GeographyType)):
+            raise IcebergUnsupportedError(f"Iceberg table {table!r}: v3 {t} type")
+        if isinstance(t, StructType):
+            for f in t.fields:
+                walk(f.field_type)
+        elif isinstance(t, ListType):
+            walk(t.element_type)
+        elif isinstance(t, MapType):
+            walk(t.key_type)
+            walk(t.value_type)
+
+    for f in schema.fields:
+        walk(f.field_type)
+
+
+def plan_iceberg(
+    table_or_location: Any,
+    snapshot_id: int | None = None,
+    as_of: Any = None,
+    catalog: str | None = None,
+    catalog_properties: Mapping[str, str] | None = None,
+    reroot: Mapping[str, str] | None = None,
+    row_filter: Any = None,
+) -> IcebergPlan:
+    """Plan a snapshot of an Iceberg table.
+
+    ``table_or_location``: a pyiceberg ``Table``, a metadata JSON file (or the table folder: its
+    highest ``vN.metadata.json``), or a table name in ``catalog`` (loaded with
+    ``catalog_properties``). ``snapshot_id`` or ``as_of`` (a datetime or milliseconds since the
+    epoch: the snapshot current then) choose the snapshot, else the current one. ``reroot`` maps
+    old location prefixes to where the table is now. ``row_filter``: a pyiceberg expression or
+    filter string, used to prune files; each file's residual is in :attr:`IcebergFile.residual`.
+    """
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.expressions.visitors import residual_evaluator_of
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+    from pyiceberg.manifest import DataFileContent, ManifestContent
+    from pyiceberg.table import ManifestGroupPlanner
+
+    metadata, metadata_location, io_properties, table_name = _load_metadata(
+        table_or_location, catalog, catalog_properties
+    )
+    rerooter = Rerooter(reroot)
+    io = _reroot_io(io_properties, rerooter)
+
+    snapshot = _choose_snapshot(metadata, snapshot_id, as_of, table_name)
+    schema = (
+        metadata.schema_by_id(snapshot.schema_id)
+        if snapshot is not None and snapshot.schema_id is not None
+        else metadata.schema()
+    )
+    if schema is None:
+        schema = metadata.schema()
+    _check_types(schema, table_name)
+    arrow_schema = schema_to_pyarrow(schema, include_field_ids=True)
+    spec = metadata.spec()
+    partition_columns = [
+        schema.find_column_name(pf.source_id) or ""
+        for pf in spec.fields
+        if str(pf.transform) == "identity"
+    ]
+    mapping_text = metadata.properties.get("schema.name-mapping.default")
+    name_mapping = None
+    if mapping_text:
+        from pyiceberg.table.name_mapping import parse_mapping_from_json
+
+        name_mapping = parse_mapping_from_json(mapping_text)
+    defaults = {
+        f.field_id: f.initial_default
+        for f in schema.fields
+        if getattr(f, "initial_default", None) is not None
+    }
+    plan = IcebergPlan(
+        root=rerooter(metadata.location),
+        metadata_location=metadata_location,
+        snapshot_id=snapshot.snapshot_id if snapshot is not None else None,
+        sequence_number=snapshot.sequence_number if snapshot is not None else None,
+        format_version=metadata.format_version,
+        schema=arrow_schema,
+        initial_defaults=defaults,
+        partition_columns=partition_columns,
+        name_mapping=name_mapping,
+        files=[],
+        table=table_name,
+    )
+    if snapshot is None:
+        return plan
+    where = f"Iceberg table {table_name!r}, snapshot {snapshot.snapshot_id}"
+
+    try:
+        manifests = snapshot.manifests(io)
+    except FileNotFoundError as exc:
+        raise IcebergPlanError(
+            f"{where}: manifest list is missing", file=snapshot.manifest_list
+        ) from exc
+    except Exception as exc:
+        raise IcebergPlanError(
+            f"{where}: manifest list cannot be read: {exc}", file=snapshot.manifest_list
+        ) from exc
+    data_manifests = [m for m in manifests if m.content == ManifestContent.DATA]
+    delete_manifests = [m for m in manifests if m.content == ManifestContent.DELETES]
+
+    if row_filter is None:
+        row_filter = AlwaysTrue()
+    planner = ManifestGroupPlanner(metadata, io, row_filter=row_filter)
+    data_entries = []
+    for manifest in data_manifests:
+        try:
+            for entries in planner.plan_manifest_entries([manifest]):
+                data_entries.extend(entries)
+        except FileNotFoundError as exc:
+            raise IcebergPlanError(
+                f"{where}: manifest is missing", file=manifest.manifest_path
+            ) from exc
+        except Exception as exc:
+            raise IcebergPlanError(
+                f"{where}: manifest cannot be read: {exc}", file=manifest.manifest_path
+            ) from exc
+
+    delete_entries = []
+    for manifest in delete_manifests:
+        try:
+            delete_entries.extend(manifest.fetch_manifest_entry(io, discard_deleted=True))
+        except FileNotFoundError as exc:
+            raise IcebergPlanError(
+                f"{where}: delete manifest is missing", file=manifest.manifest_path
+            ) from exc
+        except Exception as exc:
+            raise IcebergPlanError(
+                f"{where}: delete manifest cannot be read: {exc}", file=manifest.manifest_path
+            ) from exc
+
+    positions_by_file: dict[str, list[tuple[int, np.ndarray, str]]] = {}
+    equality_entries = []
+    for entry in delete_entries:
+        df = entry.data_file
+        seq = entry.sequence_number or 0
+        if df.content == DataFileContent.POSITION_DELETES:
+            fmt = df.file_format.name
+            if fmt == "PUFFIN":
+                for target, positions in _read_deletion_vectors(io, df.file_path, where).items():
+                    positions_by_file.setdefault(rerooter.key(target), []).append(
+                        (seq, positions, df.file_path)
+                    )
+            else:
+                for target, positions in _read_position_deletes(
+                    io, df.file_path, fmt, where
+                ).items():
+                    positions_by_file.setdefault(rerooter.key(target), []).append(
+                        (seq, positions, df.file_path)
+                    )
+        elif df.content == DataFileContent.EQUALITY_DELETES:
+            equality_entries.append(entry)
+        else:
+            raise IcebergUnsupportedError(
+                f"{where}: delete file content {df.content}", file=df.file_path
+            )
+
+    specs = metadata.specs()
+    equality_cache: dict[str, pa.Table] = {}
+    residuals: dict[int, Any] = {}
+    for entry in data_entries:
+        df = entry.data_file
+        seq = entry.sequence_number or 0
+        key = rerooter.key(df.file_path)
+        chunks = [positions for dseq, positions, _ in positions_by_file.get(key, []) if seq <= dseq]
+        deleted = (
+            np.unique(np.concatenate(chunks)).astype(np.int64) if chunks else np.empty(0, np.int64)
+        )
+        if len(deleted) and (deleted[0] < 0 or deleted[-1] >= df.record_count):
+            source = next(
+                p
+                for dseq, positions, p in positions_by_file[key]
+                if seq <= dseq
+                and len(positions)
+                and (positions.min() < 0 or positions.max() >= df.record_count)
+            )
+            raise IcebergPlanError(
+                f"{where}: delete file {source!r} removes row {int(deleted[-1] if deleted[-1] >= df.record_count else deleted[0])} "
+                f"of data file {df.file_path!r}, which has {df.record_count} rows",
+                file=source,
+            )
+        equality = []
+        for e_entry in equality_entries:
+            edf = e_entry.data_file
+            if not seq < (e_entry.sequence_number or 0):
+                continue
+            if specs[edf.spec_id].fields and (
+                edf.spec_id != df.spec_id or edf.partition != df.partition
+            ):
+                continue
+            ids = tuple(edf.equality_ids or ())
+            if edf.file_path not in equality_cache:
+                equality_cache[edf.file_path] = _read_equality_keys(
+                    io, edf.file_path, edf.file_format.name, ids, schema, where
+                )
+            equality.append(EqualityDelete(edf.file_path, ids, equality_cache[edf.file_path]))
+        data_spec = specs[df.spec_id]
+        partition_values = {pf.name: df.partition[i] for i, pf in enumerate(data_spec.fields)}
+        identity_values = {
+            schema.find_column_name(pf.source_id) or pf.name: df.partition[i]
+            for i, pf in enumerate(data_spec.fields)
+            if str(pf.transform) == "identity"
+        }
+        if df.spec_id not in residuals:
+            residuals[df.spec_id] = residual_evaluator_of(
+                spec=data_spec,
+                expr=planner.row_filter,
+                case_sensitive=True,
+                schema=metadata.schema(),
+            )
+        residual = residuals[df.spec_id].residual_for(df.partition)
+        plan.files.append(
+            IcebergFile(
+                path=rerooter(df.file_path),
+                size=df.file_size_in_bytes,
+                record_count=df.record_count,
+                file_format=df.file_format.name.lower(),
+                spec_id=df.spec_id,
+                partition_values=partition_values,
+                identity_values=identity_values,
+                sequence_number=seq,
+                deleted_positions=deleted,
+                equality_deletes=equality,
+                residual=None if isinstance(residual, AlwaysTrue) else residual,
+            )
+        )
+    return plan
+
+
+def _choose_snapshot(metadata: Any, snapshot_id: int | None, as_of: Any, table: str) -> Any:
+    if snapshot_id is not None and as_of is not None:
+        raise IcebergPlanError(f"Iceberg table {table!r}: give snapshot_id or as_of, not both")
+    if snapshot_id is not None:
+        snap = metadata.snapshot_by_id(snapshot_id)
+        if snap is None:
+            known = ", ".join(str(s.snapshot_id) for s in metadata.snapshots)
+            raise IcebergPlanError(
+                f"Iceberg table {table!r} has no snapshot {snapshot_id} (snapshots: {known})"
+            )
+        return snap
+    if as_of is not None:
+        millis = int(as_of.timestamp() * 1000) if hasattr(as_of, "timestamp") else int(as_of)
+        current = None
+        for entry in sorted(metadata.snapshot_log, key=lambda e: e.timestamp_ms):
+            if entry.timestamp_ms <= millis:
+                current = entry.snapshot_id
+        if current is None:
+            raise IcebergPlanError(f"Iceberg table {table!r} has no snapshot at or before {as_of}")
+        return metadata.snapshot_by_id(current)
+    return metadata.current_snapshot()
+
+
+def _read_whole(io: Any, path: str, where: str) -> bytes:
+    try:
+        with io.new_input(path).open() as f:
+            data: bytes = f.read()
+            return data
+    except FileNotFoundError as exc:
+        raise IcebergPlanError(f"{where}: delete file is missing", file=path) from exc
+
+
+def _read_arrow(io: Any, path: str, fmt: str, where: str) -> pa.Table:
+    raw = _read_whole(io, path, where)
+    try:
+        if fmt == "ORC":
+            import pyarrow.orc as po
+
+            return po.ORCFile(pa.BufferReader(raw)).read()
+        if fmt == "PARQUET":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(pa.BufferReader(raw))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise IcebergPlanError(f"{where}: delete file cannot be read: {exc}", file=path) from exc
+    raise IcebergUnsupportedError(f"{where}: delete files in {fmt}", file=path)
+
+
+def _read_position_deletes(io: Any, path: str, fmt: str, where: str) -> dict[str, np.ndarray]:
+    """Target data file path (as written) -> int64 positions, from one position delete file."""
+    import pyarrow.compute as pc
+
+    table = _read_arrow(io, path, fmt, where)
+    if "file_path" not in table.column_names or "pos" not in table.column_names:
+        raise IcebergPlanError(f"{where}: position delete file lacks file_path or pos", file=path)
+    paths = table.column("file_path").combine_chunks()
+    positions = table.column("pos").combine_chunks()
+    if paths.null_count or positions.null_count:
+        raise IcebergPlanError(
+            f"{where}: position delete file has null file_path or pos", file=path
+        )
+    encoded = pc.dictionary_encode(paths)
+    indices = encoded.indices.to_numpy(zero_copy_only=False)
+    pos = positions.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    out: dict[str, np.ndarray] = {}
+    for i, target in enumerate(encoded.dictionary.to_pylist()):
+        out[target] = pos[indices == i]
+    return out
+
+
+def _read_deletion_vectors(io: Any, path: str, where: str) -> dict[str, np.ndarray]:
+    """Target data file path -> positions, from the deletion-vector-v1 blobs of a puffin file."""
+    from pyiceberg.table.deletion_vector import deletion_vectors_from_puffin_file
+    from pyiceberg.table.puffin import PuffinFile
+
+    raw = _read_whole(io, path, where)
+    try:
+        puffin = PuffinFile(raw)
+        vectors = deletion_vectors_from_puffin_file(puffin)
+    except Exception as exc:
+        raise IcebergPlanError(
+            f"{where}: deletion vector file cannot be read: {exc}", file=path
+        ) from exc
+    out: dict[str, np.ndarray] = {}
+    for blob, vector in zip(puffin.footer.blobs, vectors):
+        if blob.type != "deletion-vector-v1":
+            raise IcebergUnsupportedError(
+                f"{where}: puffin blob type {blob.type!r} in a delete file", file=path
+            )
+        positions = vector.to_vector().to_numpy().astype(np.int64)
+        cardinality = blob.properties.get("cardinality")
+        if cardinality is not None and int(cardinality) != len(positions):
+            raise IcebergPlanError(
+                f"{where}: deletion vector for {vector.referenced_data_file!r} holds {len(positions)} positions, its cardinality says {cardinality}",
+                file=path,
+            )
+        out[vector.referenced_data_file] = positions
+    return out
+
+
+def _read_equality_keys(
+    io: Any, path: str, fmt: str, ids: tuple[int, ...], schema: Any, where: str
+) -> pa.Table:
+    table = _read_arrow(io, path, fmt, where)
+    by_id = _field_ids(table.schema)
+    columns = []
+    names = []
+    for fid in ids:
+        if fid not in by_id:
+            raise IcebergPlanError(
+                f"{where}: equality delete file has no column with field id {fid}", file=path
+            )
+        columns.append(table.column(by_id[fid]))
+        names.append(schema.find_column_name(fid) or f"field_{fid}")
+    return pa.table(columns, names=names)
+
+
+def _field_ids(schema: pa.Schema) -> dict[int, str]:
+    """Top-level field id -> column name, from Parquet (``PARQUET:field_id``) or ORC
+    (``iceberg.id``) field metadata."""
+    out = {}
+    for f in schema:
+        meta = f.metadata or {}
+        raw = meta.get(FIELD_ID_KEY) or meta.get(b"iceberg.id")
+        if raw is not None:
+            out[int(raw)] = f.name
+    return out
+
+
+def resolve_columns(
+    plan: IcebergPlan, data_file: IcebergFile, file_schema: pa.Schema
+) -> list[ColumnSource]:
+    """For each column of ``plan.schema``: which column of this data file holds it.
+
+    Matching is by Iceberg field id (renamed and reordered columns follow their id; a dropped
+    column is simply not in the table schema). A file without field ids (a migrated table) is
+    matched through the table's name mapping. A column the file lacks reads as its identity
+    partition value, its v3 initial default, or null.
+    """
+    by_id = _field_ids(file_schema)
+    if not by_id and plan.name_mapping is not None:
+        for mapped in plan.name_mapping:
+            for name in mapped.names:
+                if name in file_schema.names and mapped.field_id is not None:
+                    by_id[mapped.field_id] = name
+    out = []
+    for f in plan.schema:
+        fid = int((f.metadata or {})[FIELD_ID_KEY])
+        name = by_id.get(fid)
+        if name is not None:
+            out.append(ColumnSource(f.name, fid, name))
+        elif f.name in data_file.identity_values:
+            out.append(ColumnSource(f.name, fid, None, data_file.identity_values[f.name]))
+        else:
+            out.append(ColumnSource(f.name, fid, None, plan.initial_defaults.get(fid)))
+    return out
+
+
+def describe(plan: IcebergPlan) -> dict[str, Any]:
+    """A JSON-ready summary (for ``explain`` / ``inspect``)."""
+    return {
+        "kind": plan.kind,
+        "root": plan.root,
+        "snapshot_id": plan.snapshot_id,
+        "files": len(plan.files),
+        "rows_in_files": sum(f.record_count for f in plan.files),
+        "position_deleted_rows": sum(len(f.deleted_positions) for f in plan.files),
+        "equality_delete_files": len({e.path for f in plan.files for e in f.equality_deletes}),
+    }
+
+
+def static_table(metadata_location: str, reroot: Mapping[str, str] | None = None) -> Any:
+    """A pyiceberg ``StaticTable`` of a metadata JSON file whose locations are re-rooted with
+    ``reroot`` (old prefix -> new location), for pyiceberg's own reads of a copied table."""
+    from pyiceberg.catalog.noop import NoopCatalog
+    from pyiceberg.table import StaticTable
+
+    metadata, location, _, _ = _load_metadata(metadata_location, None, None)
+    return StaticTable(
+        identifier=("static-table", location),
+        metadata_location=location,
+        metadata=metadata,
+        io=_reroot_io({}, Rerooter(reroot)),
+        catalog=NoopCatalog("static-table"),
+    )
+
+
+def verify_files(plan: IcebergPlan) -> None:
+    """Check that every planned data file exists with the size its manifest gives (one listing
+    call per filesystem); raise :class:`IcebergPlanError` naming table, snapshot and file."""
+    from pyarrow import fs as pafs
+
+    groups: dict[int, tuple[Any, list[tuple[str, IcebergFile]]]] = {}
+    for data_file in plan.files:
+        try:
+            filesystem, inner = pafs.FileSystem.from_uri(data_file.path)
+        except (pa.ArrowInvalid, ValueError):
+            filesystem, inner = pafs.LocalFileSystem(), data_file.path
+        groups.setdefault(id(type(filesystem)), (filesystem, []))[1].append((inner, data_file))
+    for filesystem, members in groups.values():
+        infos = filesystem.get_file_info([inner for inner, _ in members])
+        for info, (_, data_file) in zip(infos, members):
+            if info.type == pafs.FileType.NotFound:
+                raise IcebergPlanError(f"{plan.context}: data file is missing", file=data_file.path)
+            if info.size != data_file.size:
+                raise IcebergPlanError(
+                    f"{plan.context}: data file has {info.size} bytes, its manifest says {data_file.size}",
+                    file=data_file.path,
+                )
