@@ -2,7 +2,7 @@
 
 - :mod:`.delta` Delta Lake: the snapshot's files, partition values, statistics, column mapping
   and decoded deletion vectors (:func:`plan_delta`, :class:`TablePlan`);
-- ``iceberg.py`` Apache Iceberg (to come).
+- :mod:`.iceberg` Apache Iceberg.
 
 A plan holds no open files and pickles small, so a driver plans once and ships it to tasks.
 ``deltalake`` and ``pyiceberg`` are optional (``pip install 'lazyscan[tables]'``) and imported

@@ -258,8 +258,10 @@ class _Files:
 
     def __init__(self, root: str, filesystem: pafs.FileSystem | None) -> None:
         if filesystem is not None:
+            # the filesystem's paths: a URI's bucket and key, a local path as it is
+            parsed = urlparse(root)
             self.fs = filesystem
-            self.base = root
+            self.base = f"{parsed.netloc}{parsed.path}" if parsed.scheme and parsed.scheme != "file" else parsed.path
         elif urlparse(root).scheme in ("", "file") or os.path.isabs(root):
             self.fs = pafs.LocalFileSystem()
             self.base = urlparse(root).path if root.startswith("file:") else root
