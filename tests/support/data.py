@@ -14,6 +14,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 PARQUET_TESTING = DATA / "parquet-testing"
 ORC_TESTING = DATA / "orc-testing"
 FOREIGN = DATA / "foreign-files"
+TABLES = DATA / "tables"
 
 
 def parquet_testing_file(name: str) -> Path:
@@ -54,8 +55,13 @@ def foreign_file(name: str) -> Path:
 
 def data_files() -> list[Path]:
     """Every Parquet and ORC file under ``tests/data/`` (the corrupt ORC examples included),
-    sorted; never empty."""
-    files = sorted(p for p in DATA.rglob("*") if p.suffix in (".parquet", ".orc") and p.is_file())
+    sorted; never empty. The files of the Delta and Iceberg tables in ``tests/data/tables/`` are
+    not among them: a scan refuses a file inside a table, and their own tests read them."""
+    files = sorted(
+        p
+        for p in DATA.rglob("*")
+        if p.suffix in (".parquet", ".orc") and p.is_file() and TABLES not in p.parents
+    )
     if len(files) < 110:
         raise FileNotFoundError(f"{DATA} holds {len(files)} Parquet and ORC files: the checkout is incomplete")
     return files
