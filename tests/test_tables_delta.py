@@ -16,6 +16,7 @@ import shutil
 import struct
 import sys
 import time
+import uuid
 import zlib
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
@@ -426,3 +428,104 @@ def test_missing_deltalake_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(sys.modules, "deltalake", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'lazyscan\[tables\]'"):
         plan_delta(str(TABLES / "simple_table"))
+
+
+# --- deletion vectors written here ---------------------------------------------------------------
+
+
+def z85_encode(data: bytes) -> str:
+    alphabet = (
+        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+    )
+    out = []
+    for (value,) in struct.iter_unpack(">I", data):
+        out.append("".join(alphabet[(value // 85**i) % 85] for i in range(4, -1, -1)))
+    return "".join(out)
+
+
+def serialized_positions(rows: list[int]) -> bytes:
+    """A deletion vector of positions below 2**16: the magic number, one bucket, one array
+    container (RoaringBitmap portable serialization without runs)."""
+    bitmap = (
+        struct.pack("<II", 12346, 1) + struct.pack("<HH", 0, len(rows) - 1) + struct.pack("<I", 16)
+    )
+    bitmap += struct.pack(f"<{len(rows)}H", *rows)
+    return struct.pack("<iqI", DV_MAGIC, 1, 0) + bitmap
+
+
+def add_deletion_vectors(table: Path, deleted: dict[str, list[int]], storage: str) -> None:
+    """Commit the next version of ``table``: the deletion-vectors protocol and, for each data file
+    named in ``deleted``, its ``add`` again with a deletion vector; all vectors of storage type
+    ``u`` and ``p`` share one file under the folder ``ab`` (a random prefix)."""
+    log = table / "_delta_log"
+    version = max(int(p.stem) for p in log.glob("*.json"))
+    adds = {}
+    for commit in sorted(log.glob("*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                adds[action["add"]["path"]] = action["add"]
+    dv_uuid = uuid.uuid4()
+    (table / "ab").mkdir(exist_ok=True)
+    dv_path = table / "ab" / f"deletion_vector_{dv_uuid}.bin"
+    blob = b"\x01"
+    actions: list[dict[str, Any]] = [
+        {
+            "protocol": {
+                "minReaderVersion": 3,
+                "minWriterVersion": 7,
+                "readerFeatures": ["deletionVectors"],
+                "writerFeatures": ["deletionVectors"],
+            }
+        }
+    ]
+    for path, rows in deleted.items():
+        data = serialized_positions(rows)
+        descriptor: dict[str, Any] = {"sizeInBytes": len(data), "cardinality": len(rows)}
+        if storage == "i":
+            padded = data + b"\0" * (-len(data) % 4)
+            descriptor.update(storageType="i", pathOrInlineDv=z85_encode(padded))
+        else:
+            descriptor.update(offset=len(blob))
+            blob += struct.pack(">i", len(data)) + data + struct.pack(">I", zlib.crc32(data))
+            if storage == "u":
+                descriptor.update(storageType="u", pathOrInlineDv="ab" + z85_encode(dv_uuid.bytes))
+            else:
+                descriptor.update(storageType="p", pathOrInlineDv=dv_path.as_uri())
+        add = dict(adds[path], deletionVector=descriptor, dataChange=True)
+        actions += [
+            {"remove": {"path": path, "dataChange": True, "deletionTimestamp": 1}},
+            {"add": add},
+        ]
+    if storage != "i":
+        dv_path.write_bytes(blob)
+    (log / f"{version + 1:020d}.json").write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+
+
+@pytest.mark.parametrize("storage", ["u", "p", "i"])
+def test_deletion_vectors_of_each_storage_type(tmp_path: Path, storage: str) -> None:
+    """Two data files whose vectors share one file (or are inline): the plan and QueryBuilder
+    drop the same rows."""
+    deltalake.write_deltalake(tmp_path, pa.table({"x": pa.array(range(10), pa.int64())}))
+    deltalake.write_deltalake(
+        tmp_path, pa.table({"x": pa.array(range(100, 120), pa.int64())}), mode="append"
+    )
+    table = deltalake.DeltaTable(str(tmp_path))
+    paths = sorted(pa.table(table.get_add_actions()).column("path").to_pylist())
+    by_rows = {}
+    for p in paths:
+        by_rows[footer_rows(str(tmp_path / p))] = p
+    add_deletion_vectors(tmp_path, {by_rows[10]: [0, 9], by_rows[20]: [3, 4, 5, 19]}, storage)
+    plan = plan_delta(str(tmp_path))
+    assert plan.version == 2 and plan.num_rows == 24
+    deleted = {
+        Path(f.path).name: f.deleted_rows.tolist() for f in plan.files if f.deleted_rows is not None
+    }
+    assert deleted == {Path(by_rows[10]).name: [0, 9], Path(by_rows[20]).name: [3, 4, 5, 19]}
+    expected = querybuilder_table(tmp_path, 2)
+    assert sorted_rows(planned_table(plan), ["x"]) == sorted_rows(expected, ["x"])
+    assert plan_delta(str(tmp_path), version=1).num_rows == 30
+    if storage != "i":
+        # through a given filesystem (the vectors are read by bucket and key there)
+        again = plan_delta(str(tmp_path), filesystem=pafs.LocalFileSystem())
+        assert again.num_rows == 24

@@ -261,13 +261,19 @@ class _Files:
             # the filesystem's paths: a URI's bucket and key, a local path as it is
             parsed = urlparse(root)
             self.fs = filesystem
-            self.base = f"{parsed.netloc}{parsed.path}" if parsed.scheme and parsed.scheme != "file" else parsed.path
+            self.base = (
+                f"{parsed.netloc}{parsed.path}"
+                if parsed.scheme and parsed.scheme != "file"
+                else parsed.path
+            )
         elif urlparse(root).scheme in ("", "file") or os.path.isabs(root):
             self.fs = pafs.LocalFileSystem()
             self.base = urlparse(root).path if root.startswith("file:") else root
         else:
             self.fs, self.base = pafs.FileSystem.from_uri(root)
         self.base = self.base.rstrip("/")
+        self._dv_files: dict[str, bytes] = {}
+        self._dv_reads: dict[str, int] = {}
 
     def resolve(self, path_or_uri: str) -> str:
         """A path of this filesystem for an absolute URI or a path relative to the root."""
@@ -284,6 +290,19 @@ class _Files:
                 return bytes(f.read())
             return bytes(f.read_at(length, offset))
 
+    def read_dv(self, path: str, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` of a deletion-vector file; a file asked for a second
+        time is read whole once (one file holds the vectors of many data files)."""
+        data = self._dv_files.get(path)
+        if data is None:
+            self._dv_reads[path] = self._dv_reads.get(path, 0) + 1
+            if self._dv_reads[path] == 1:
+                return self.read(path, offset, length)
+            data = self._dv_files[path] = self.read(path)
+            if data[:1] != b"\x01":
+                raise ValueError(f"unknown deletion vector file format version {data[:1]!r}")
+        return data[offset : offset + length]
+
     def log_listing(self) -> list[str]:
         """The names in ``_delta_log/`` (not recursive: ``_delta_log/.tmp`` is no part of the log)."""
         infos = self.fs.get_file_info(pafs.FileSelector(f"{self.base}/_delta_log", recursive=False))
@@ -293,9 +312,11 @@ class _Files:
 def _deletion_vector_descriptors(
     files: _Files, version: int, wanted: set[str]
 ) -> dict[str, dict[str, Any]]:
-    """Path (as in the log) -> the deletion-vector descriptor of its live ``add`` action at
+    """Path (URL-decoded) -> the deletion-vector descriptor of its live ``add`` action at
     ``version``, for the ``wanted`` paths that have one. The newest ``add`` of a path is its
-    live one: commits are read newest first down to the newest checkpoint, then the checkpoint."""
+    live one: commits are read newest first down to the newest checkpoint, then the checkpoint.
+    A wanted path found nowhere means this replay and deltalake's disagree: an error, not a file
+    read without its deletion vector."""
     names = files.log_listing()
     commits = sorted(
         int(m.group(1)) for n in names if (m := _COMMIT.match(n)) and int(m.group(1)) <= version
@@ -312,17 +333,27 @@ def _deletion_vector_descriptors(
             break
         for action in _json_lines(files.read(f"{files.base}/_delta_log/{v:020d}.json")):
             add = action.get("add")
-            if add and add.get("path") in remaining:
-                remaining.discard(add["path"])
-                if add.get("deletionVector"):
-                    found[add["path"]] = add["deletionVector"]
-    if remaining and start >= 0:
-        for add in _checkpoint_adds(files, checkpoints[start]):
-            path = add.get("path")
+            if not add:
+                continue
+            path = unquote(add.get("path") or "")
             if path in remaining:
                 remaining.discard(path)
                 if add.get("deletionVector"):
                     found[path] = add["deletionVector"]
+    if remaining and start >= 0:
+        for add in _checkpoint_adds(files, checkpoints[start]):
+            path = unquote(add.get("path") or "")
+            if path in remaining:
+                remaining.discard(path)
+                if add.get("deletionVector"):
+                    found[path] = add["deletionVector"]
+    if remaining:
+        missing = sorted(remaining)[0]
+        raise CorruptFileError(
+            f"Delta table {files.base!r} version {version}: no add action for {missing!r} in the log "
+            f"read for deletion vectors ({len(remaining)} such files)",
+            file=missing,
+        )
     return found
 
 
@@ -400,7 +431,7 @@ def _read_deletion_vector(
             else:
                 dv_file = files.resolve(stored)
             offset = int(descriptor.get("offset") or 0)
-            framed = files.read(dv_file, offset, size + 8)
+            framed = files.read_dv(dv_file, offset, size + 8)
             if len(framed) < size + 8:
                 raise ValueError(f"the file ends {size + 8 - len(framed)} bytes early")
             (stated,) = struct.unpack_from(">i", framed, 0)
@@ -568,11 +599,12 @@ def plan_delta(
     rows = pa.table(dt.get_add_actions(flatten=False)).to_pylist()
 
     descriptors: dict[str, dict[str, Any]] = {}
+    table_files = None
     if "deletionVectors" in set(dt.protocol().reader_features or ()):
+        table_files = _Files(root, filesystem)
         descriptors = _deletion_vector_descriptors(
-            _Files(root, filesystem), read_version, {r["path"] for r in rows}
+            table_files, read_version, {unquote(r["path"]) for r in rows}
         )
-    files_on = _Files(root, filesystem) if descriptors else None
 
     planned = []
     for row in rows:
@@ -580,10 +612,10 @@ def plan_delta(
         partition = {logical.get(k, k): v for k, v in (row.get("partition") or {}).items()}
         num_records = row.get("num_records")
         deleted = None
-        descriptor = descriptors.get(row["path"])
-        if descriptor is not None and files_on is not None:
+        descriptor = descriptors.get(unquote(row["path"]))
+        if descriptor is not None and table_files is not None:
             deleted = _read_deletion_vector(
-                files_on,
+                table_files,
                 descriptor,
                 table=root,
                 version=read_version,
