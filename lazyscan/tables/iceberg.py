@@ -60,7 +60,7 @@ class IcebergFile:
 
     path: str
     size: int
-    record_count: int
+    num_records: int
     file_format: str
     spec_id: int
     #: partition field name -> value (transformed values: ``event_time_hour`` = hours since epoch)
@@ -68,15 +68,18 @@ class IcebergFile:
     #: source column name -> value for identity partitions (a file may lack the column)
     identity_values: dict[str, Any]
     sequence_number: int
-    #: sorted unique int64 row positions removed by position deletes and deletion vectors
-    deleted_positions: np.ndarray
+    #: sorted unique int64 row positions removed by position deletes and deletion vectors, or None
+    deleted_rows: np.ndarray | None = None
+    deleted_count: int = 0
     equality_deletes: list[EqualityDelete] = field(default_factory=list)
     #: the filter still to evaluate on this file's rows (pyiceberg's residual), or None
     residual: Any = None
 
     @property
-    def rows_after_position_deletes(self) -> int:
-        return self.record_count - len(self.deleted_positions)
+    def live_rows(self) -> int:
+        """Rows left after position deletes and deletion vectors (equality deletes are known
+        only by reading the key columns)."""
+        return self.num_records - self.deleted_count
 
 
 @dataclass
@@ -85,7 +88,8 @@ class IcebergPlan:
 
     root: str
     metadata_location: str
-    snapshot_id: int | None
+    #: the snapshot id (None: a table without snapshots)
+    version: int | None
     sequence_number: int | None
     format_version: int
     #: the snapshot's schema; every field carries its Iceberg field id as ``PARQUET:field_id``
@@ -93,17 +97,17 @@ class IcebergPlan:
     #: Iceberg field id -> initial default (v3 columns added with a default), for files lacking it
     initial_defaults: dict[int, Any]
     #: source column names of the current spec's identity partitions
-    partition_columns: list[str]
+    partition_columns: tuple[str, ...]
     #: ``schema.name-mapping.default`` (files written without field ids), or None
     name_mapping: Any
-    files: list[IcebergFile]
+    files: tuple[IcebergFile, ...]
     #: the table as messages name it (catalog name or metadata location)
     table: str = ""
     kind: str = "iceberg"
 
     @property
-    def version(self) -> int | None:
-        return self.snapshot_id
+    def snapshot_id(self) -> int | None:
+        return self.version
 
     @property
     def context(self) -> str:
@@ -308,14 +312,14 @@ def plan_iceberg(
     plan = IcebergPlan(
         root=rerooter(metadata.location),
         metadata_location=metadata_location,
-        snapshot_id=snapshot.snapshot_id if snapshot is not None else None,
+        version=snapshot.snapshot_id if snapshot is not None else None,
         sequence_number=snapshot.sequence_number if snapshot is not None else None,
         format_version=metadata.format_version,
         schema=arrow_schema,
         initial_defaults=defaults,
-        partition_columns=partition_columns,
+        partition_columns=tuple(partition_columns),
         name_mapping=name_mapping,
-        files=[],
+        files=(),
         table=table_name,
     )
     if snapshot is None:
@@ -367,13 +371,23 @@ def plan_iceberg(
 
     positions_by_file: dict[str, list[tuple[int, np.ndarray, str]]] = {}
     equality_entries = []
+    puffins: dict[str, list[tuple[str, int, np.ndarray]]] = {}
     for entry in delete_entries:
         df = entry.data_file
         seq = entry.sequence_number or 0
         if df.content == DataFileContent.POSITION_DELETES:
             fmt = df.file_format.name
             if fmt == "PUFFIN":
-                for target, positions in _read_deletion_vectors(io, df.file_path, where).items():
+                if df.file_path not in puffins:
+                    puffins[df.file_path] = _read_deletion_vectors(io, df.file_path, where)
+                for target, offset, positions in puffins[df.file_path]:
+                    # each manifest entry names its own blob (offset) and data file
+                    if df.content_offset is not None and offset != df.content_offset:
+                        continue
+                    if df.referenced_data_file and rerooter.key(
+                        df.referenced_data_file
+                    ) != rerooter.key(target):
+                        continue
                     positions_by_file.setdefault(rerooter.key(target), []).append(
                         (seq, positions, df.file_path)
                     )
@@ -394,6 +408,7 @@ def plan_iceberg(
     specs = metadata.specs()
     equality_cache: dict[str, pa.Table] = {}
     residuals: dict[int, Any] = {}
+    planned: list[IcebergFile] = []
     for entry in data_entries:
         df = entry.data_file
         seq = entry.sequence_number or 0
@@ -445,21 +460,23 @@ def plan_iceberg(
                 schema=metadata.schema(),
             )
         residual = residuals[df.spec_id].residual_for(df.partition)
-        plan.files.append(
+        planned.append(
             IcebergFile(
                 path=rerooter(df.file_path),
                 size=df.file_size_in_bytes,
-                record_count=df.record_count,
+                num_records=df.record_count,
                 file_format=df.file_format.name.lower(),
                 spec_id=df.spec_id,
                 partition_values=partition_values,
                 identity_values=identity_values,
                 sequence_number=seq,
-                deleted_positions=deleted,
+                deleted_rows=deleted if len(deleted) else None,
+                deleted_count=len(deleted),
                 equality_deletes=equality,
                 residual=None if isinstance(residual, AlwaysTrue) else residual,
             )
         )
+    plan.files = tuple(planned)
     return plan
 
 
@@ -533,8 +550,9 @@ def _read_position_deletes(io: Any, path: str, fmt: str, where: str) -> dict[str
     return out
 
 
-def _read_deletion_vectors(io: Any, path: str, where: str) -> dict[str, np.ndarray]:
-    """Target data file path -> positions, from the deletion-vector-v1 blobs of a puffin file."""
+def _read_deletion_vectors(io: Any, path: str, where: str) -> list[tuple[str, int, np.ndarray]]:
+    """(target data file path, blob offset, positions) of each deletion-vector-v1 blob of a
+    puffin file."""
     from pyiceberg.table.deletion_vector import deletion_vectors_from_puffin_file
     from pyiceberg.table.puffin import PuffinFile
 
@@ -546,7 +564,7 @@ def _read_deletion_vectors(io: Any, path: str, where: str) -> dict[str, np.ndarr
         raise IcebergPlanError(
             f"{where}: deletion vector file cannot be read: {exc}", file=path
         ) from exc
-    out: dict[str, np.ndarray] = {}
+    out: list[tuple[str, int, np.ndarray]] = []
     for blob, vector in zip(puffin.footer.blobs, vectors):
         if blob.type != "deletion-vector-v1":
             raise IcebergUnsupportedError(
@@ -559,7 +577,7 @@ def _read_deletion_vectors(io: Any, path: str, where: str) -> dict[str, np.ndarr
                 f"{where}: deletion vector for {vector.referenced_data_file!r} holds {len(positions)} positions, its cardinality says {cardinality}",
                 file=path,
             )
-        out[vector.referenced_data_file] = positions
+        out.append((vector.referenced_data_file, blob.offset, positions))
     return out
 
 
@@ -628,8 +646,8 @@ def describe(plan: IcebergPlan) -> dict[str, Any]:
         "root": plan.root,
         "snapshot_id": plan.snapshot_id,
         "files": len(plan.files),
-        "rows_in_files": sum(f.record_count for f in plan.files),
-        "position_deleted_rows": sum(len(f.deleted_positions) for f in plan.files),
+        "rows_in_files": sum(f.num_records for f in plan.files),
+        "position_deleted_rows": sum(f.deleted_count for f in plan.files),
         "equality_delete_files": len({e.path for f in plan.files for e in f.equality_deletes}),
     }
 
