@@ -380,13 +380,14 @@ def plan_iceberg(
             if fmt == "PUFFIN":
                 if df.file_path not in puffins:
                     puffins[df.file_path] = _read_deletion_vectors(io, df.file_path, where)
+                # v3 entry fields; pyiceberg 0.12's DataFile may not carry them
+                content_offset = getattr(df, "content_offset", None)
+                referenced = getattr(df, "referenced_data_file", None)
                 for target, offset, positions in puffins[df.file_path]:
                     # each manifest entry names its own blob (offset) and data file
-                    if df.content_offset is not None and offset != df.content_offset:
+                    if content_offset is not None and offset != content_offset:
                         continue
-                    if df.referenced_data_file and rerooter.key(
-                        df.referenced_data_file
-                    ) != rerooter.key(target):
+                    if referenced and rerooter.key(referenced) != rerooter.key(target):
                         continue
                     positions_by_file.setdefault(rerooter.key(target), []).append(
                         (seq, positions, df.file_path)
