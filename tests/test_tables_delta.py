@@ -282,6 +282,20 @@ def test_time_travel_by_timestamp(tmp_path: Path) -> None:
     assert plan_delta(str(tmp_path), timestamp=between.isoformat()).num_rows == 1
     with pytest.raises(OptionError, match="not both"):
         plan_delta(str(tmp_path), version=0, timestamp=between)
+    with pytest.raises(OptionError, match="has versions 0 to 1, not 7"):
+        plan_delta(str(tmp_path), version=7)
+    # deltalake loads version 0 for a time before it; Delta's time travel refuses
+    with pytest.raises(OptionError, match="no version at"):
+        plan_delta(str(tmp_path), timestamp=between - dt.timedelta(days=1))
+
+
+def test_corrupt_commit_is_named(tmp_path: Path) -> None:
+    deltalake.write_deltalake(tmp_path, pa.table({"x": [1, 2]}))
+    deltalake.write_deltalake(tmp_path, pa.table({"x": [3]}), mode="append")
+    (tmp_path / "_delta_log" / "00000000000000000001.json").write_text('{"add": {"path": ')
+    with pytest.raises(CorruptFileError, match=r"cannot be loaded: .*Json") as info:
+        plan_delta(str(tmp_path))
+    assert str(tmp_path) in str(info.value) and "pthread" not in str(info.value)
 
 
 # --- the deletion-vector decoder ---------------------------------------------------------------

@@ -510,18 +510,26 @@ def _load(
         dt = deltalake.DeltaTable(
             path, storage_options=dict(storage_options) if storage_options else None
         )
+        latest = int(dt.version())
         if version is not None:
+            if not 0 <= version <= latest:
+                raise OptionError(f"Delta table {path!r} has versions 0 to {latest}, not {version}")
             dt.load_as_version(version)
         elif timestamp is not None:
+            options = dict(storage_options) if storage_options else None
+            latest_table = deltalake.DeltaTable(path, storage_options=options)
             dt.load_as_version(timestamp)
+            _check_not_before_first(dt, latest_table, path, timestamp)
     except TableNotFoundError as exc:
         raise ObjectNotFoundError(
             f"no Delta table at {path!r} (no readable _delta_log): {exc}"
         ) from None
     except DeltaProtocolError as exc:
-        raise UnsupportedFeatureError(f"Delta table {path!r}: {exc}", file=path) from None
+        raise UnsupportedFeatureError(
+            f"Delta table {path!r}: {_without_backtrace(str(exc))}", file=path
+        ) from None
     except DeltaError as exc:
-        message = str(exc)
+        message = _without_backtrace(str(exc))
         if "nsupported" in message or "not yet supported" in message:
             raise UnsupportedFeatureError(f"Delta table {path!r}: {message}", file=path) from None
         at = (
@@ -535,6 +543,27 @@ def _load(
             f"Delta table {path!r}{at} cannot be loaded: {message}", file=path
         ) from None
     return dt
+
+
+def _without_backtrace(message: str) -> str:
+    """A delta-rs error message without the Rust backtrace it may carry."""
+    return re.split(r"\n\s+0: ", message, maxsplit=1)[0].strip()
+
+
+def _check_not_before_first(dt: Any, latest: Any, path: str, timestamp: datetime | str) -> None:
+    """Refuse a timestamp before the loaded version's commit: deltalake then loads the first
+    version, where Delta's time travel is an error (no version existed at that time). The commit
+    times come from the latest snapshot's history (deltalake 1.6.6 numbers the history of a
+    time-travelled table from the loaded version down, so it is not asked)."""
+    wanted = datetime.fromisoformat(timestamp) if isinstance(timestamp, str) else timestamp
+    if wanted.tzinfo is None:
+        return
+    loaded = int(dt.version())
+    stamps = [h.get("timestamp") for h in latest.history() if h.get("version") == loaded]
+    if stamps and stamps[0] is not None and wanted.timestamp() * 1000 < int(stamps[0]):
+        raise OptionError(
+            f"Delta table {path!r} has no version at {wanted.isoformat()}: its first commit is later"
+        )
 
 
 def _column_mappings(schema: pa.Schema, mode: str) -> tuple[ColumnMapping, ...]:
