@@ -31,6 +31,7 @@ from lazyscan.errors import CorruptFileError, LazyScanError, UnsupportedFeatureE
 from lazyscan.tables.iceberg import (
     IcebergPlan,
     IcebergPlanError,
+    describe,
     plan_iceberg,
     resolve_columns,
     static_table,
@@ -540,3 +541,22 @@ def test_rerooting_matches_both_path_forms() -> None:
         == reroot.key("hdfs://nn:1/test-warehouse/t/x")
         == "/data/t/x"
     )
+
+
+def test_table_without_snapshots_plans_no_files(catalog: tuple[Any, dict[str, str]]) -> None:
+    cat, _ = catalog
+    table = cat.create_table("db.empty", schema=pa.schema([("a", pa.int64())]))
+    plan = plan_iceberg(table)
+    assert plan.version is None and plan.files == () and plan.schema.names == ["a"]
+
+
+def test_describe_counts_files_and_deletes() -> None:
+    folder = TABLES / "iceberg_v2_delete_both_eq_and_pos"
+    plan = plan_iceberg(str(folder), reroot=reroot_of(folder))
+    summary = describe(plan)
+    assert summary["kind"] == "iceberg" and summary["snapshot_id"] == 911559291487642581
+    assert summary["files"] == len(plan.files)
+    assert summary["rows_in_files"] - summary["position_deleted_rows"] == sum(
+        f.live_rows for f in plan.files
+    )
+    assert summary["position_deleted_rows"] == 1 and summary["equality_delete_files"] >= 1
