@@ -543,3 +543,44 @@ def test_deletion_vectors_of_each_storage_type(tmp_path: Path, storage: str) -> 
         # through a given filesystem (the vectors are read by bucket and key there)
         again = plan_delta(str(tmp_path), filesystem=pafs.LocalFileSystem())
         assert again.num_rows == 24
+
+
+def test_table_on_an_object_store(s3_server: Any) -> None:
+    """The log through deltalake's object store, the deletion vectors through a pyarrow S3
+    filesystem: the same plan as from the local folder, with s3:// paths."""
+    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
+
+    name = "dv-with-columnmapping"
+    for local in (TABLES / name).rglob("*"):
+        if local.is_file():
+            s3_server.upload(
+                local, "delta-tables", f"{name}/{local.relative_to(TABLES / name).as_posix()}"
+            )
+    options = {
+        "AWS_ENDPOINT_URL": s3_server.endpoint,
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_REGION": REGION,
+        "AWS_ALLOW_HTTP": "true",
+    }
+    filesystem = pafs.S3FileSystem(
+        access_key=ACCESS_KEY,
+        secret_key=SECRET_KEY,
+        region=REGION,
+        endpoint_override=s3_server.host_port,
+        scheme="http",
+    )
+    remote = plan_delta(
+        f"s3://delta-tables/{name}", version=12, storage_options=options, filesystem=filesystem
+    )
+    local = plan_delta(str(TABLES / name), version=12)
+    assert remote.num_rows == local.num_rows == COUNTS[name]["replay_rows_per_version"][12]
+    assert all(f.path.startswith(f"s3://delta-tables/{name}/") for f in remote.files)
+
+    def deletions(plan: TablePlan) -> dict[str, list[int] | None]:
+        return {
+            f.path.rsplit("/", 1)[1]: None if f.deleted_rows is None else f.deleted_rows.tolist()
+            for f in plan.files
+        }
+
+    assert deletions(remote) == deletions(local)
