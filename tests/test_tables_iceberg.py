@@ -560,3 +560,15 @@ def test_describe_counts_files_and_deletes() -> None:
         f.live_rows for f in plan.files
     )
     assert summary["position_deleted_rows"] == 1 and summary["equality_delete_files"] >= 1
+
+
+def test_filter_prunes_partitions_and_their_delete_files(tmp_path: Path) -> None:
+    """A filter on the identity partition plans one file, with its 3 deleted rows; the delete
+    files of the other partitions are not even read (here: one of them is gone)."""
+    folder, reroot = copy_table("iceberg_v2_partitioned_position_deletes", tmp_path)
+    next((folder / "data" / "action=view").glob("*delete*")).unlink()
+    plan = plan_iceberg(str(folder), reroot=reroot, row_filter="action = 'click'")
+    assert [f.partition_values for f in plan.files] == [{"action": "click"}]
+    assert plan.files[0].deleted_count == 3 and plan.files[0].residual is None
+    with pytest.raises(IcebergPlanError, match="missing"):
+        plan_iceberg(str(folder), reroot=reroot)

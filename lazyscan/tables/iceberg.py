@@ -222,6 +222,11 @@ def _load_metadata(
     try:
         metadata = TableMetadataUtil.parse_raw(raw.decode("utf-8", errors="replace"))
     except Exception as exc:
+        version = re.search(rb'"format-version"\s*:\s*(\d+)', raw)
+        if version is not None and int(version.group(1)) > 3:
+            raise IcebergUnsupportedError(
+                f"Iceberg table {location!r}: format version {int(version.group(1))}", file=location
+            ) from exc
         if re.search(rb'"type"\s*:\s*"variant"', raw):
             raise IcebergUnsupportedError(
                 f"Iceberg table {location!r}: v3 variant type", file=location
@@ -372,9 +377,17 @@ def plan_iceberg(
     positions_by_file: dict[str, list[tuple[int, np.ndarray, str]]] = {}
     equality_entries = []
     puffins: dict[str, list[tuple[str, int, np.ndarray]]] = {}
+    # delete files only matter for the planned data files: same partition, not older than them
+    specs = metadata.specs()
+    planned_partitions = {(e.data_file.spec_id, _partition_key(e.data_file)) for e in data_entries}
+    min_data_seq = min((e.sequence_number or 0 for e in data_entries), default=0)
     for entry in delete_entries:
         df = entry.data_file
         seq = entry.sequence_number or 0
+        if seq < min_data_seq or not data_entries:
+            continue
+        if specs[df.spec_id].fields and (df.spec_id, _partition_key(df)) not in planned_partitions:
+            continue
         if df.content == DataFileContent.POSITION_DELETES:
             fmt = df.file_format.name
             if fmt == "PUFFIN":
@@ -406,13 +419,16 @@ def plan_iceberg(
                 f"{where}: delete file content {df.content}", file=df.file_path
             )
 
-    specs = metadata.specs()
     equality_cache: dict[str, pa.Table] = {}
     residuals: dict[int, Any] = {}
     planned: list[IcebergFile] = []
     for entry in data_entries:
         df = entry.data_file
         seq = entry.sequence_number or 0
+        if df.file_format.name not in ("PARQUET", "ORC"):
+            raise IcebergUnsupportedError(
+                f"{where}: data files in {df.file_format.name.capitalize()}", file=df.file_path
+            )
         key = rerooter.key(df.file_path)
         chunks = [positions for dseq, positions, _ in positions_by_file.get(key, []) if seq <= dseq]
         deleted = (
@@ -479,6 +495,11 @@ def plan_iceberg(
         )
     plan.files = tuple(planned)
     return plan
+
+
+def _partition_key(data_file: Any) -> tuple[Any, ...]:
+    partition = data_file.partition
+    return tuple(partition[i] for i in range(len(partition)))
 
 
 def _choose_snapshot(metadata: Any, snapshot_id: int | None, as_of: Any, table: str) -> Any:
