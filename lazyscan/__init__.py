@@ -13,6 +13,8 @@ Packages and modules:
 - :mod:`lazyscan.predicate` — filters with Spark SQL semantics: parsing, binding, evaluation,
   pruning, key filters.
 - :mod:`lazyscan.scan` — one scan over files: planning, the pruning tiers, batches, profile.
+- :mod:`lazyscan.tables` — Delta Lake and Iceberg tables planned into data files, deletes and
+  column mapping (not yet read by the scan).
 - :mod:`lazyscan.spark` — the scan inside Spark (Python data source, ``mapInArrow``).
 - :mod:`lazyscan.cli` — the ``lazyscan`` command.
 - :mod:`lazyscan.kernel_cache` — where numba caches the kernels (imported before any kernel);

@@ -27,6 +27,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # above the formats, a file is a UnitFile (lazyscan.format.units): no branch per format
     "scan": ("parquet", "orc", "spark", "cli"),
     "spark": ("parquet", "orc", "cli"),
+    # a table's plan is data files and deletes: it reads no data itself
+    "tables": ("parquet", "orc", "scan", "spark", "predicate", "cli"),
 }
 
 #: (package, forbidden package) rules that do not hold yet, with what still imports across;

@@ -2,7 +2,10 @@
 
 - :mod:`.delta` Delta Lake: the snapshot's files, partition values, statistics, column mapping
   and decoded deletion vectors (:func:`plan_delta`, :class:`TablePlan`);
-- :mod:`.iceberg` Apache Iceberg.
+- :mod:`.iceberg` Apache Iceberg: the snapshot's data files pruned by pyiceberg, position deletes
+  and deletion vectors as sorted row positions, equality deletes per file, columns by field id,
+  re-rooting (:func:`plan_iceberg`, :class:`IcebergPlan`, :func:`resolve_columns`,
+  :func:`verify_files`).
 
 A plan holds no open files and pickles small, so a driver plans once and ships it to tasks.
 ``deltalake`` and ``pyiceberg`` are optional (``pip install 'lazyscan[tables]'``) and imported
