@@ -240,7 +240,18 @@ def _remote_is_folder(path: str, filesystem: Any, ask: Callable[[Callable[[], An
     if isinstance(filesystem, pafs.FileSystem):
         selector = pafs.FileSelector(path, allow_not_found=True)
         return bool(ask(lambda: filesystem.get_file_info(selector), what))
-    return bool(ask(lambda: filesystem.isdir(path), what))
+    return bool(ask(lambda: _isdir(filesystem, path), what))
+
+
+def _isdir(filesystem: Any, path: str) -> bool:
+    """fsspec's ``isdir``; a filesystem object that only answers ``info`` (a minimal one
+    written for one purpose) is asked that."""
+    if hasattr(filesystem, "isdir"):
+        return bool(filesystem.isdir(path))
+    try:
+        return bool(filesystem.info(path).get("type") == "directory")
+    except FileNotFoundError:
+        return False
 
 
 def _remote_iceberg_marker(
@@ -255,7 +266,7 @@ def _remote_iceberg_marker(
         selector = pafs.FileSelector(metadata, allow_not_found=True)
         names = [i.path for i in ask(lambda: filesystem.get_file_info(selector), what)]
     else:
-        if not ask(lambda: filesystem.isdir(metadata), what):
+        if not ask(lambda: _isdir(filesystem, metadata), what) or not hasattr(filesystem, "ls"):
             return None
         try:
             names = list(ask(lambda: filesystem.ls(metadata, detail=False), what))
@@ -612,19 +623,8 @@ def discover(
         raise SourceError("no paths given")
     listed: list[tuple[_Listed, str | None]] = []  # the file, its partition root
     roots = []
-    #: local folders looked at for a table's root (each once)
-    seen: dict[str, TableRoot | None] = {}
+    local = _LocalTables(raw_files)
     probes = IOStats()
-
-    def refuse_local(path: str, tables: Sequence[TableRoot] | None = None) -> None:
-        """Raise when the local ``path`` is or lies inside a table, or (``tables``: found by
-        its listing) holds one."""
-        if raw_files:
-            return
-        table = _local_table_above(path, seen) if tables is None else next(iter(tables), None)
-        if table is not None:
-            raise table_folder_error(path, table)
-
     for item in items:
         p = os.fspath(item)
         if filesystem is None and p.startswith("file://"):
@@ -632,37 +632,63 @@ def discover(
         if filesystem is None and "://" in p:
             filesystem, p = filesystem_from_uri(p)
         if filesystem is None:
-            if _has_glob(p):
-                matches = sorted(globlib.glob(p, recursive=True))
-                if not matches:
-                    raise SourceError(f"no files match {p!r}")
-                for m in matches:
-                    if os.path.isdir(m):
-                        refuse_local(m)  # before its listing
-                        tables: list[TableRoot] = []
-                        listed += [(f, m) for f in _list_local(m, tables)]
-                        refuse_local(m, tables)
-                    elif not _is_hidden(os.path.basename(m)):
-                        refuse_local(m)
-                        listed.append((_local_file(m), None))
-                continue
-            if os.path.isdir(p):
+            if os.path.isdir(p) and not _has_glob(p):
                 roots.append(p)
-                refuse_local(p)  # before its listing
-                tables = []
-                listed += [(f, p) for f in _list_local(p, tables)]
-                refuse_local(p, tables)
-            elif os.path.isfile(p):
-                refuse_local(p)
-                listed.append((_local_file(p), None))
-            else:
-                raise ObjectNotFoundError(f"path not found: {p!r}")
+            listed += _list_local_path(p, local)
         else:
             files = _list_remote(p, filesystem, retry, raw_files, probes)
             root = p if len(files) != 1 or files[0][0] != p else None
             listed += [(f, root) for f in files]
     infos, pschema = _partitions(listed)
     return Dataset(roots[0] if len(roots) == 1 else None, infos, pschema, filesystem, retry=retry, probes=probes)
+
+
+class _LocalTables:
+    """Refuses local paths that are, hold or lie inside a table, unless the raw files are asked
+    for; each folder is looked at once."""
+
+    def __init__(self, raw_files: bool) -> None:
+        self.raw_files = raw_files
+        self.seen: dict[str, TableRoot | None] = {}
+
+    def refuse(self, path: str, tables: Sequence[TableRoot] | None = None) -> None:
+        """Raise when ``path`` is or lies inside a table, or (``tables``: found by its listing)
+        holds one."""
+        if self.raw_files:
+            return
+        table = _local_table_above(path, self.seen) if tables is None else next(iter(tables), None)
+        if table is not None:
+            raise table_folder_error(path, table)
+
+
+def _list_local_path(p: str, local: _LocalTables) -> list[tuple[_Listed, str | None]]:
+    """The files of one local path (a file, a folder, a glob), each with its partition root."""
+    if _has_glob(p):
+        matches = sorted(globlib.glob(p, recursive=True))
+        if not matches:
+            raise SourceError(f"no files match {p!r}")
+        out: list[tuple[_Listed, str | None]] = []
+        for m in matches:
+            if os.path.isdir(m):
+                out += _list_local_folder(m, local)
+            elif not _is_hidden(os.path.basename(m)):
+                local.refuse(m)
+                out.append((_local_file(m), None))
+        return out
+    if os.path.isdir(p):
+        return _list_local_folder(p, local)
+    if os.path.isfile(p):
+        local.refuse(p)
+        return [(_local_file(p), None)]
+    raise ObjectNotFoundError(f"path not found: {p!r}")
+
+
+def _list_local_folder(folder: str, local: _LocalTables) -> list[tuple[_Listed, str | None]]:
+    local.refuse(folder)  # before its listing
+    tables: list[TableRoot] = []
+    files: list[tuple[_Listed, str | None]] = [(f, folder) for f in _list_local(folder, tables)]
+    local.refuse(folder, tables)
+    return files
 
 
 def _partitions(listed: list[tuple[_Listed, str | None]]) -> tuple[list[FileInfo], pa.Schema]:

@@ -308,10 +308,6 @@ def ship_kernels(
     the CPUs) and store them in ``into`` (default: the installed package's ``_kernels`` folder,
     which a wheel or packed environment built afterwards carries). Replaces what was shipped;
     does nothing when it was built from these very sources, numba and Python (unless ``force``)."""
-    import json
-    import subprocess
-    import threading
-
     from lazyscan import kernel_cache
 
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -322,11 +318,48 @@ def ship_kernels(
         return report
     _check_writable(into)
     start = time.perf_counter()
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(kernel_cache.__file__)))
     with tempfile.TemporaryDirectory(prefix="lazyscan-ship-") as built:
-        done = [0] * jobs
-        totals = [0] * jobs
-        lock = threading.Lock()
+        _run_build_processes(jobs, built, progress, report)
+        if not any(f.startswith("build process") for f in report.failures):
+            kernel_cache.clear_shipped(into)
+            report.entries = kernel_cache.pack_shipped(built, into)
+            if not report.failures:
+                kernel_cache.write_shipped_stamp(into, report.entries)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _run_build_processes(
+    jobs: int, built: str, progress: Callable[[int, int, str], None] | None, report: ShipReport
+) -> None:
+    """``jobs`` processes, each compiling its share of the warm-up's steps for the portable CPU
+    level into its own cache under ``built``; their progress lines drive ``progress``, their
+    failures go into ``report``."""
+    import json
+    import subprocess
+    import threading
+
+    from lazyscan import kernel_cache
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(kernel_cache.__file__)))
+    done = [0] * jobs
+    totals = [0] * jobs
+    lock = threading.Lock()
+
+    def follow(part: int, child: subprocess.Popen[str]) -> None:
+        assert child.stdout is not None
+        for line in child.stdout:
+            if line.startswith("step "):
+                _, at, total, what = line.rstrip("\n").split(" ", 3)
+                with lock:
+                    done[part], totals[part] = int(at), int(total)
+                    if progress is not None:
+                        progress(sum(done), sum(totals), what)
+            elif line.startswith("{"):
+                with lock:
+                    report.failures.extend(json.loads(line).get("failures", []))
+
+    with contextlib.ExitStack() as files:
         children = []
         for part in range(jobs):
             env = {
@@ -336,35 +369,18 @@ def ship_kernels(
                 "PYTHONPATH": os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")])),
             }
             command = [sys.executable, "-m", "lazyscan.scan.warmup", str(part), str(jobs)]
-            children.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-
-        def follow(part: int, child: subprocess.Popen[str]) -> None:
-            assert child.stdout is not None
-            for line in child.stdout:
-                if line.startswith("step "):
-                    _, at, total, what = line.rstrip("\n").split(" ", 3)
-                    with lock:
-                        done[part], totals[part] = int(at), int(total)
-                        if progress is not None:
-                            progress(sum(done), sum(totals), what)
-                elif line.startswith("{"):
-                    report.failures.extend(json.loads(line).get("failures", []))
-
-        readers = [threading.Thread(target=follow, args=(i, c), daemon=True) for i, c in enumerate(children)]
+            errors = files.enter_context(tempfile.TemporaryFile(mode="w+"))  # a full pipe would stall it
+            child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
+            children.append((child, errors))
+        readers = [threading.Thread(target=follow, args=(i, c), daemon=True) for i, (c, _) in enumerate(children)]
         for reader in readers:
             reader.start()
-        for part, child in enumerate(children):
-            _, errors = child.communicate()
+        for part, (child, errors) in enumerate(children):
             readers[part].join()
-            if child.returncode != 0:
-                report.failures.append(f"build process {part} exited with {child.returncode}: {errors.strip()[-2000:]}")
-        if not any(f.startswith("build process") for f in report.failures):
-            kernel_cache.clear_shipped(into)
-            report.entries = kernel_cache.pack_shipped(built, into)
-            if not report.failures:
-                kernel_cache.write_shipped_stamp(into, report.entries)
-    report.seconds = time.perf_counter() - start
-    return report
+            if child.wait() != 0:
+                errors.seek(0)
+                tail = errors.read().strip()[-2000:]
+                report.failures.append(f"build process {part} exited with {child.returncode}: {tail}")
 
 
 def _check_writable(into: str) -> None:
