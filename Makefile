@@ -22,11 +22,12 @@ TEST_WORKERS ?= 2
 
 .PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-old-spark bench java clean kernels
 
-$(STAMP): pyproject.toml
+# constraints.txt: the versions the environment is made of (pip resolves at once, no backtracking)
+$(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "lazyscan needs $(PYTHON) (set PYTHON=...)"; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[spark,bench,dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,bench,dev]'
 	@touch $(STAMP)
 
 $(STAMP35): pyproject.toml
