@@ -304,7 +304,8 @@ class CompileLock:
     enough. A process that waits too long (a stuck holder) compiles anyway: waiting is an
     optimisation, never a reason to hang."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str | None = None) -> None:
+        #: None: the lock beside the cache (:func:`_lock_path`), found at the first compile
         self.path = path
         self.depth = 0
         self._fd: int | None = None
@@ -320,6 +321,8 @@ class CompileLock:
             import fcntl
         except ImportError:  # Windows: no lock, every process compiles
             return False
+        if self.path is None:
+            self.path = _lock_path()
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError:
@@ -371,7 +374,7 @@ def _lock_path() -> str:
     return os.path.join(tempfile.gettempdir(), f"lazyscan-{user}-{place}.compile.lock")
 
 
-COMPILE_LOCK = CompileLock(_lock_path())
+COMPILE_LOCK = CompileLock()
 
 _original_load = caching.Cache._load_overload
 _original_save = caching.Cache.save_overload

@@ -22,40 +22,26 @@ import pytest
 
 from lazyscan import kernel_cache
 from lazyscan.kernel_cache import CompileLock, pack_shipped
+from tests.support.compiles import COMPILE_COUNTER
 
 REPO = Path(__file__).resolve().parents[1]
 
 # a physical read of every column (a few kernels: the whole-column route), then how many kernel
-# signatures were compiled into machine code (numba's compile events that succeeded: a typing
-# attempt numba retries with literal arguments produces nothing) and loaded; kernels that are
-# never cached (compiled into each caller) are not counted
-PROBE = """
+# signatures were compiled into machine code (tests.support.compiles) and loaded from a cache
+PROBE = COMPILE_COUNTER + """
 import json, sys
-from numba.core import event
 import lazyscan
 from lazyscan import kernel_cache
 if {no_portable_cpu!r}:
     kernel_cache.host_runs_portable_code = lambda: False
 from lazyscan.parquet import ParquetFile
 from lazyscan.scan.warmup import _kernels
-
-class Compiled(event.Listener):
-    count = 0
-    def on_start(self, ev):
-        pass
-    def on_end(self, ev):
-        kernel = ev.data["dispatcher"]
-        if ev._exc_details is None and kernel.py_func.__module__.startswith("lazyscan.") and kernel._cache.cache_path:
-            self.count += 1
-
-compiled = Compiled()
-event.register("numba:compile", compiled)
 path = {path!r}
 with ParquetFile(path) as pf:
     columns = {{c.name: pf.read_column(0, c.name).to_pylist() for c in pf.schema.columns}}
 cached = [k for k in _kernels() if k._cache.cache_path is not None]
 loaded = sum(sum(k.stats.cache_hits.values()) for k in cached)
-print(json.dumps({{"file": lazyscan.__file__, "columns": columns, "compiled": compiled.count, "loaded": loaded}}))
+print(json.dumps({{"file": lazyscan.__file__, "columns": columns, "compiled": _Compiled.count, "loaded": loaded}}))
 """
 
 

@@ -14,6 +14,7 @@ import pytest
 from benchmarks.data import tpchgen_binary
 from lazyscan.cli import main as cli
 from lazyscan.scan import warmup
+from tests.support.compiles import COMPILE_COUNTER
 
 # every signature each of lazyscan's kernels holds in this process, as JSON on the last line
 SIGNATURES = """
@@ -117,22 +118,7 @@ def test_sample_files_round_trip(tmp_path: Path) -> None:
             assert orc.ORCFile(path).nrows == warmup.ROWS
 
 
-# successful compiles of lazyscan's cached kernels in this process, as JSON on the last line
-# (a typing attempt numba retries with literal arguments compiles nothing: not counted)
-COMPILES = """
-from numba.core import event
-
-class _Compiled(event.Listener):
-    count = 0
-    def on_start(self, ev):
-        pass
-    def on_end(self, ev):
-        kernel = ev.data["dispatcher"]
-        if ev._exc_details is None and kernel.py_func.__module__.startswith("lazyscan.") and kernel._cache.cache_path:
-            _Compiled.count += 1
-
-event.register("numba:compile", _Compiled())
-"""
+# the kernel signatures compiled in this process (tests.support.compiles), as JSON on the last line
 COMPILED = """
 import json
 print(json.dumps({"compiled": _Compiled.count, "file": lazyscan.__file__}))
@@ -166,7 +152,7 @@ def test_a_new_machine_with_the_shipped_kernels_compiles_nothing_for_tpch_reads(
     lineitem = _lineitem(tmp_path)
     value = pq.read_table(lineitem, columns=["l_comment"]).column(0)[17].as_py()
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "new-machine-cache")
-    code = COMPILES + TPCH_READS.format(path=str(lineitem), value=value) + COMPILED
+    code = COMPILE_COUNTER + TPCH_READS.format(path=str(lineitem), value=value) + COMPILED
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=package, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])

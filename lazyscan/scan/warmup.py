@@ -319,8 +319,7 @@ def ship_kernels(
     _check_writable(into)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="lazyscan-ship-") as built:
-        _run_build_processes(jobs, built, progress, report)
-        if not any(f.startswith("build process") for f in report.failures):
+        if _run_build_processes(jobs, built, progress, report):
             kernel_cache.clear_shipped(into)
             report.entries = kernel_cache.pack_shipped(built, into)
             if not report.failures:
@@ -331,10 +330,10 @@ def ship_kernels(
 
 def _run_build_processes(
     jobs: int, built: str, progress: Callable[[int, int, str], None] | None, report: ShipReport
-) -> None:
+) -> bool:
     """``jobs`` processes, each compiling its share of the warm-up's steps for the portable CPU
     level into its own cache under ``built``; their progress lines drive ``progress``, their
-    failures go into ``report``."""
+    failures go into ``report``. True when every process ran to its end."""
     import json
     import subprocess
     import threading
@@ -375,12 +374,15 @@ def _run_build_processes(
         readers = [threading.Thread(target=follow, args=(i, c), daemon=True) for i, (c, _) in enumerate(children)]
         for reader in readers:
             reader.start()
+        finished = True
         for part, (child, errors) in enumerate(children):
             readers[part].join()
             if child.wait() != 0:
+                finished = False
                 errors.seek(0)
                 tail = errors.read().strip()[-2000:]
                 report.failures.append(f"build process {part} exited with {child.returncode}: {tail}")
+    return finished
 
 
 def _check_writable(into: str) -> None:
