@@ -18,8 +18,9 @@ file's Arrow schema, where each table column comes from (field ids, else the tab
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -331,16 +332,8 @@ def plan_iceberg(
         return plan
     where = f"Iceberg table {table_name!r}, snapshot {snapshot.snapshot_id}"
 
-    try:
+    with _reading(where, "manifest list", snapshot.manifest_list):
         manifests = snapshot.manifests(io)
-    except FileNotFoundError as exc:
-        raise IcebergPlanError(
-            f"{where}: manifest list is missing", file=snapshot.manifest_list
-        ) from exc
-    except Exception as exc:
-        raise IcebergPlanError(
-            f"{where}: manifest list cannot be read: {exc}", file=snapshot.manifest_list
-        ) from exc
     data_manifests = [m for m in manifests if m.content == ManifestContent.DATA]
     delete_manifests = [m for m in manifests if m.content == ManifestContent.DELETES]
 
@@ -349,30 +342,14 @@ def plan_iceberg(
     planner = ManifestGroupPlanner(metadata, io, row_filter=row_filter)
     data_entries = []
     for manifest in data_manifests:
-        try:
+        with _reading(where, "manifest", manifest.manifest_path):
             for entries in planner.plan_manifest_entries([manifest]):
                 data_entries.extend(entries)
-        except FileNotFoundError as exc:
-            raise IcebergPlanError(
-                f"{where}: manifest is missing", file=manifest.manifest_path
-            ) from exc
-        except Exception as exc:
-            raise IcebergPlanError(
-                f"{where}: manifest cannot be read: {exc}", file=manifest.manifest_path
-            ) from exc
 
     delete_entries = []
     for manifest in delete_manifests:
-        try:
+        with _reading(where, "delete manifest", manifest.manifest_path):
             delete_entries.extend(manifest.fetch_manifest_entry(io, discard_deleted=True))
-        except FileNotFoundError as exc:
-            raise IcebergPlanError(
-                f"{where}: delete manifest is missing", file=manifest.manifest_path
-            ) from exc
-        except Exception as exc:
-            raise IcebergPlanError(
-                f"{where}: delete manifest cannot be read: {exc}", file=manifest.manifest_path
-            ) from exc
 
     positions_by_file: dict[str, list[tuple[int, np.ndarray, str]]] = {}
     equality_entries = []
@@ -495,6 +472,18 @@ def plan_iceberg(
         )
     plan.files = tuple(planned)
     return plan
+
+
+@contextlib.contextmanager
+def _reading(where: str, what: str, path: str) -> Iterator[None]:
+    """A failure reading ``path`` (the ``what`` of the table and snapshot ``where``) as an
+    :class:`IcebergPlanError` naming it: missing, or unreadable and why."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        raise IcebergPlanError(f"{where}: {what} is missing", file=path) from exc
+    except Exception as exc:
+        raise IcebergPlanError(f"{where}: {what} cannot be read: {exc}", file=path) from exc
 
 
 def _partition_key(data_file: Any) -> tuple[Any, ...]:
