@@ -67,6 +67,13 @@ def _copy_package(to: Path) -> Path:
     return to
 
 
+def _copy_with_shipped(package: Path, to: Path) -> Path:
+    """Another copy of the package, with ``package``'s shipped kernels (to damage or age)."""
+    other = _copy_package(to)
+    shutil.copytree(package / "lazyscan" / "_kernels", other / "lazyscan" / "_kernels")
+    return other
+
+
 def _probe(where: Path, cache: Path, path: Path, *, env: dict[str, str] | None = None, no_portable_cpu: bool = False,
            start_only: bool = False) -> dict[str, object] | subprocess.Popen[bytes]:
     full_env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(where), **(env or {})}
@@ -126,8 +133,7 @@ def test_a_cpu_without_the_portable_level_compiles_and_reads_the_same(shipped: t
 
 def test_kernels_shipped_by_another_numba_version_are_not_used(shipped: tuple[Path, Path], tmp_path: Path) -> None:
     package, path = shipped
-    other = _copy_package(tmp_path / "pkg")
-    shutil.copytree(package / "lazyscan" / "_kernels", other / "lazyscan" / "_kernels")
+    other = _copy_with_shipped(package, tmp_path / "pkg")
     for index in (other / "lazyscan" / "_kernels").rglob("*.nbi"):
         with open(index, "rb") as f:
             pickle.load(f)
@@ -140,8 +146,7 @@ def test_kernels_shipped_by_another_numba_version_are_not_used(shipped: tuple[Pa
 
 def test_a_changed_module_does_not_load_its_old_shipped_kernels(shipped: tuple[Path, Path], tmp_path: Path) -> None:
     package, path = shipped
-    other = _copy_package(tmp_path / "pkg")
-    shutil.copytree(package / "lazyscan" / "_kernels", other / "lazyscan" / "_kernels")
+    other = _copy_with_shipped(package, tmp_path / "pkg")
     kernels = other / "lazyscan" / "parquet" / "kernels.py"
     kernels.write_text(kernels.read_text() + "\n# changed\n")
     got = _probe(other, tmp_path / "empty-cache", path)
@@ -266,8 +271,7 @@ def test_ship_into_a_folder_it_cannot_write_says_so_before_compiling(tmp_path: P
 
 def test_damaged_shipped_kernels_are_compiled_instead_with_a_warning(shipped: tuple[Path, Path], tmp_path: Path) -> None:
     package, path = shipped
-    other = _copy_package(tmp_path / "pkg")
-    shutil.copytree(package / "lazyscan" / "_kernels", other / "lazyscan" / "_kernels")
+    other = _copy_with_shipped(package, tmp_path / "pkg")
     for index in (other / "lazyscan" / "_kernels").rglob("*.nbi"):
         raw = index.read_bytes()
         index.write_bytes(raw[: len(raw) // 2])  # a truncated index
