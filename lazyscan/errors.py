@@ -135,3 +135,18 @@ class TransientSourceError(SourceError):
 class FileChangedError(FileError):
     """A file changed between planning and reading (another size, modification time, ETag or
     footer): its planned metadata no longer describes its bytes."""
+
+
+class MissingDependencyError(LazyScanError, ImportError):
+    """An optional package lazyscan needs for what was asked is not installed (the message
+    names the ``pip install`` that brings it)."""
+
+
+class IcebergPlanError(CorruptFileError):
+    """An Iceberg table whose metadata or delete files cannot be planned (missing or corrupt
+    manifest, delete file pointing past its data file). The message names the table, the snapshot
+    and the file."""
+
+
+class IcebergUnsupportedError(UnsupportedFeatureError):
+    """An Iceberg table feature lazyscan does not read; the message names the feature."""

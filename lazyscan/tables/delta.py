@@ -30,11 +30,12 @@ import pyarrow.parquet as pq
 
 from lazyscan.errors import (
     CorruptFileError,
-    LazyScanError,
+    MissingDependencyError,
     ObjectNotFoundError,
     OptionError,
     UnsupportedFeatureError,
 )
+from lazyscan.tables.plan import FileColumnStats, FileRead, LogicalColumn
 
 __all__ = [
     "ColumnMapping",
@@ -71,10 +72,6 @@ _COMMIT = re.compile(r"^(\d{20})\.json$")
 _CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(?:\.\d+\.\d+|\.[0-9a-fA-F-]+)?\.(parquet|json)$")
 
 
-class MissingDependencyError(LazyScanError, ImportError):
-    """An optional package lazyscan needs for what was asked is not installed."""
-
-
 @dataclass(frozen=True)
 class ColumnMapping:
     """A top-level column's logical name, its name in the data files and, under column mapping
@@ -85,13 +82,8 @@ class ColumnMapping:
     field_id: int | None = None
 
 
-@dataclass(frozen=True)
-class ColumnStats:
-    """A data file's statistics of one column, as the log states them (``None``: not stated)."""
-
-    min: Any = None
-    max: Any = None
-    null_count: int | None = None
+#: a data file's statistics of one column, as the log states them (``None``: not stated)
+ColumnStats = FileColumnStats
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,6 +137,40 @@ class TablePlan:
     def physical_names(self) -> dict[str, str]:
         """Logical column name -> the name in the data files."""
         return {c.name: c.physical_name for c in self.columns}
+
+    @property
+    def context(self) -> str:
+        """``Delta table '…', version N``: the prefix of messages about this plan's files."""
+        return f"Delta table {self.root!r}, version {self.version}"
+
+    @property
+    def constant_columns(self) -> tuple[str, ...]:
+        """Partition columns: not in the data files, one value per file in the log."""
+        return self.partition_columns
+
+    def file_reads(self) -> list[FileRead]:
+        """How the scan reads each data file (:class:`~lazyscan.tables.plan.FileRead`): under
+        column mapping by id through the Parquet field ids, else by physical name."""
+        by_id = self.column_mapping == "id"
+        columns = tuple(
+            LogicalColumn(c.name, c.field_id, (c.physical_name,)) for c in self.columns
+        )
+        where = self.context
+        return [
+            FileRead(
+                where=where,
+                path=f.path,
+                size=f.size,
+                file_format="parquet",
+                num_records=f.num_records,
+                columns=columns,
+                by_field_id=by_id,
+                constants={k: v for k, v in f.partition_values.items() if k in self.partition_columns},
+                deleted_rows=f.deleted_rows,
+                stats=f.stats,
+            )
+            for f in self.files
+        ]
 
 
 # --- Z85 and RoaringBitmap ---------------------------------------------------------------------

@@ -27,32 +27,38 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, ObjectNotFoundError, UnsupportedFeatureError
+from lazyscan.errors import (
+    IcebergPlanError,
+    IcebergUnsupportedError,
+    MissingDependencyError,
+    ObjectNotFoundError,
+)
+from lazyscan.tables.plan import (
+    ColumnSource,
+    EqualityDelete,
+    FileRead,
+    LogicalColumn,
+    field_ids_of,
+)
+
+__all__ = [
+    "ColumnSource",
+    "EqualityDelete",
+    "IcebergFile",
+    "IcebergPlan",
+    "IcebergPlanError",
+    "IcebergUnsupportedError",
+    "Rerooter",
+    "describe",
+    "plan_iceberg",
+    "resolve_columns",
+    "static_table",
+    "strip_authority",
+    "verify_files",
+]
 
 #: Arrow field metadata key holding the Iceberg field id (the key Parquet readers use)
 FIELD_ID_KEY = b"PARQUET:field_id"
-
-
-class IcebergPlanError(CorruptFileError):
-    """An Iceberg table whose metadata or delete files cannot be planned (missing or corrupt
-    manifest, delete file pointing past its data file). The message names the table, the snapshot
-    and the file. (To move to :mod:`lazyscan.errors`.)"""
-
-
-class IcebergUnsupportedError(UnsupportedFeatureError):
-    """An Iceberg table feature lazyscan does not read; the message names the feature.
-    (To move to :mod:`lazyscan.errors`.)"""
-
-
-@dataclass(frozen=True)
-class EqualityDelete:
-    """Rows of one equality delete file that apply to a data file: a data row is deleted when its
-    values of ``field_ids`` equal one row of ``keys`` (null equals null). ``keys`` has one column
-    per field id, named as the snapshot's schema names the field."""
-
-    path: str
-    field_ids: tuple[int, ...]
-    keys: pa.Table
 
 
 @dataclass
@@ -115,17 +121,46 @@ class IcebergPlan:
         """``Iceberg table '…', snapshot N``: the prefix of errors about this plan's files."""
         return f"Iceberg table {self.table!r}, snapshot {self.snapshot_id}"
 
+    @property
+    def constant_columns(self) -> tuple[str, ...]:
+        """None: a file may store its identity partition columns, and partition specs evolve,
+        so a column's partition value is used only where the opened file lacks the column."""
+        return ()
 
-@dataclass(frozen=True)
-class ColumnSource:
-    """Where a table column comes from in one data file: the file's column ``file_name``, or
-    (``file_name`` None) the constant ``default`` (null unless a v3 initial default or an identity
-    partition value applies)."""
-
-    table_name: str
-    field_id: int
-    file_name: str | None
-    default: Any = None
+    def file_reads(self) -> list[FileRead]:
+        """How the scan reads each data file (:class:`~lazyscan.tables.plan.FileRead`): columns
+        by field id, or through the name mapping in files without field ids; a column a file
+        lacks reads as its identity partition value, its initial default, or null."""
+        mapped_names: dict[int, tuple[str, ...]] = {}
+        if self.name_mapping is not None:
+            for mapped in self.name_mapping:
+                if mapped.field_id is not None:
+                    mapped_names[mapped.field_id] = tuple(mapped.names)
+        columns = []
+        for f in self.schema:
+            fid = int((f.metadata or {})[FIELD_ID_KEY])
+            columns.append(LogicalColumn(f.name, fid, mapped_names.get(fid, ())))
+        shared = tuple(columns)
+        by_name = {c.field_id: c.name for c in shared}
+        initial = {by_name[fid]: v for fid, v in self.initial_defaults.items() if fid in by_name}
+        reads = []
+        for data_file in self.files:
+            identity = {k: v for k, v in data_file.identity_values.items() if k in self.schema.names}
+            reads.append(
+                FileRead(
+                    where=self.context,
+                    path=data_file.path,
+                    size=data_file.size,
+                    file_format=data_file.file_format,
+                    num_records=data_file.num_records,
+                    columns=shared,
+                    by_field_id=True,
+                    defaults={**initial, **identity},
+                    deleted_rows=data_file.deleted_rows,
+                    equality_deletes=tuple(data_file.equality_deletes),
+                )
+            )
+        return reads
 
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:(//[^/]*)?")
@@ -169,6 +204,15 @@ def _reroot_io(base_properties: Mapping[str, str], rerooter: Rerooter) -> Any:
             return super().new_output(rerooter(location))
 
     return RerootFileIO(dict(base_properties))
+
+
+def _require_pyiceberg() -> None:
+    try:
+        import pyiceberg  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError(
+            "reading Apache Iceberg tables needs the pyiceberg package: pip install 'lazyscan[tables]'"
+        ) from None
 
 
 def _latest_metadata_file(folder: str) -> str:
@@ -276,6 +320,7 @@ def plan_iceberg(
     old location prefixes to where the table is now. ``row_filter``: a pyiceberg expression or
     filter string, used to prune files; each file's residual is in :attr:`IcebergFile.residual`.
     """
+    _require_pyiceberg()
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.expressions.visitors import residual_evaluator_of
     from pyiceberg.io.pyarrow import schema_to_pyarrow
@@ -596,7 +641,7 @@ def _read_equality_keys(
     io: Any, path: str, fmt: str, ids: tuple[int, ...], schema: Any, where: str
 ) -> pa.Table:
     table = _read_arrow(io, path, fmt, where)
-    by_id = _field_ids(table.schema)
+    by_id = field_ids_of(table.schema)
     columns = []
     names = []
     for fid in ids:
@@ -609,18 +654,6 @@ def _read_equality_keys(
     return pa.table(columns, names=names)
 
 
-def _field_ids(schema: pa.Schema) -> dict[int, str]:
-    """Top-level field id -> column name, from Parquet (``PARQUET:field_id``) or ORC
-    (``iceberg.id``) field metadata."""
-    out = {}
-    for f in schema:
-        meta = f.metadata or {}
-        raw = meta.get(FIELD_ID_KEY) or meta.get(b"iceberg.id")
-        if raw is not None:
-            out[int(raw)] = f.name
-    return out
-
-
 def resolve_columns(
     plan: IcebergPlan, data_file: IcebergFile, file_schema: pa.Schema
 ) -> list[ColumnSource]:
@@ -631,7 +664,7 @@ def resolve_columns(
     matched through the table's name mapping. A column the file lacks reads as its identity
     partition value, its v3 initial default, or null.
     """
-    by_id = _field_ids(file_schema)
+    by_id = field_ids_of(file_schema)
     if not by_id and plan.name_mapping is not None:
         for mapped in plan.name_mapping:
             for name in mapped.names:
