@@ -65,6 +65,8 @@ class FileInfo:
     partition_values: dict[str, Any] = field(default_factory=dict)
     identity: FileIdentity | None = None
     footer_digest: bytes | None = None
+    #: for a data file of a table: how to read it (:class:`~lazyscan.tables.plan.FileRead`)
+    table: Any = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class FileSplit:
     partition_values: dict[str, Any] = field(default_factory=dict)
     identity: FileIdentity | None = None
     footer_digest: bytes | None = None
+    #: for a data file of a table: how to read it (:class:`~lazyscan.tables.plan.FileRead`)
+    table: Any = None
 
 
 _Pinned = TypeVar("_Pinned", FileInfo, FileSplit)
@@ -164,7 +168,7 @@ def _local_iceberg_marker(metadata: str) -> str | None:
     return None
 
 
-def _local_table_at(folder: str) -> TableRoot | None:
+def table_at(folder: str) -> TableRoot | None:
     """The table whose root is the local ``folder``, if it is one."""
     log = os.path.join(folder, DELTA_LOG)
     if os.path.isdir(log):
@@ -181,7 +185,7 @@ def _local_table_above(path: str, seen: dict[str, TableRoot | None]) -> TableRoo
     folder = here if os.path.isdir(here) else os.path.dirname(here)
     while True:
         if folder not in seen:
-            seen[folder] = _local_table_at(folder)
+            seen[folder] = table_at(folder)
         if seen[folder] is not None:
             return seen[folder]
         parent = os.path.dirname(folder)
@@ -299,17 +303,21 @@ def table_folder_error(path: str, table: TableRoot, remote: bool = False) -> Tab
     if table.kind == "delta":
         evidence = f"its log is {table.marker}"
         removed = "rows the table removed (the files of its older versions stay in the folder)"
-        reader = f"read the table with the deltalake package (deltalake.DeltaTable({table.root!r}).to_pyarrow_table())"
+        reader = (
+            f"read the table with lazyscan.scan({table.root!r}) (time travel: version= or timestamp=; "
+            "a filter on its partition columns reads only their files)"
+        )
     else:
         evidence = f"its metadata is {table.marker}"
         removed = (
             "rows the table removed (the files of its older snapshots stay in the folder, and its "
             "delete files are not applied)"
         )
-        reader = "read the table with pyiceberg (its catalog's load_table(...).scan().to_arrow(), or StaticTable.from_metadata(<metadata file>))"
+        where = "a pyiceberg Table, e.g. its catalog's load_table(...)" if remote else repr(table.root)
+        reader = f"read the table with lazyscan.scan({where}) (time travel: snapshot_id= or as_of=)"
     return TableFolderError(
         f"{path} {relation} ({evidence}): reading its folder as plain files would return {removed}. "
-        f"lazyscan does not read {name} tables yet: {reader}; or, to read the Parquet and ORC files "
+        f"To {reader}; or, to read the Parquet and ORC files "
         "in the folder as they are on purpose, pass the scan option raw_files=True "
         "(command line: --raw-files; Spark: the option rawFiles=true of lazyscan.spark.read or the lazyscan "
         "data source)",
@@ -338,7 +346,7 @@ def _list_local(root: str, tables: list[TableRoot] | None = None) -> list[_Liste
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         if DELTA_LOG in dirnames or ICEBERG_METADATA in dirnames:
-            table = _local_table_at(dirpath)
+            table = table_at(dirpath)
             if table is not None and tables is not None:
                 tables.append(table)
             if ICEBERG_METADATA in dirnames and _local_iceberg_marker(os.path.join(dirpath, ICEBERG_METADATA)):

@@ -29,6 +29,7 @@ from lazyscan.scan.conjuncts import Conjunct, PredicateOrder
 from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, check_planned
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
+from lazyscan.scan.table_source import TableFile
 
 #: row groups whose filter columns a scan on an object store fetches ahead, at least
 READ_AHEAD = 2
@@ -49,6 +50,7 @@ class PlannedScan(Protocol):
     key_switch: dict[int, bool]
     #: column name -> its field in the dataset schema
     field_of: dict[str, pa.Field]
+    dataset_schema: pa.Schema
     output_columns: list[str]
     predicate_columns: list[str]
     payload_columns: list[str]
@@ -86,11 +88,16 @@ class FileContext:
             # below, and the footer read compared with the plan's
             kept.close()
             kept = None
+        read = task.info.table
+        #: the format the file is opened as (a table's plan names it)
+        self.format = read.file_format if read is not None else scan.options.format
         if kept is not None:
             kept.use_options(scan.reader_options)
             self.file: UnitFile = kept
         else:
-            self.file = open_units(task.info.path, scan.filesystem, scan.reader_options, scan.options.format)
+            self.file = open_units(task.info.path, scan.filesystem, scan.reader_options, self.format)
+        #: a data file of a table: its logical columns, constants and deletes
+        self.table: TableFile | None = None
         try:
             if kept is not None:
                 # opened while planning: the scan reads with that open's footer, so the file must
@@ -100,10 +107,15 @@ class FileContext:
                 # the version the plan was made from (no request: the open's own stat or HEAD
                 # and its tail read tell)
                 check_planned(task.info, self.file)
+            if read is not None:
+                self.table = TableFile(self.file, read, scan.dataset_schema, scan.filesystem)
+                self.file = self.table.file
         except BaseException:
             self.file.close()
             raise
         self.partition_values = dict(task.info.partition_values)
+        if self.table is not None:
+            self.partition_values.update(self.table.constants)
         units = task.row_groups
         if isinstance(task.info, FileSplit):
             units = self.file.units_of_split(task.info.start, task.info.length)
@@ -156,7 +168,7 @@ class FileContext:
         if not _size_only(source.identity):
             return source.identity.describe_difference(source.current_identity())
         scan = self.scan
-        with open_units(self.info.path, scan.filesystem, scan.reader_options, scan.options.format) as again:
+        with open_units(self.info.path, scan.filesystem, scan.reader_options, self.format) as again:
             if again.footer_digest != self.file.footer_digest:
                 return "its footer differs from the one read"
             return source.identity.describe_difference(again.source.identity)

@@ -21,6 +21,8 @@ from typing import Any
 
 COUNTERS = (
     "files",
+    "files_pruned_partition",
+    "files_pruned_table_stats",
     "row_groups_total",
     "row_groups_pruned_partition",
     "row_groups_pruned_stats",
@@ -41,6 +43,8 @@ COUNTERS = (
     "retries",
     "cached_reads",
     "rows_total",
+    "rows_removed_position_deletes",
+    "rows_removed_equality_deletes",
     "rows_after_pruning",
     "rows_returned",
     "values_decoded",

@@ -18,19 +18,26 @@ import concurrent.futures as cf
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
-from lazyscan.errors import FileChangedError, FileError, OptionError, SourceError
+from lazyscan.errors import (
+    FileChangedError,
+    FileError,
+    ObjectNotFoundError,
+    OptionError,
+    SourceError,
+    TableFolderError,
+)
 from lazyscan.format.options import ReaderOptions
 from lazyscan.format.units import open_units
 from lazyscan.io.pools import SharedPool
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import ReadOptions
-from lazyscan.predicate import bind, evaluate, to_expr
+from lazyscan.predicate import Answer, bind, evaluate, evaluate_statistics, to_expr
 from lazyscan.predicate.bind import NameResolver, check_bound
 from lazyscan.predicate.bound import BoundExpr, BoundKeyIn
 from lazyscan.predicate.casts import session_time_zone
@@ -48,6 +55,13 @@ from lazyscan.scan.dataset import (
 from lazyscan.scan.files import FileContext, FileTask
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
+from lazyscan.scan.table_source import (
+    TABLE_OPTIONS,
+    plan_table,
+    table_of,
+    table_statistics,
+    table_tasks,
+)
 from lazyscan.scan.unit_scan import (
     BLOOM,
     DICTIONARY,
@@ -58,6 +72,10 @@ from lazyscan.scan.unit_scan import (
     UnitScan,
     record_ruled_out,
 )
+from lazyscan.tables.plan import FileRead, PlannedTable
+
+#: the tier of data files a table's statistics rule out (its name in the decision log)
+TABLE_STATISTICS = "table_statistics"
 
 
 def empty_table(schema: pa.Schema) -> pa.Table:
@@ -175,10 +193,14 @@ class Scan:
         filesystem: Any = None,
         schema: pa.Schema | None = None,
         options: ScanOptions | None = None,
+        table_options: Mapping[str, Any] | None = None,
     ) -> None:
         t0 = time.perf_counter()
         self.options = options or ScanOptions()
         self.filesystem = filesystem
+        #: the table snapshot read (None: plain files)
+        self.table: PlannedTable | None = None
+        self._table_options = {k: (table_options or {}).get(k) for k in TABLE_OPTIONS}
         self.profile = Profile()
         #: the file (or byte range) whose read raised the error that ended the iteration
         self.failed_part: FileInfo | FileSplit | None = None
@@ -198,15 +220,27 @@ class Scan:
     def _plan_sources(self, source: Any) -> None:
         """The files to read: the byte ranges given (a list of :class:`FileSplit`), or the
         files a path, folder, glob or :class:`Dataset` holds."""
+        self.dataset: Dataset | None = None
         if _is_splits(source):
-            self.dataset: Dataset | None = None
             self._plan.tasks = [FileTask(s) for s in source]
             return
+        self.table = table_of(source, self.options.raw_files, self._table_options)
+        if self.table is not None:
+            return
         retry = self.reader_options.retry
-        ds = (
-            discover(source, self.filesystem, retry=retry, raw_files=self.options.raw_files)
-            if not isinstance(source, Dataset) else source
-        )
+        try:
+            ds = (
+                discover(source, self.filesystem, retry=retry, raw_files=self.options.raw_files)
+                if not isinstance(source, Dataset) else source
+            )
+        except TableFolderError as e:
+            # a Delta table on an object store, named by its URI: read as the table
+            if not (e.kind == "delta" and isinstance(source, str) and "://" in source and e.root is not None
+                    and e.root.rstrip("/").endswith(source.split("://", 1)[1].rstrip("/"))):
+                raise
+            given = {k: v for k, v in self._table_options.items() if v is not None}
+            self.table = plan_table("delta", source, given)
+            return
         ds.retry = retry
         if ds.format is None and self.options.format is not None:
             ds.format = self.options.format
@@ -218,7 +252,12 @@ class Scan:
         """The dataset schema (``schema`` if given, else merged from the footers, the files
         read pinned to the versions read) and the partition columns."""
         ds = self.dataset
-        if ds is None:
+        if self.table is not None:
+            table_schema, constant, files = table_tasks(self.table, self.filesystem)
+            schema = schema if schema is not None else table_schema
+            self._plan.tasks = [FileTask(f) for f in files]
+            self.partition_columns = constant
+        elif ds is None:
             partition_names = _partition_names(source)
             if schema is None:
                 schema = self._schema_of_splits(source, partition_names)
@@ -365,10 +404,47 @@ class Scan:
             for rg in ctx.row_groups:
                 yield _Unit(number, task.info, ctx, rg)
 
+    def _pruned_by_table_statistics(self, read: FileRead) -> Conjunct | None:
+        """Table tier: the conjunct the statistics the table states of a data file (and its
+        partition values) rule out, if any; the file is then not opened."""
+        if not (self.options.filter_in_scan and self.options.prune_statistics) or not (read.stats or read.constants):
+            return None
+        stats = table_statistics(read, self.field_of, self.predicate_columns)
+        for c in self.conjuncts:
+            if evaluate_statistics(c.bound, stats) is Answer.CANNOT_MATCH:
+                return c
+        return None
+
+    def _open_table_file(self, task: FileTask) -> FileContext | None:
+        """A data file of a table opened for reading; None when the table's statistics or its
+        partition values rule it out (counted per file: it is not opened)."""
+        read = task.info.table
+        pruned_by = self._file_pruned(task)
+        tier = PARTITION.name
+        if pruned_by is None:
+            pruned_by = self._pruned_by_table_statistics(read)
+            tier = TABLE_STATISTICS
+        if pruned_by is not None:
+            self.profile.add("rows_total", read.num_records or 0)
+            self.profile.add("files_pruned_table_stats" if tier == TABLE_STATISTICS else "files_pruned_partition")
+            if tier == TABLE_STATISTICS:
+                self.profile.decide(pruned_by.text, tier)
+            return None
+        try:
+            return FileContext(self, task)
+        except ObjectNotFoundError as e:
+            raise ObjectNotFoundError(f"{read.where}: its data file {read.path!r} is missing ({e})") from None
+        except FileChangedError as e:
+            raise FileChangedError(
+                f"{read.where}: the data file is not the one the table lists ({e.reason})", file=read.path
+            ) from None
+
     def _open(self, task: FileTask) -> FileContext | None:
         """The file of ``task`` opened for reading; None when its partition values rule it out
         (its units are counted as the partition tier's)."""
         self.profile.add("files")
+        if task.info.table is not None:
+            return self._open_table_file(task)
         pruned_by = self._file_pruned(task)
         if pruned_by is None:
             return FileContext(self, task)
@@ -594,6 +670,12 @@ def scan(
     threads: int | None = None,
     filesystem: Any = None,
     schema: pa.Schema | None = None,
+    version: int | None = None,
+    timestamp: Any = None,
+    snapshot_id: int | None = None,
+    as_of: Any = None,
+    reroot: Mapping[str, str] | None = None,
+    storage_options: Mapping[str, str] | None = None,
     **options: Any,
 ) -> Scan:
     """Scan Parquet files with a filter evaluated inside the scan.
@@ -613,13 +695,25 @@ def scan(
     spelling.
     ``options``: fields of :class:`ScanOptions` (pruning tiers, late materialization, ...).
 
-    A Delta Lake or Apache Iceberg table's folder (or a path inside one) is refused with a
-    :class:`~lazyscan.errors.TableFolderError`: its folder holds files the table removed.
-    ``raw_files=True`` reads its Parquet and ORC files as they are, on purpose.
+    Tables: ``source`` may be a Delta Lake table's folder (it holds ``_delta_log``; local or a
+    URI), an Apache Iceberg table's folder or metadata JSON file, a pyiceberg ``Table``, or a plan
+    of :mod:`lazyscan.tables`; the scan reads the table's snapshot (deleted rows left out,
+    columns by their logical names). Time travel: ``version`` (a Delta version, an Iceberg
+    snapshot id; Iceberg also takes ``snapshot_id``) or ``timestamp`` (a datetime or RFC 3339
+    text for Delta, a datetime or epoch milliseconds for Iceberg; Iceberg also takes ``as_of``).
+    ``reroot``: Iceberg location prefixes written elsewhere -> where the table is now;
+    ``storage_options``: passed to ``deltalake`` for a table on an object store. A path inside
+    a table (a data file, a partition folder) is refused with a
+    :class:`~lazyscan.errors.TableFolderError` naming the table; ``raw_files=True`` reads the
+    Parquet and ORC files of a table's folder as they are, on purpose.
     """
     if batch_size is not None:
         options["batch_size"] = batch_size
     if threads is not None:
         options["threads"] = threads
     opts = ScanOptions.from_mapping(options)
-    return Scan(source, columns, where, filesystem=filesystem, schema=schema, options=opts)
+    table_options = {
+        "version": version, "timestamp": timestamp, "snapshot_id": snapshot_id, "as_of": as_of,
+        "reroot": reroot, "storage_options": storage_options,
+    }
+    return Scan(source, columns, where, filesystem=filesystem, schema=schema, options=opts, table_options=table_options)

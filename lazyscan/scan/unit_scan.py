@@ -35,6 +35,7 @@ from lazyscan.predicate import (
 from lazyscan.scan.conjuncts import Conjunct, bloom_candidate
 from lazyscan.scan.files import FileContext
 from lazyscan.scan.profile import Profile
+from lazyscan.scan.table_source import equality_deleted
 
 
 def _is_string_type(t: pa.DataType) -> bool:
@@ -204,14 +205,44 @@ class UnitScan:
             p.add("rows_returned", result.num_rows)
         return result
 
+    def _live_rows(self) -> RowRanges:
+        """The unit's rows a table keeps (deletion vectors and position deletes removed, before
+        any value is read); every row of a plain file."""
+        table = self.ctx.table
+        if table is None:
+            return RowRanges.all(self.n)
+        live = table.live_rows(self.rg, self.n)
+        if live.row_count < self.n:
+            self.profile.add("rows_removed_position_deletes", self.n - live.row_count)
+        return live
+
+    def _without_equality_deletes(self, selection: RowRanges) -> RowRanges:
+        """``selection`` without the rows a table's equality deletes remove: their key columns
+        read for the selected rows (kept for the payload), the rows whose key is deleted dropped."""
+        table = self.ctx.table
+        if table is None or not table.equality_deletes or selection.is_empty:
+            return selection
+        t0 = time.perf_counter()
+        arrays = {name: self._decoded(name, selection) for name in table.equality_columns}
+        gone = equality_deleted(table.equality_deletes, arrays)
+        self.profile.time("filter", time.perf_counter() - t0)
+        removed = int(gone.sum())
+        if not removed:
+            return selection
+        self.profile.add("rows_removed_equality_deletes", removed)
+        return RowRanges.from_indices(selection.to_indices()[~gone])
+
     def _run(self) -> pa.Table | None:
         scan = self.scan
         conjuncts = scan.conjuncts
+        live = self._live_rows()
+        if live.is_empty:
+            return None  # every row deleted: nothing is read
         if not self.opts.filter_in_scan or not conjuncts:
-            return self._plain()
+            return self._plain(live)
         if all(scan.key_switch.get(i) for i in range(len(conjuncts))):
-            return self._plain()  # only adaptive key filters, all switched off: the join filters
-        unit = _UnitPruning(RowRanges.all(self.n))
+            return self._plain(live)  # only adaptive key filters, all switched off: the join filters
+        unit = _UnitPruning(live)
         for tier in (self._by_statistics, self._by_bloom, self._by_dictionary, self._by_page_index):
             ruled_out = tier(unit)
             if ruled_out is not None:
@@ -223,6 +254,7 @@ class UnitScan:
         if not self.opts.late_materialization:
             return self._filter_after_decode(unit.selection, unit.must_match)
         selection = unit.selection if unit.must_match else self._by_values(unit.selection)
+        selection = self._without_equality_deletes(selection)
         # payload: only for surviving rows
         if selection.is_empty:
             p.add("row_groups_without_survivors")
@@ -517,18 +549,29 @@ class UnitScan:
             self.profile.add("pages_skipped_lazily", self.counters.pages_skipped - before)
         return pa.Table.from_batches([self._batch(scan.output_columns, arrays, n_sel)])
 
+    def _whole_or_selected(self, name: str, selection: RowRanges) -> pa.Array:
+        """Column ``name`` for ``selection``: read whole when it selects every row, reused when
+        an equality delete read it already."""
+        if name in self.decoded:
+            return self._decoded(name, selection)
+        return self._read(name, None if selection.row_count == self.n else selection)
+
     def _byte_array(self, name: str) -> bool:
         return self.file.byte_array(name)
 
-    def _plain(self) -> pa.Table | None:
-        """No filter in the scan: read every needed column whole, then filter."""
+    def _plain(self, live: RowRanges) -> pa.Table | None:
+        """No filter in the scan: read every needed column whole (the ``live`` rows of a
+        table's file), then filter."""
         scan = self.scan
         p = self.profile
         p.add("row_groups_read")
-        p.add("rows_after_pruning", self.n)
+        selection = self._without_equality_deletes(live)
+        p.add("rows_after_pruning", selection.row_count)
+        if selection.is_empty:
+            return None
         names = scan.needed_columns
-        arrays = {name: self._read(name, None) for name in names}
-        table = pa.Table.from_batches([self._batch(names, arrays, self.n)])
+        arrays = {name: self._whole_or_selected(name, selection) for name in names}
+        table = pa.Table.from_batches([self._batch(names, arrays, selection.row_count)])
         if scan.bound is not None:
             t0 = time.perf_counter()
             mask = evaluate(scan.bound, table)
@@ -541,8 +584,10 @@ class UnitScan:
         filter."""
         scan = self.scan
         names = scan.needed_columns
-        sel = None if selection.row_count == self.n else selection
-        arrays = {name: self._read(name, sel) for name in names}
+        selection = self._without_equality_deletes(selection)
+        if selection.is_empty:
+            return None
+        arrays = {name: self._whole_or_selected(name, selection) for name in names}
         table = pa.Table.from_batches([self._batch(names, arrays, selection.row_count)])
         if not must_all and scan.bound is not None:
             t0 = time.perf_counter()
