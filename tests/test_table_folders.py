@@ -3,7 +3,8 @@ asked: such a folder keeps the files of older versions (and, in Iceberg, rows re
 files), so reading every file in it returns rows the table no longer has. Here: a table written
 with 10 rows, then overwritten with 3, is refused with a :class:`TableFolderError` naming the
 table and the ``raw_files`` option; with ``raw_files=True`` the raw files are read (13 rows, as
-asked), while the table's own reader gives 3. The same for a data file or a folder inside the
+asked), while the table's own reader gives 3, and so does ``lazyscan.scan`` of the table's folder,
+which reads the table (a path inside it is refused, naming the table to read instead). The same for a data file or a folder inside the
 table, a folder holding a table, an object store, the command line and both Spark routes; plain
 folders (a subfolder named ``metadata`` or ``data`` included) read as before."""
 
@@ -92,20 +93,25 @@ def _iceberg_root(table: Any) -> Path:
 # ---- Delta Lake ----------------------------------------------------------------------------------
 
 
-def test_delta_folder_is_refused_naming_table_and_option(delta_table: Path) -> None:
+def test_delta_folder_reads_the_snapshot_not_the_folder(delta_table: Path) -> None:
     import deltalake
 
+    # the trap: the folder holds 13 rows, the table 3
+    assert lazyscan.scan(str(delta_table), raw_files=True).to_table().num_rows == 13
+    got = lazyscan.scan(str(delta_table)).to_table()
+    assert _sorted_ids(got) == [100, 101, 102]
+    assert _sorted_ids(deltalake.DeltaTable(str(delta_table)).to_pyarrow_table()) == [100, 101, 102]
+    assert _sorted_ids(lazyscan.scan(str(delta_table), version=0).to_table()) == list(range(10))
+    # the table in a list of paths is refused: a table is read on its own
     with pytest.raises(TableFolderError) as info:
-        lazyscan.scan(str(delta_table))
+        lazyscan.scan([str(delta_table)])
     message = str(info.value)
     assert f"{delta_table} is a Delta Lake table" in message
     assert str(delta_table / "_delta_log") in message
     assert "raw_files=True" in message and "--raw-files" in message and "rawFiles" in message
-    assert "deltalake" in message
+    assert f"lazyscan.scan({str(delta_table)!r})" in message
     assert info.value.kind == "delta" and info.value.root == str(delta_table)
     assert isinstance(info.value, SourceError)
-    # the trap the error keeps shut: the table holds 3 rows, its folder 13
-    assert deltalake.DeltaTable(str(delta_table)).to_pyarrow_table().num_rows == 3
 
 
 def test_delta_raw_files_reads_every_file_as_asked(delta_table: Path) -> None:
@@ -122,8 +128,9 @@ def test_delta_raw_files_reads_every_file_as_asked(delta_table: Path) -> None:
 
 def test_delta_data_file_inside_is_refused(delta_table: Path) -> None:
     data_file = _data_files(delta_table)[0]
-    with pytest.raises(TableFolderError, match=r"lies inside a Delta Lake table at .*sales"):
+    with pytest.raises(TableFolderError, match=r"lies inside a Delta Lake table at .*sales") as info:
         lazyscan.scan(str(data_file))
+    assert f"read the table with lazyscan.scan({str(delta_table)!r})" in str(info.value)
     assert lazyscan.scan(str(data_file), raw_files=True).to_table().num_rows in (10, 3)
 
 
@@ -149,14 +156,15 @@ def test_folder_holding_a_table_is_refused(delta_table: Path) -> None:
 # ---- Apache Iceberg ------------------------------------------------------------------------------
 
 
-def test_iceberg_folder_is_refused_and_raw_files_reads_the_data_files(iceberg_table: Any) -> None:
+def test_iceberg_folder_reads_the_snapshot_and_raw_files_reads_the_data_files(iceberg_table: Any) -> None:
     root = _iceberg_root(iceberg_table)
+    assert _sorted_ids(lazyscan.scan(str(root)).to_table()) == [100, 101, 102]
     with pytest.raises(TableFolderError) as info:
-        lazyscan.scan(str(root))
+        lazyscan.scan([str(root)])
     message = str(info.value)
     assert f"{root} is an Apache Iceberg table" in message
     assert str(root / "metadata") in message and ".metadata.json" in message
-    assert "raw_files=True" in message and "pyiceberg" in message
+    assert "raw_files=True" in message and f"lazyscan.scan({str(root)!r})" in message
     assert info.value.kind == "iceberg"
     # the raw read lists the data files only: the metadata folder holds JSON and Avro
     raw = lazyscan.scan(str(root), raw_files=True).to_table()
@@ -168,8 +176,8 @@ def test_iceberg_folder_is_refused_and_raw_files_reads_the_data_files(iceberg_ta
 def test_iceberg_delete_leaves_old_rows_in_the_folder(iceberg_table: Any) -> None:
     iceberg_table.delete("id = 101")
     root = _iceberg_root(iceberg_table)
-    with pytest.raises(TableFolderError, match="is an Apache Iceberg table"):
-        lazyscan.scan(str(root))
+    assert _sorted_ids(lazyscan.scan(str(root)).to_table()) == [100, 102]
+    assert _sorted_ids(lazyscan.scan(iceberg_table).to_table()) == [100, 102]
     raw = lazyscan.scan(str(root), raw_files=True).to_table()
     assert _sorted_ids(raw) == _parquet_rows(root / "data")
     assert 101 in _sorted_ids(raw)
@@ -211,17 +219,17 @@ def test_plain_folders_read_as_before(tmp_path: Path) -> None:
 # ---- the command line ---------------------------------------------------------------------------
 
 
-def test_cli_refuses_a_table_folder_and_reads_raw_files_on_request(
+def test_cli_reads_a_table_folder_as_the_table_and_raw_files_on_request(
     delta_table: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from lazyscan.cli.main import main
 
-    assert main(["scan", str(delta_table)]) == 2
-    err = capsys.readouterr().err
-    assert "is a Delta Lake table" in err and "--raw-files" in err
-    assert main(["explain", str(delta_table), "--no-run"]) == 2
-    assert "is a Delta Lake table" in capsys.readouterr().err
     out = delta_table.parent / "raw.parquet"
+    assert main(["scan", str(delta_table), "--output", str(out)]) == 0
+    assert pq.read_table(out).num_rows == 3
+    assert main(["scan", str(_data_files(delta_table)[0])]) == 2
+    err = capsys.readouterr().err
+    assert "lies inside a Delta Lake table" in err and "--raw-files" in err
     assert main(["scan", str(delta_table), "--raw-files", "--output", str(out)]) == 0
     assert pq.read_table(out).num_rows == 13
     assert main(["scan", str(delta_table), "-o", "raw_files=true", "--output", str(out)]) == 0
