@@ -61,6 +61,56 @@ def get_spark() -> Any:
     return spark
 
 
+_HIVE_SESSION: Any = None
+
+
+def get_hive_spark(folder: Any) -> Any:
+    """A session with Hive support whose warehouse and Derby metastore are in ``folder`` (on
+    the first call; later calls return that session), on the shared session's SparkContext: no
+    second JVM, and the shared session keeps its in-memory catalog.
+
+    Spark chooses a session's catalog when its shared state is made, from the options the
+    session is created with, so this session is created directly (PySpark's builder would
+    return the shared one). It is not made the default or active session. The ``lazyscan``
+    data source is registered with it (with an accumulator of its own; the one behind
+    :func:`lazyscan.spark.last_profile` stays the shared session's).
+    """
+    global _HIVE_SESSION
+    if _HIVE_SESSION is not None:
+        return _HIVE_SESSION
+    from pyspark.sql import SparkSession
+
+    import lazyscan.spark
+    from lazyscan.spark.profiles import current_accumulator, set_accumulator
+
+    shared = get_spark()
+    context = shared.sparkContext
+    jvm = context._jvm
+    folder = os.fspath(folder)
+    jvm.java.lang.System.setProperty("derby.stream.error.file", os.path.join(folder, "derby.log"))
+    options = jvm.java.util.HashMap()
+    for key, value in {
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": os.path.join(folder, "warehouse"),
+        "javax.jdo.option.ConnectionURL":
+            f"jdbc:derby:;databaseName={os.path.join(folder, 'metastore_db')};create=true",
+    }.items():
+        options.put(key, value)
+    session_class = getattr(SparkSession, "_get_j_spark_session_class", None)
+    java_class = session_class(jvm) if session_class else jvm.org.apache.spark.sql.SparkSession
+    session = SparkSession(context, jsparkSession=java_class(context._jsc.sc(), options))
+    # Spark checks a new data source's name against the active session's sources
+    accumulator = current_accumulator()
+    java_class.setActiveSession(session._jsparkSession)
+    try:
+        lazyscan.spark.register(session)
+    finally:
+        java_class.setActiveSession(shared._jsparkSession)
+        set_accumulator(accumulator)
+    _HIVE_SESSION = session
+    return session
+
+
 # ---- Spark's quirks ----------------------------------------------------------------------
 
 _BIGINT_COLUMNS = ("i64", "u32")  # Spark reads uint32 as BIGINT

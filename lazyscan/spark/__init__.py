@@ -14,6 +14,8 @@ Modules and their roles:
 - :mod:`.compat` — what differs between PySpark 3.4-4.3, classic and Connect.
 - :mod:`.keys` — :func:`key_filter`: a key filter from a Spark DataFrame (semi-join pushdown).
 - :mod:`.workers` — the driver's check that Spark's Python workers can import this lazyscan.
+- :mod:`.catalog` — tables of the session catalog: location, format, schema, partitions
+  (:func:`read` takes a table's name; :func:`table_options` gives the data source one).
 
 Usage (the ways that evaluate the filter inside the scan; the data source needs Spark 4.1)::
 
@@ -23,6 +25,9 @@ Usage (the ways that evaluate the filter inside the scan; the data source needs 
     df = lazyscan.spark.read(spark, path, ["a", "b"], "x = 5")
     # the data source with the filter as the ``where`` option and only the needed columns
     df = spark.read.format("lazyscan").schema("a INT, b STRING").option("where", "x = 5").load(path)
+    # a Parquet or ORC table of the session catalog, by name
+    df = lazyscan.spark.read(spark, "db.events", ["a", "b"], "day = DATE'2024-06-01' AND x = 5")
+    df = spark.read.format("lazyscan").options(**lazyscan.spark.table_options(spark, "db.events")).load()
     df.collect()
     print(lazyscan.spark.last_profile().summary())
 
@@ -36,6 +41,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from lazyscan.spark.catalog import CatalogTable, resolve_table, table_options
 from lazyscan.spark.choose import CostModel, Estimate, Workload, estimate, read
 from lazyscan.spark.compat import (
     HAS_PYTHON_DATA_SOURCE,
@@ -151,6 +157,7 @@ def register(spark: Any, push_filters: bool | str = "auto") -> type[LazyScanData
 
 __all__ = [
     "PUSHDOWN_CONF",
+    "CatalogTable",
     "CostModel",
     "Estimate",
     "KeyFilterTooLarge",
@@ -165,5 +172,7 @@ __all__ = [
     "read",
     "read_profile_dir",
     "register",
+    "resolve_table",
     "session_defaults",
+    "table_options",
 ]

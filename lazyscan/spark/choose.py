@@ -47,7 +47,7 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from lazyscan.errors import LazyScanError, OptionError, PredicateError
+from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.predicate import (
     Answer,
@@ -68,6 +68,7 @@ from lazyscan.predicate.sql import double_quoted_names
 from lazyscan.scan import scan
 from lazyscan.scan.dataset import FileInfo, FileSplit
 from lazyscan.scan.profile import Profile
+from lazyscan.spark.catalog import CatalogTable, is_table_name, looks_like_table_name, resolve_table
 from lazyscan.spark.compat import (
     HAS_PYTHON_DATA_SOURCE,
     default_parallelism,
@@ -518,6 +519,10 @@ class _Plan:
     #: :attr:`filter_expr` bound to the listing's scan schema, each part once (the samples, the
     #: cost model and the tasks use it as it is)
     bound: BoundExpr | None = None
+    #: the catalog table read (its partitions pruned by the filter), None for paths
+    table: CatalogTable | None = None
+    #: the table's name as given
+    table_name: str | None = None
 
     @property
     def filter_expr(self) -> Expr | None:
@@ -540,6 +545,8 @@ class _Plan:
         file, as a Spark file source reads one format per path)."""
         from lazyscan.format.units import FORMATS, detect_format
 
+        if self.table is not None:
+            return self.table.format
         files = self.listing.files
         if not files:
             return FORMATS[0].name
@@ -559,27 +566,57 @@ class _Plan:
     ) -> _Plan:
         from lazyscan.spark import session_defaults
         from lazyscan.spark.options import SourceSettings, absolute_local_path
-        from lazyscan.spark.source import build_listing
+        from lazyscan.spark.source import build_listing, table_listing
 
-        raw = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
-        paths = [absolute_local_path(p) for p in raw]
         opts = {str(k): str(v) for k, v in options.items()}
         defaults = session_defaults(spark)
-        settings = SourceSettings.from_options({"paths": _json(paths), **opts}, defaults)
-        listing = build_listing(settings)
-        expr, bound, error = None, None, None
+        table_name = _table_name(spark, path)
+        table = None
+        expr, error = None, None
         if where is not None:
             try:
-                with session_time_zone(settings.time_zone):
+                with session_time_zone(_option(opts, "timeZone", defaults.time_zone)):
                     expr = to_expr(where)
-                    if expr is not None:
-                        bound = bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive)
+            except LazyScanError as e:
+                error = str(e)
+        if table_name is not None:
+            if any(_option_key(k) in ("path", "paths", "table", "catalogtable") for k in opts):
+                raise OptionError(f"lazyscan.spark.read reads table {table_name}: options path, paths, table and catalogTable do not apply")
+            case_sensitive = _option(opts, "caseSensitive", str(defaults.case_sensitive)).strip().lower() == "true"
+            time_zone = _option(opts, "timeZone", defaults.time_zone)
+            table = resolve_table(spark, table_name, expr, time_zone, case_sensitive)
+            settings = SourceSettings.from_options(
+                {"table": table_name, "catalogTable": table.to_json(), **opts}, defaults
+            )
+            listing = table_listing(settings, table, where=expr)
+            paths = [table.location]
+        else:
+            raw = [os.fspath(path)] if isinstance(path, (str, os.PathLike)) else [os.fspath(p) for p in path]
+            paths = [absolute_local_path(p) for p in raw]
+            settings = SourceSettings.from_options({"paths": _json(paths), **opts}, defaults)
+            listing = build_listing(settings)
+        bound = None
+        if expr is not None:
+            try:
+                with session_time_zone(settings.time_zone):
+                    bound = bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive)
             except LazyScanError as e:
                 expr, bound, error = None, None, str(e)
         return cls(
             spark, paths, opts, settings, listing, list(columns) if columns else None, where, expr, error,
-            defaults=defaults, bound=bound,
+            defaults=defaults, bound=bound, table=table, table_name=table_name,
         )
+
+    @property
+    def source(self) -> str:
+        """What is read, for messages: the table's name or the paths."""
+        return self.table_name if self.table_name is not None else ", ".join(self.paths)
+
+    def _source_options(self) -> dict[str, str]:
+        """The data source options that name what is read: the table, or the paths."""
+        if self.table is not None and self.table_name is not None:
+            return {"table": self.table_name, "catalogTable": self.table.to_json()}
+        return {"paths": _json(self.paths)}
 
     def _resolve(self, wanted: Sequence[str]) -> list[str]:
         """The columns ``wanted`` names, in file order, resolved as Spark resolves them (exactly,
@@ -590,7 +627,7 @@ class _Plan:
             try:
                 match = resolve_name(w, names, self.settings.case_sensitive)
             except PredicateError as e:
-                raise PredicateError(f"{', '.join(self.paths)}: {e}") from None
+                raise PredicateError(f"{self.source}: {e}") from None
             if match not in out:
                 out.append(match)
         return [n for n in names if n in out]
@@ -757,7 +794,10 @@ class _Plan:
         else:
             reader = self.spark.read.format("lazyscan").schema(self._output_schema())
             reader = reader.options(**self._scan_options())
-            df = reader.load(self.paths[0]) if len(self.paths) == 1 else reader.load(self.paths)
+            if self.table is not None:
+                df = reader.options(**self._source_options()).load()
+            else:
+                df = reader.load(self.paths[0]) if len(self.paths) == 1 else reader.load(self.paths)
         return self._select(df)
 
     def _select(self, df: Any) -> Any:
@@ -769,7 +809,7 @@ class _Plan:
         try:
             chosen = [resolve_name(c, names, self.settings.case_sensitive) for c in self.columns]
         except PredicateError as e:
-            raise PredicateError(f"{', '.join(self.paths)}: {e}") from None
+            raise PredicateError(f"{self.source}: {e}") from None
         return df.select(*[_quoted(n) for n in chosen])
 
     def _tasks_frame(self) -> Any:
@@ -778,7 +818,7 @@ class _Plan:
         from lazyscan.spark.source import LazyScanReader
         from lazyscan.spark.tasks import tasks_frame
 
-        options = {"paths": _json(self.paths), **self._scan_options(filter_as_text=False)}
+        options = {**self._source_options(), **self._scan_options(filter_as_text=False)}
         settings = SourceSettings.from_options(options, self.defaults)
         accumulator = None if is_connect(self.spark) else current_accumulator()
         reader = LazyScanReader(settings, self.listing, self._output_schema(), accumulator, bound_filter=self.bound)
@@ -800,8 +840,10 @@ class _Plan:
             opts["mergeSchema"] = str(self.settings.merge_schema).lower()
         else:
             opts["mergeSchema"] = "true" if self.settings.merge_schema and len(self.listing.files) > 1 else "false"
-        reader = self.spark.read.options(**opts)
-        df = reader.format(self.format).load(self.paths)
+        if self.table_name is not None:
+            df = self.spark.table(self.table_name)
+        else:
+            df = self.spark.read.options(**opts).format(self.format).load(self.paths)
         if self.where is not None:
             df = df.where(self._spark_where())
         for column, kf in self.keys:
@@ -861,6 +903,34 @@ def _semi_joins(spark: Any, semi_join: SemiJoin | Sequence[SemiJoin], max_keys: 
             continue
         out.append((fact_key, kf))
     return out
+
+
+def _option_key(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def _option(options: dict[str, str], name: str, default: str) -> str:
+    """The value of option ``name`` (however it is spelled), or ``default``."""
+    for k, v in options.items():
+        if _option_key(k) == _option_key(name):
+            return v
+    return default
+
+
+def _table_name(spark: Any, path: Any) -> str | None:
+    """``path`` when it names a table of the session catalog (see :mod:`.catalog`), else None;
+    a name that is neither a table nor an existing local file or folder is a
+    :class:`SourceError`."""
+    if not isinstance(path, str) or not looks_like_table_name(path):
+        return None
+    if is_table_name(spark, path):
+        return path
+    if not os.path.exists(path):
+        raise SourceError(
+            f"{path!r} is neither a table or view of the session catalog nor a file or folder "
+            "(a path holds a '/' or a scheme; tables resolve as spark.table does)"
+        )
+    return None
 
 
 def _json(paths: list[str]) -> str:
@@ -925,14 +995,14 @@ def read(
         for fact_key, kf in _semi_joins(spark, semi_join, max_keys, max_key_bytes):
             column = plan._resolve([fact_key])[0]
             if column not in plan.listing.scan_schema.names:
-                raise PredicateError(f"semi_join: {fact_key!r} is not a column of {', '.join(plan.paths)}")
+                raise PredicateError(f"semi_join: {fact_key!r} is not a column of {plan.source}")
             plan.add_key_filter(column, kf)
     if force not in (None, "lazyscan", "spark"):
         raise OptionError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
     route = resolve_route(route, spark)
     if force is not None:
         use = force == "lazyscan"
-        log.info("lazyscan.spark.read %s: %s (forced)", ", ".join(plan.paths), force)
+        log.info("lazyscan.spark.read %s: %s (forced)", plan.source, force)
         if use and plan.where is not None and plan.expr is None:
             raise PredicateError(f"lazyscan cannot evaluate the filter: {plan.parse_error}")
     else:
@@ -940,7 +1010,7 @@ def read(
             max_selectivity, overhead, DEFAULT_SAMPLE_FILES, DEFAULT_SAMPLE_ROW_GROUPS, costs or CostModel()
         )
         use = est.use_lazyscan
-        log.info("lazyscan.spark.read %s: %s (estimate took %.3f s)", ", ".join(plan.paths), est, est.seconds)
+        log.info("lazyscan.spark.read %s: %s (estimate took %.3f s)", plan.source, est, est.seconds)
     return plan.lazyscan_frame(route) if use else plan.spark_frame()
 
 

@@ -14,7 +14,9 @@ Option names are case-insensitive and may be written camelCase or snake_case
   ``pushFilters`` (``auto``, ``true``, ``false``: whether filters Spark pushes are used, see
   :mod:`lazyscan.spark.source`; the default comes from ``register(spark, push_filters=...)``),
   ``keyFilter.<column>`` (a key filter's text form, :meth:`lazyscan.KeyFilter.to_text`: the
-  scan keeps rows whose ``column`` may hold one of its keys, probing adaptively);
+  scan keeps rows whose ``column`` may hold one of its keys, probing adaptively), ``table`` and
+  ``catalogTable`` (a table of the session catalog instead of a path, as
+  :func:`lazyscan.spark.table_options` gives them; see :mod:`lazyscan.spark.catalog`);
 - scan options: every field of :class:`lazyscan.scan.ScanOptions` (``batch_size``,
   ``materialization_threshold``, ``late_materialization``, ``adaptive_order``, the ``prune_*``
   switches, ``enabled=false`` for a plain read, ``rawFiles=true`` to read a Delta Lake or
@@ -40,6 +42,7 @@ from typing import Any
 from lazyscan.errors import OptionError
 from lazyscan.io.source import filesystem_from_uri, s3_filesystem_for_lazyscan, s3_uri
 from lazyscan.scan.options import ScanOptions
+from lazyscan.spark.catalog import CatalogTable
 from lazyscan.spark.planning import (
     DEFAULT_OPEN_COST_IN_BYTES,
     SplitPolicy,
@@ -63,6 +66,8 @@ SOURCE_OPTIONS = (
     "filesystem",
     "where",
     "pushFilters",
+    "table",
+    "catalogTable",
 )
 #: scan options whose Spark default differs from lazyscan's
 SPARK_SCAN_DEFAULTS = {"threads": 1}
@@ -210,6 +215,9 @@ class SourceSettings:
     scan_options: tuple[tuple[str, Any], ...] = ()
     #: ``keyFilter.<column>`` options: (column, the filter's text form)
     key_filters: tuple[tuple[str, str], ...] = ()
+    #: the catalog table read (the ``table`` and ``catalogTable`` options); ``paths`` is then
+    #: its location
+    table: CatalogTable | None = None
 
     @property
     def scan_kwargs(self) -> dict[str, Any]:
@@ -255,7 +263,8 @@ class SourceSettings:
                     f"unknown option {raw_name!r} for the lazyscan data source; accepted: "
                     + ", ".join(accepted)
                 )
-        paths = _paths(values)
+        table = _table(values)
+        paths = (table.location,) if table is not None else _paths(values)
         scan.setdefault("case_sensitive", d.case_sensitive)
         checked = ScanOptions.from_mapping(scan)
         scan_kwargs = {k: getattr(checked, k) for k in scan}
@@ -291,6 +300,7 @@ class SourceSettings:
             filesystem=FilesystemSpec(kind, tuple(sorted(fs_options.items()))),
             scan_options=tuple(sorted(scan_kwargs.items())),
             key_filters=tuple(sorted(key_filters)),
+            table=table,
         )
 
 
@@ -300,6 +310,23 @@ def push_mode(value: Any) -> str:
     if text == "auto":
         return text
     return "true" if _parse_bool("pushFilters", value) else "false"
+
+
+def _table(values: dict[str, Any]) -> CatalogTable | None:
+    """The catalog table of the ``table`` / ``catalogTable`` options, or None."""
+    name, described = values.get("table"), values.get("catalogTable")
+    if not name and not described:
+        return None
+    if values.get("path") or values.get("paths"):
+        raise OptionError("the lazyscan data source reads a path or a table, not both: drop the path or the table option")
+    if not described:
+        raise OptionError(
+            f"option 'table' ({name}) needs the catalog's description of the table: Spark plans a "
+            "Python data source in a worker process that cannot ask the session catalog, so the "
+            "driver does: spark.read.format('lazyscan').options(**lazyscan.spark.table_options("
+            f"spark, {str(name)!r})).load(), or lazyscan.spark.read(spark, {str(name)!r}, columns, where)"
+        )
+    return CatalogTable.from_json(str(described))
 
 
 def _paths(values: dict[str, Any]) -> tuple[str, ...]:

@@ -61,12 +61,19 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
+from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 from pyspark.sql.types import StructField, StructType
 
-from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
+from lazyscan.errors import (
+    LazyScanError,
+    ObjectNotFoundError,
+    OptionError,
+    PredicateError,
+    SourceError,
+)
 from lazyscan.format.options import ReaderOptions
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.predicate import (
@@ -84,10 +91,11 @@ from lazyscan.predicate.bind import check_bound
 from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
-from lazyscan.scan.dataset import FileInfo, FileSplit, discover, pinned
+from lazyscan.scan.dataset import HIVE_NULL, FileInfo, FileSplit, discover, pinned
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
 from lazyscan.scan.scan import Scan
+from lazyscan.spark.catalog import CatalogTable
 from lazyscan.spark.compat import (
     DataSource,
     DataSourceReader,
@@ -213,6 +221,82 @@ def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema
         raise SourceError(f"cannot list {', '.join(settings.paths)}: {e}") from e
     files, pschema = _with_time_zone(list(ds.files), ds.partition_schema, settings.time_zone)
     return fs, files, pschema
+
+
+def list_table_files(settings: SourceSettings, table: CatalogTable) -> tuple[Any, list[FileInfo], pa.Schema]:
+    """The filesystem, the data files and the partition schema of a catalog table: the files
+    under each partition's location (the partitions the catalog lists, or the ``key=value``
+    folders under the table's location where it lists none), with the partition values the
+    catalog gives, in the catalog's types. A location that does not exist holds no files, as in
+    Spark."""
+    pschema = table.partition_schema(settings.time_zone)
+    roots: list[tuple[str, tuple[str | None, ...] | None]] = [(table.location, None)]
+    if table.partitions is not None:
+        roots = [(p.location, p.values) for p in table.partitions]
+    fs: Any = None
+    texts: list[tuple[str | None, ...]] = []
+    files: list[FileInfo] = []
+    for location, values in roots:
+        this_fs, root = settings.filesystem.open(location)
+        if this_fs is not None:
+            if fs is not None and type(fs) is not type(this_fs):
+                raise SourceError(f"table {table.name}: partitions on different filesystems cannot be read together")
+            fs = this_fs
+        for info in _list_folder(settings, table, root, this_fs):
+            files.append(info)
+            texts.append(values if values is not None else _folder_values(table, root, info.path))
+    typed = table.typed_values(texts, settings.time_zone) if table.partition_columns else [{} for _ in files]
+    return fs, [replace(f, partition_values=v) for f, v in zip(files, typed)], pschema
+
+
+def _list_folder(settings: SourceSettings, table: CatalogTable, root: str, fs: Any) -> list[FileInfo]:
+    try:
+        ds = discover(
+            root, filesystem=fs, retry=retry_policy(settings),
+            raw_files=bool(settings.scan_kwargs.get("raw_files", False)),
+        )
+    except ObjectNotFoundError:
+        log.info("lazyscan: table %s, location %s does not exist: no files", table.name, root)
+        return []
+    except SourceError:
+        raise
+    except (LazyScanError, OSError) as e:
+        raise SourceError(f"table {table.name}: cannot list {root}: {e}") from e
+    return list(ds.files)
+
+
+def _folder_values(table: CatalogTable, root: str, path: str) -> tuple[str | None, ...]:
+    """The partition values of a file in ``key=value`` folders under ``root`` (as text)."""
+    rel = path[len(root):].strip("/\\").replace("\\", "/").split("/")[:-1]
+    found = {}
+    for seg in rel:
+        k, eq, v = seg.partition("=")
+        if eq:
+            found[unquote(k).lower()] = unquote(v)
+    missing = [c for c in table.partition_columns if c.lower() not in found]
+    if missing:
+        raise SourceError(
+            f"table {table.name}: file {path!r} is not in a folder of partition column {missing[0]!r} "
+            f"(a key=value folder under {root})"
+        )
+    return tuple(None if found[c.lower()] == HIVE_NULL else found[c.lower()] for c in table.partition_columns)
+
+
+def table_listing(
+    settings: SourceSettings, table: CatalogTable, schema: StructType | None = None, where: Expr | None = None
+) -> Listing:
+    """The listing of a catalog table for ``schema`` (default: the catalog's): the partitions
+    the conjuncts of ``where`` (default: the ``where`` option) on partition columns leave, their
+    files, and the first file's footer for the spelling and types of the columns in the files."""
+    if where is None and settings.where:
+        try:
+            with session_time_zone(settings.time_zone):
+                where = parse_predicate(settings.where)
+        except PredicateError:
+            where = None  # reported when the reader binds it
+    pruned = table.prune(where, settings.time_zone, settings.case_sensitive)
+    listed = list_table_files(settings, pruned)
+    return listing_for_schema(settings, schema or table.schema, listed, schema_names=True)
 
 
 def _read_footer(
@@ -390,7 +474,13 @@ def unused_filters_message(source: str, filters: str) -> str:
     )
 
 
-def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
+def listing_for_schema(
+    settings: SourceSettings,
+    schema: StructType,
+    listed: tuple[Any, list[FileInfo], pa.Schema] | None = None,
+    *,
+    schema_names: bool = False,
+) -> Listing:
     """The listing for a user-given schema: files, partitions, and the first file's footer only.
 
     The first file gives the spelling of column names (Spark matches them case-insensitively)
@@ -401,8 +491,12 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
     option may filter on them (``.schema("l_orderkey bigint").option("where", "l_comment =
     'x'")`` reads ``l_comment`` to filter and outputs ``l_orderkey``). A column the ``where``
     option names that the first file lacks is looked up in the other files' footers.
+
+    ``listed``: the filesystem, files and partition schema, when the caller listed them (a
+    catalog table); ``schema_names``: the columns keep the names of ``schema`` (a catalog's,
+    which win over the files' spelling) instead of the first file's.
     """
-    fs, files, pschema = list_files(settings)
+    fs, files, pschema = listed if listed is not None else list_files(settings)
     first = pa.schema([])
     read: list[FileInfo] = []
     if files:
@@ -420,7 +514,7 @@ def listing_for_schema(settings: SourceSettings, schema: StructType) -> Listing:
             name = f.name
             atype = to_arrow_type(f.dataType)
             fields_arrow.append(pa.field(name, atype))
-        fields_spark.append(StructField(name, f.dataType, True))
+        fields_spark.append(StructField(f.name if schema_names else name, f.dataType, True))
     taken = {f.name for f in fields_arrow} | set(pschema.names)
     hidden = [f.with_nullable(True) for f in first if f.name not in taken]
     known = [*taken, *(f.name for f in hidden)]
@@ -727,14 +821,19 @@ class LazyScanDataSource(DataSource):
         self.source_id = uuid.uuid4().hex
 
     def schema(self) -> StructType:
-        """Spark schema of the files (merged), hive partition columns appended."""
+        """Spark schema of the files (merged), hive partition columns appended; of a catalog
+        table, the catalog's schema."""
+        if self.settings.table is not None:
+            return self.settings.table.schema
         if self._listing is None:
             self._listing = build_listing(self.settings)
         return self._listing.spark_schema
 
     def reader(self, schema: StructType) -> LazyScanReader:
         """A reader producing ``schema`` (the inferred schema or a user schema)."""
-        if self._listing is None:
+        if self._listing is None and self.settings.table is not None:
+            self._listing = table_listing(self.settings, self.settings.table, schema)
+        elif self._listing is None:
             self._listing = listing_for_schema(self.settings, schema)
         return LazyScanReader(
             self.settings, self._listing, schema, self.profile_accumulator, self.source_id
