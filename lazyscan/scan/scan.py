@@ -572,6 +572,14 @@ class Scan:
         lines = ["lazyscan scan"]
         nfiles = len(self._plan.tasks)
         lines.append(f"  files: {nfiles}")
+        if self.table is not None:
+            reads = [t.info.table for t in self._plan.tasks]
+            deleted = sum(0 if r.deleted_rows is None else len(r.deleted_rows) for r in reads)
+            equality = len({d.path for r in reads for d in r.equality_deletes})
+            lines.append(
+                f"  table: {self.table.context} ({deleted:,} rows deleted by position, "
+                f"{equality} equality delete files)"
+            )
         def names(columns: Sequence[str]) -> str:
             return ", ".join(render_column(c) for c in columns) or "-"
 

@@ -125,9 +125,20 @@ def field_ids_of(schema: pa.Schema) -> dict[int, str]:
 class PlannedTable(Protocol):
     """A table snapshot planned, whatever the format: what :func:`lazyscan.scan` reads."""
 
-    root: str
-    kind: str
-    schema: pa.Schema
+    @property
+    def root(self) -> str:
+        """The table's location."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """``delta`` or ``iceberg``."""
+        ...
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The snapshot's schema under logical names."""
+        ...
 
     @property
     def context(self) -> str:

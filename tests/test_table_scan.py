@@ -1,0 +1,497 @@
+"""lazyscan.scan reads Delta Lake and Iceberg tables: the snapshot's rows, nulls and NaNs included.
+
+The other sides: ``deltalake``'s ``QueryBuilder`` (delta-kernel-rs, which reads deletion vectors,
+column mapping and checkpoints) for every version of the reference tables in
+tests/data/tables/delta; for Iceberg the planned files read with pyarrow, columns by field id,
+position deletes and equality deletes applied (``read_planned`` of tests/test_tables_iceberg.py,
+whose row counts per snapshot were counted independently), and pyiceberg's own read of tables
+written here. Filters are checked against DuckDB running the same SQL on the reference rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import itertools
+import json
+import math
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+import lazyscan
+from lazyscan.errors import (
+    CorruptFileError,
+    FileChangedError,
+    MissingDependencyError,
+    ObjectNotFoundError,
+    OptionError,
+    TableFolderError,
+)
+from lazyscan.tables.delta import TablePlan, plan_delta
+from lazyscan.tables.iceberg import EqualityDelete, plan_iceberg
+from lazyscan.tables.plan import PlannedTable
+
+deltalake = pytest.importorskip("deltalake")
+pytest.importorskip("pyiceberg")
+
+from tests.test_tables_delta import CASES as DELTA_CASES  # noqa: E402
+from tests.test_tables_delta import TABLES as DELTA  # noqa: E402
+from tests.test_tables_delta import add_deletion_vectors, querybuilder_table  # noqa: E402
+from tests.test_tables_delta import sorted_rows as delta_rows  # noqa: E402
+from tests.test_tables_iceberg import CASES as ICEBERG_CASES  # noqa: E402
+from tests.test_tables_iceberg import TABLES as ICEBERG  # noqa: E402
+from tests.test_tables_iceberg import latest_metadata, read_planned, reroot_of  # noqa: E402
+
+SWITCHES = (
+    "pushdown", "prune_statistics", "prune_bloom", "prune_dictionary", "prune_page_index",
+    "late_materialization", "dictionary_eval", "adaptive_order",
+)
+
+
+def rows(table: pa.Table, names: list[str] | None = None) -> list[tuple[Any, ...]]:
+    """Rows compared by value: NaN equal to NaN, -0.0 to 0.0, zones as UTC, in a fixed order."""
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, float) and math.isnan(v):
+            return "NaN"
+        if isinstance(v, float) and v == 0:
+            return 0.0
+        if isinstance(v, dt.datetime) and v.tzinfo is not None:
+            return v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        if isinstance(v, dict):
+            return tuple(norm(x) for x in v.values())
+        if isinstance(v, list):
+            return tuple(norm(x) for x in v)
+        return v
+
+    names = names or table.column_names
+    return sorted((tuple(norm(r[n]) for n in names) for r in table.to_pylist()), key=repr)
+
+
+# ---- every version of the reference tables ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "version"), DELTA_CASES, ids=[f"{n}-v{v}" for n, v in DELTA_CASES])
+def test_delta_reference_tables_read_as_querybuilder(name: str, version: int) -> None:
+    got = lazyscan.scan(str(DELTA / name), version=version).to_table()
+    expected = querybuilder_table(DELTA / name, version)
+    names = got.column_names
+    assert sorted(names) == sorted(expected.column_names)
+    assert delta_rows(got, names) == delta_rows(expected, names)
+
+
+@pytest.mark.parametrize(("name", "snapshot_id", "count"), ICEBERG_CASES, ids=[f"{n}-{s}" for n, s, _ in ICEBERG_CASES])
+def test_iceberg_reference_tables_read_as_planned(name: str, snapshot_id: int, count: int) -> None:
+    folder = ICEBERG / name
+    metadata = str(latest_metadata(folder))
+    got = lazyscan.scan(metadata, version=snapshot_id, reroot=reroot_of(folder)).to_table()
+    plan = plan_iceberg(metadata, snapshot_id=snapshot_id, reroot=reroot_of(folder))
+    assert got.num_rows == count
+    assert rows(got) == rows(read_planned(plan))
+    # the same through Iceberg's own option names, and from a ready plan
+    again = lazyscan.scan(metadata, snapshot_id=snapshot_id, reroot=reroot_of(folder)).to_table()
+    assert rows(again) == rows(got)
+    assert rows(lazyscan.scan(plan).to_table()) == rows(got)
+
+
+def test_iceberg_equality_deletes_are_counted_in_the_profile() -> None:
+    folder = ICEBERG / "iceberg_v2_delete_both_eq_and_pos"
+    scan = lazyscan.scan(str(folder), reroot=reroot_of(folder))
+    got = scan.to_table()
+    assert got.num_rows == 2
+    assert scan.profile["rows_removed_equality_deletes"] > 0
+    assert scan.profile["rows_removed_position_deletes"] > 0
+    # a filter on other columns: the equality columns are read for the filter's survivors only
+    plan = plan_iceberg(str(folder), reroot=reroot_of(folder))
+    reference = read_planned(plan)
+    for where in ["i > 1", "i = 2", "s IS NOT NULL", "i < 0", "d IS NOT NULL AND i >= 0"]:
+        got = lazyscan.scan(str(folder), reroot=reroot_of(folder), where=where).to_table()
+        expected = _duckdb_filter(reference, where)
+        assert rows(got) == rows(expected), where
+
+
+def test_iceberg_renamed_and_added_columns_by_field_id() -> None:
+    """Old files call the column ``s``, the table ``str``; ``j`` came later (null in old files)."""
+    folder = ICEBERG / "iceberg_v2_equality_delete_schema_evolution"
+    got = lazyscan.scan(str(folder), reroot=reroot_of(folder)).to_table()
+    assert "str" in got.column_names and "j" in got.column_names and "s" not in got.column_names
+    plan = plan_iceberg(str(folder), reroot=reroot_of(folder))
+    assert rows(got) == rows(read_planned(plan))
+    filtered = lazyscan.scan(str(folder), reroot=reroot_of(folder), where="str IS NOT NULL AND j IS NULL").to_table()
+    expected = _duckdb_filter(read_planned(plan), "str IS NOT NULL AND j IS NULL")
+    assert rows(filtered) == rows(expected)
+
+
+def test_delta_column_mapping_by_name_and_by_id_reads_logical_names() -> None:
+    for name in ("dv-with-columnmapping", "table-with-columnmapping-mode-id", "table_with_partitioning_mapping"):
+        plan = plan_delta(str(DELTA / name))
+        assert plan.column_mapping in ("name", "id")
+        got = lazyscan.scan(str(DELTA / name)).to_table()
+        assert got.column_names == plan.schema.names
+        assert not any(n.startswith("col-") for n in got.column_names)
+        expected = querybuilder_table(DELTA / name, plan.version)
+        assert delta_rows(got, got.column_names) == delta_rows(expected, got.column_names)
+
+
+# ---- a table with deletion vectors: filters and every switch ------------------------------------
+
+
+def _snapshot_rows(seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    n = 2400
+    f = rng.normal(size=n) * 100
+    f[rng.random(n) < 0.05] = np.nan
+    null = rng.random(n) < 0.1
+    words = np.array(["alpha", "beta", "gamma", "delta", "epsilon", ""], dtype=object)
+    return pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64) + seed * 10_000),
+        "i": pa.array(rng.integers(-50, 50, n).astype(np.int32), mask=null),
+        "f": pa.array(f, mask=rng.random(n) < 0.05),
+        "s": pa.array(words[rng.integers(0, len(words), n)].tolist(), pa.string(), mask=rng.random(n) < 0.1),
+        "d": pa.array(rng.integers(18000, 18100, n).astype(np.int32), pa.int32()).cast(pa.date32()),
+        "ts": pa.array(rng.integers(0, 10**12, n), pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+        "b": pa.array(rng.random(n) < 0.5, mask=rng.random(n) < 0.1),
+        "p": pa.array(np.where(rng.random(n) < 0.5, "east", "west").tolist()),
+    })
+
+
+@pytest.fixture(scope="module")
+def dv_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Delta table partitioned by ``p``: two appends in row groups of 300 rows, then a version
+    whose deletion vectors remove rows spread over every row group, whole row groups among them."""
+    root = tmp_path_factory.mktemp("dv") / "events"
+    props = deltalake.WriterProperties(max_row_group_size=300)
+    for seed in (1, 2):
+        deltalake.write_deltalake(str(root), _snapshot_rows(seed), partition_by=["p"], mode="append", writer_properties=props)
+    paths = sorted(pa.table(deltalake.DeltaTable(str(root)).get_add_actions()).column("path").to_pylist())
+    rng = np.random.default_rng(5)
+    deleted = {}
+    for k, path in enumerate(paths):
+        total = pq.ParquetFile(root / path).metadata.num_rows
+        pick = set(rng.choice(total, size=total // 7, replace=False).tolist())
+        if k == 0:
+            pick |= set(range(300, 600))  # one whole row group
+        deleted[path] = sorted(pick)
+    add_deletion_vectors(root, deleted, "u")
+    return root
+
+
+def _reference(root: Path, version: int | None = None) -> pa.Table:
+    table = deltalake.DeltaTable(str(root), version=version)
+    return pa.table(deltalake.QueryBuilder().register("t", table).execute("select * from t").read_all())
+
+
+def _leaf(rng: random.Random) -> str:
+    col = rng.choice(["id", "i", "f", "s", "d", "ts", "b", "p"])
+    if rng.random() < 0.12:
+        return f"{col} IS {'NOT ' if rng.random() < 0.5 else ''}NULL"
+    literal = {
+        "id": lambda: str(rng.choice([rng.randrange(10_000, 13_000), rng.randrange(20_000, 23_000)])),
+        "i": lambda: str(rng.randrange(-60, 60)),
+        "f": lambda: f"{rng.uniform(-250, 250):.3f}",
+        "s": lambda: repr(rng.choice(["alpha", "beta", "delta", "zeta", ""])),
+        "d": lambda: f"DATE '{dt.date(2019, 4, 13) + dt.timedelta(days=rng.randrange(-5, 110))}'",
+        "ts": lambda: f"TIMESTAMP '{dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=rng.randrange(0, 10**12))}'",
+        "b": lambda: rng.choice(["true", "false"]),
+        "p": lambda: repr(rng.choice(["east", "west", "north"])),
+    }[col]
+    if rng.random() < 0.2 and col not in ("b",):
+        return f"{col} IN ({', '.join(literal() for _ in range(rng.randrange(1, 4)))})"
+    op = rng.choice(["=", "<", ">=", "!=", "<=", ">"] if col != "b" else ["=", "!="])
+    return f"{col} {op} {literal()}"
+
+
+def _predicate(rng: random.Random, depth: int = 0) -> str:
+    if depth >= 2 or rng.random() < 0.45:
+        return _leaf(rng)
+    op = rng.choice(["AND", "AND", "OR"])
+    text = f"({_predicate(rng, depth + 1)}) {op} ({_predicate(rng, depth + 1)})"
+    return f"NOT ({text})" if rng.random() < 0.15 else text
+
+
+def _duckdb_filter(reference: pa.Table, where: str) -> pa.Table:
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("reference", reference)
+    return con.sql(f"SELECT * FROM reference WHERE {where}").to_arrow_table()
+
+
+def test_deletion_vectors_drop_their_rows(dv_table: Path) -> None:
+    reference = _reference(dv_table)
+    scan = lazyscan.scan(str(dv_table), time_zone="UTC")
+    got = scan.to_table()
+    assert rows(got) == rows(reference, got.column_names)
+    plan = plan_delta(str(dv_table))
+    assert scan.profile["rows_removed_position_deletes"] == sum(f.deleted_count for f in plan.files) > 300
+    # the older version, before the vectors, keeps every row
+    assert lazyscan.scan(str(dv_table), version=1).to_table().num_rows == 4800
+    # the stale-row trap: the partition folder read raw still holds the deleted rows
+    raw = lazyscan.scan(str(dv_table / "p=east"), raw_files=True).to_table()
+    east = lazyscan.scan(str(dv_table), where="p = 'east'").to_table()
+    assert raw.num_rows == pc.sum(pc.equal(lazyscan.scan(str(dv_table), version=1).to_table()["p"], "east")).as_py()
+    assert raw.num_rows > east.num_rows == _duckdb_filter(reference, "p = 'east'").num_rows
+
+
+def test_random_filters_on_every_column_match_duckdb(dv_table: Path) -> None:
+    reference = _reference(dv_table)
+    rng = random.Random(37)
+    for _ in range(60):
+        where = _predicate(rng)
+        got = lazyscan.scan(str(dv_table), where=where, time_zone="UTC").to_table()
+        expected = _duckdb_filter(reference, where)
+        assert rows(got) == rows(expected, got.column_names), where
+
+
+def test_every_switch_combination_gives_the_same_rows(dv_table: Path) -> None:
+    rng = random.Random(11)
+    predicates = [_predicate(rng) for _ in range(4)] + [None, "p = 'east' AND i > 10", "s = 'beta'", "id BETWEEN 10300 AND 10700"]
+    combos = list(itertools.product([True, False], repeat=len(SWITCHES)))
+    rng.shuffle(combos)
+    reference = _reference(dv_table)
+    for where in predicates:
+        expected = rows(reference if where is None else _duckdb_filter(reference, where), reference.column_names)
+        for n, combo in enumerate(combos[:14]):
+            opts: dict[str, Any] = dict(zip(SWITCHES, combo))
+            opts["dense_threshold"] = (0.0, 1.0, 0.5)[n % 3]
+            opts["materialization_threshold"] = (0, 50)[n % 2]
+            opts["prune_partitions"] = bool(n % 2)
+            got = lazyscan.scan(str(dv_table), where=where, time_zone="UTC", threads=1 + n % 2, **opts).to_table()
+            assert rows(got, reference.column_names) == expected, f"{where} {opts}"
+
+
+def test_a_unit_whose_rows_are_all_deleted_is_not_read(dv_table: Path) -> None:
+    plan = plan_delta(str(dv_table))
+    first = plan.files[0]
+    scan = lazyscan.scan(str(dv_table), where="id >= 0")
+    scan.to_table()
+    # the deleted row group [300, 600) of the first file is skipped before any read
+    assert first.deleted_rows is not None and set(range(300, 600)) <= set(first.deleted_rows.tolist())
+    assert scan.profile["row_groups_read"] < scan.profile["row_groups_total"]
+
+
+def test_byte_range_splits_of_table_files_keep_deletes(dv_table: Path) -> None:
+    from lazyscan.scan import FileSplit
+
+    plan = plan_delta(str(dv_table))
+    reference = rows(_reference(dv_table))
+    splits = []
+    for read in plan.file_reads():
+        size = read.size
+        for start in range(0, size, size // 3 + 1):
+            splits.append(FileSplit(read.path, start, size // 3 + 1, size, dict(read.constants), table=read))
+    got = lazyscan.scan(splits, schema=pa.schema([f.remove_metadata() for f in plan.schema]), time_zone="UTC").to_table()
+    assert rows(got, plan.schema.names) == reference
+
+
+# ---- pruning by the table's statistics ------------------------------------------------------------
+
+
+def test_files_pruned_by_the_logs_statistics_are_not_opened(dv_table: Path) -> None:
+    """The two appends hold ids 10000.. and 20000..: a filter on the first range rules out the
+    second's files by the log's min and max, before they are opened."""
+    where = "id < 12000"
+    scan = lazyscan.scan(str(dv_table), where=where, time_zone="UTC")
+    got = scan.to_table()
+    assert rows(got) == rows(_duckdb_filter(_reference(dv_table), where), got.column_names)
+    plan = plan_delta(str(dv_table))
+    second = [f for f in plan.files if f.stats["id"].min >= 20000]
+    assert second and scan.profile["files_pruned_table_stats"] == len(second)
+    # switched off, the same rows
+    off = lazyscan.scan(str(dv_table), where=where, prune_statistics=False, time_zone="UTC")
+    assert rows(off.to_table()) == rows(got) and off.profile["files_pruned_table_stats"] == 0
+
+
+def test_partition_filter_skips_files_without_opening_them(dv_table: Path) -> None:
+    scan = lazyscan.scan(str(dv_table), where="p = 'east'", columns=["id", "p"])
+    got = scan.to_table()
+    assert set(got.column("p").to_pylist()) == {"east"}
+    assert scan.profile["files_pruned_partition"] == 2
+    expected = _duckdb_filter(_reference(dv_table), "p = 'east'").select(["id", "p"])
+    assert rows(got) == rows(expected)
+
+
+def test_string_and_timestamp_statistics_of_the_log_are_bounds(tmp_path: Path) -> None:
+    """Delta truncates string statistics to a prefix and timestamp statistics to milliseconds:
+    the values past the stated max still come back."""
+    long = "z" * 40
+    table = pa.table({
+        "s": [long + "b", "a"],
+        "ts": pa.array([1_000_999, 5], pa.timestamp("us", tz="UTC")),
+    })
+    deltalake.write_deltalake(str(tmp_path), table)
+    got = lazyscan.scan(str(tmp_path), where=f"s = '{long}b'").to_table()
+    assert got.column("s").to_pylist() == [long + "b"]
+    got = lazyscan.scan(str(tmp_path), where="ts = TIMESTAMP '1970-01-01 00:00:01.000999'", time_zone="UTC").to_table()
+    assert got.num_rows == 1
+
+
+# ---- tables written here ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Any:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    warehouse = tmp_path / "warehouse"
+    warehouse.mkdir()
+    catalog = SqlCatalog("tests", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=f"file://{warehouse}")
+    catalog.create_namespace("db")
+    return catalog
+
+
+def test_iceberg_written_table_snapshots_and_schema_evolution(catalog: Any) -> None:
+    from pyiceberg.types import DoubleType
+
+    first = pa.table({"id": pa.array(range(6), pa.int64()), "name": ["a", "b", None, "d", "e", "f"]})
+    table = catalog.create_table("db.t", schema=first.schema)
+    table.append(first)
+    table.delete("id = 3")
+    with table.update_schema() as update:
+        update.rename_column("name", "label")
+        update.add_column("score", DoubleType())
+    table = catalog.load_table("db.t")
+    table.append(pa.table({"id": pa.array([10, 11], pa.int64()), "label": ["x", None], "score": [float("nan"), 1.5]}))
+    for snapshot in table.metadata.snapshots:
+        got = lazyscan.scan(table, version=snapshot.snapshot_id).to_table()
+        theirs = table.scan(snapshot_id=snapshot.snapshot_id).to_arrow()
+        assert rows(got) == rows(theirs.select(got.column_names)), snapshot.snapshot_id
+    got = lazyscan.scan(table).to_table()
+    assert got.column_names == ["id", "label", "score"]
+    assert rows(got) == rows(table.scan().to_arrow())
+    assert set(rows(lazyscan.scan(table, where="label IS NULL").to_table())) == {(2, None, None), (11, None, 1.5)}
+    assert rows(lazyscan.scan(table, where="score = 'NaN'").to_table()) == [(10, "x", "NaN")]
+
+
+def test_iceberg_equality_deletes_written_by_hand(catalog: Any, tmp_path: Path) -> None:
+    """An equality delete on two columns (one stored as int, the data as long), with a null key:
+    null equals null; a plan given to the scan carries it."""
+    data = pa.table({
+        "k": pa.array([1, 1, 2, None, None, 3], pa.int64()),
+        "s": ["a", "b", "a", "a", None, None],
+        "v": pa.array(range(6), pa.int64()),
+    })
+    table = catalog.create_table("db.eq", schema=data.schema)
+    table.append(data)
+    plan = plan_iceberg(table)
+    keys = pa.table({"k": pa.array([1, None, 3], pa.int32()), "s": ["b", "a", "x"]})
+    delete = EqualityDelete("memory://eq-delete", (1, 2), keys)
+    files = tuple(dataclasses.replace(f, equality_deletes=[delete]) for f in plan.files)
+    with_deletes = dataclasses.replace(plan, files=files)
+    scan = lazyscan.scan(with_deletes)
+    got = scan.to_table()
+    assert sorted(got.column("v").to_pylist()) == [0, 2, 4, 5]
+    assert scan.profile["rows_removed_equality_deletes"] == 2
+    for where in ["v > 0", "s = 'a'", "k IS NULL"]:
+        expected = _duckdb_filter(got, where)
+        assert rows(lazyscan.scan(with_deletes, where=where).to_table()) == rows(expected), where
+    single = EqualityDelete("memory://eq-delete-2", (1,), pa.table({"k": pa.array([None], pa.int64())}))
+    only_nulls = dataclasses.replace(plan, files=tuple(dataclasses.replace(f, equality_deletes=[single]) for f in plan.files))
+    for late in (True, False):
+        got = lazyscan.scan(only_nulls, late_materialization=late, where="v >= 0").to_table()
+        assert sorted(got.column("v").to_pylist()) == [0, 1, 2, 5]
+
+
+def test_plan_objects_satisfy_the_common_shape() -> None:
+    delta = plan_delta(str(DELTA / "dv-with-columnmapping"))
+    folder = ICEBERG / "iceberg_v2_delete_positional"
+    iceberg = plan_iceberg(str(folder), reroot=reroot_of(folder))
+    for plan in (delta, iceberg):
+        assert isinstance(plan, PlannedTable)
+        reads = plan.file_reads()
+        assert len(reads) == len(plan.files)
+        assert all(r.where == plan.context for r in reads)
+    assert delta.constant_columns == delta.partition_columns
+    assert iceberg.constant_columns == ()
+
+
+# ---- errors --------------------------------------------------------------------------------------
+
+
+def _copy(src: Path, tmp_path: Path) -> Path:
+    target = tmp_path / src.name
+    shutil.copytree(src, target)
+    return target
+
+
+def test_missing_data_file_names_table_and_file(tmp_path: Path) -> None:
+    root = _copy(DELTA / "dv-with-columnmapping", tmp_path)
+    plan = plan_delta(str(root))
+    victim = Path(plan.files[0].path)
+    victim.unlink()
+    with pytest.raises(ObjectNotFoundError) as info:
+        lazyscan.scan(str(root)).to_table()
+    message = str(info.value)
+    assert f"Delta table {str(root)!r}, version {plan.version}" in message and victim.name in message
+
+
+def test_data_file_of_another_size_names_table_and_file(tmp_path: Path) -> None:
+    folder = _copy(ICEBERG / "iceberg_v2_delete_positional", tmp_path)
+    plan = plan_iceberg(str(folder), reroot={json.loads(latest_metadata(folder).read_text())["location"]: str(folder)})
+    victim = Path(plan.files[0].path)
+    pq.write_table(pq.read_table(victim).slice(0, 1), victim)
+    with pytest.raises(FileChangedError, match=r"Iceberg table .*snapshot .*not the one the table lists"):
+        lazyscan.scan(plan).to_table()
+
+
+def test_deleted_position_past_the_rows_names_table_and_file() -> None:
+    plan = plan_delta(str(DELTA / "dv-with-columnmapping"))
+    f = plan.files[0]
+    bad = dataclasses.replace(f, deleted_rows=np.array([0, (f.num_records or 0) + 5], np.int64), deleted_count=2)
+    broken = dataclasses.replace(plan, files=(bad, *plan.files[1:]))
+    with pytest.raises(CorruptFileError, match=r"Delta table .*version .*deleted row position .* past the data file"):
+        lazyscan.scan(broken).to_table()
+
+
+def test_row_count_other_than_the_tables_is_an_error() -> None:
+    plan = plan_delta(str(DELTA / "dv-with-columnmapping"))
+    f = plan.files[0]
+    broken = dataclasses.replace(plan, files=(dataclasses.replace(f, num_records=(f.num_records or 0) + 1), *plan.files[1:]))
+    with pytest.raises(CorruptFileError, match="the table says"):
+        lazyscan.scan(broken).to_table()
+
+
+def test_table_options_are_checked() -> None:
+    with pytest.raises(OptionError, match="not one"):
+        lazyscan.scan(str(DELTA / "simple_table" / "_delta_log" / ".."), version=1, raw_files=True)
+    with pytest.raises(OptionError, match="options of Iceberg tables"):
+        lazyscan.scan(str(DELTA / "simple_table"), snapshot_id=1)
+    with pytest.raises(OptionError, match="already of one snapshot"):
+        lazyscan.scan(plan_delta(str(DELTA / "simple_table")), version=1)
+    with pytest.raises(OptionError):
+        lazyscan.scan(str(DELTA / "simple_table"), version=99)
+
+
+def test_missing_table_package_names_the_extra_and_raw_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "deltalake", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'lazyscan\[tables\]'.*raw_files=True"):
+        lazyscan.scan(str(DELTA / "simple_table"))
+    monkeypatch.setitem(sys.modules, "pyiceberg", None)
+    with pytest.raises(MissingDependencyError, match=r"Apache Iceberg table.*pip install 'lazyscan\[tables\]'"):
+        lazyscan.scan(str(ICEBERG / "iceberg_non_partitioned"))
+
+
+def test_a_partition_folder_inside_a_table_says_how_to_read_the_table() -> None:
+    inside = next(p for p in (DELTA / "delta-0.8.0-partitioned").iterdir() if p.name.startswith("year="))
+    with pytest.raises(TableFolderError, match=r"lies inside a Delta Lake table.*lazyscan\.scan\("):
+        lazyscan.scan(str(inside))
+
+
+def test_explain_names_the_table(dv_table: Path) -> None:
+    text = lazyscan.scan(str(dv_table), where="i > 0").explain()
+    assert f"table: Delta table {str(dv_table)!r}, version 2" in text
+    assert "rows_removed_position_deletes" in text
+
+
+def test_table_plan_type_is_exported() -> None:
+    assert TablePlan is type(plan_delta(str(DELTA / "simple_table")))
