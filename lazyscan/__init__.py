@@ -14,7 +14,7 @@ Packages and modules:
   pruning, key filters.
 - :mod:`lazyscan.scan` — one scan over files: planning, the pruning tiers, batches, profile.
 - :mod:`lazyscan.tables` — Delta Lake and Iceberg tables planned into data files, deletes and
-  column mapping (not yet read by the scan).
+  column mapping, read by :func:`lazyscan.scan`.
 - :mod:`lazyscan.spark` — the scan inside Spark (Python data source, ``mapInArrow``).
 - :mod:`lazyscan.cli` — the ``lazyscan`` command.
 - :mod:`lazyscan.kernel_cache` — where numba caches the kernels (imported before any kernel);

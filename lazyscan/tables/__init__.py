@@ -1,5 +1,8 @@
 """lazyscan.tables: a table's snapshot planned into the data files the scan reads.
 
+- :mod:`.plan` what every plan gives the scan, whatever the format: per data file a
+  :class:`~lazyscan.tables.plan.FileRead` (columns by field id or name, constants, deleted
+  positions, equality deletes, statistics), the :class:`~lazyscan.tables.plan.PlannedTable` shape;
 - :mod:`.delta` Delta Lake: the snapshot's files, partition values, statistics, column mapping
   and decoded deletion vectors (:func:`plan_delta`, :class:`TablePlan`);
 - :mod:`.iceberg` Apache Iceberg: the snapshot's data files pruned by pyiceberg, position deletes
