@@ -58,6 +58,8 @@ from lazyscan.scan.profile import Profile
 from lazyscan.scan.table_source import (
     TABLE_OPTIONS,
     plan_table,
+    refuse_table_options,
+    remote_delta_uri,
     table_of,
     table_statistics,
     table_tasks,
@@ -224,7 +226,7 @@ class Scan:
         if _is_splits(source):
             self._plan.tasks = [FileTask(s) for s in source]
             return
-        self.table = table_of(source, self.options.raw_files, self._table_options)
+        self.table = table_of(source, self.options.raw_files, self._table_options, self.filesystem)
         if self.table is not None:
             return
         retry = self.reader_options.retry
@@ -234,13 +236,14 @@ class Scan:
                 if not isinstance(source, Dataset) else source
             )
         except TableFolderError as e:
-            # a Delta table on an object store, named by its URI: read as the table
-            if not (e.kind == "delta" and isinstance(source, str) and "://" in source and e.root is not None
-                    and e.root.rstrip("/").endswith(source.split("://", 1)[1].rstrip("/"))):
+            # a Delta table on an object store (its listing found the log): read as the table
+            uri = remote_delta_uri(source, e, self.filesystem)
+            if uri is None:
                 raise
             given = {k: v for k, v in self._table_options.items() if v is not None}
-            self.table = plan_table("delta", source, given)
+            self.table = plan_table("delta", uri, given, self.filesystem)
             return
+        refuse_table_options(source, {k: v for k, v in self._table_options.items() if v is not None})
         ds.retry = retry
         if ds.format is None and self.options.format is not None:
             ds.format = self.options.format

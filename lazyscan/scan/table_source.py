@@ -31,6 +31,7 @@ from lazyscan.errors import (
     CorruptFileError,
     MissingDependencyError,
     OptionError,
+    TableFolderError,
     UnsupportedFeatureError,
 )
 from lazyscan.format.counters import ReadCounters
@@ -61,10 +62,11 @@ def _one_of(a: Any, b: Any, names: str) -> Any:
     return a if a is not None else b
 
 
-def table_of(source: Any, raw_files: bool, options: Mapping[str, Any]) -> PlannedTable | None:
+def table_of(source: Any, raw_files: bool, options: Mapping[str, Any], filesystem: Any = None) -> PlannedTable | None:
     """The planned snapshot of the table ``source`` is, or None when it is no table (plain
-    files; or ``raw_files``: the files of a table folder as they are). ``options``: the table
-    options given (:data:`TABLE_OPTIONS`), each None when not given."""
+    files; or ``raw_files``: the files of a table folder as they are) or may be one on an
+    object store (its listing tells: :func:`remote_delta_uri`). ``options``: the table options
+    given (:data:`TABLE_OPTIONS`), each None when not given."""
     given = {k: v for k, v in options.items() if v is not None}
     if isinstance(source, PlannedTable):
         if given:
@@ -85,18 +87,51 @@ def table_of(source: Any, raw_files: bool, options: Mapping[str, Any]) -> Planne
             elif os.path.isfile(path) and _ICEBERG_METADATA_FILE.fullmatch(os.path.basename(path)):
                 kind, location = "iceberg", path
     if kind is None:
-        if given:
-            raise OptionError(
-                f"{', '.join(sorted(given))}: options of a Delta Lake or Iceberg table, and "
-                f"{source!r} is not one"
-            )
+        remote = isinstance(source, str) and ("://" in source or filesystem is not None)
+        if given and not (remote and not raw_files):
+            refuse_table_options(source, given)
         return None
     return plan_table(kind, location, given)
 
 
-def plan_table(kind: str, location: Any, given: Mapping[str, Any]) -> PlannedTable:
+def refuse_table_options(source: Any, given: Mapping[str, Any]) -> None:
+    """Raise :class:`OptionError` for table options ``given`` to a source that is no table."""
+    if given:
+        raise OptionError(
+            f"{', '.join(sorted(given))}: options of a Delta Lake or Iceberg table, and {source!r} is not one"
+        )
+
+
+def remote_delta_uri(source: Any, refused: TableFolderError, filesystem: Any) -> str | None:
+    """The URI of the Delta table on an object store that ``source`` names, when the listing
+    refused it as a table's folder (``refused``); None for any other refusal (a path inside a
+    table, a folder holding one, an Iceberg table: read those through pyiceberg)."""
+    if refused.kind != "delta" or not isinstance(source, str) or refused.root is None:
+        return None
+    if refused.root.rstrip("/") != source.split("://", 1)[-1].rstrip("/"):
+        return None
+    if "://" in source:
+        return source
+    scheme = _scheme_of(filesystem)
+    return None if scheme is None else f"{scheme}://{source.strip('/')}"
+
+
+def _scheme_of(filesystem: Any) -> str | None:
+    """The URI scheme of a pyarrow or fsspec filesystem (``s3``, ``gs``, ...)."""
+    if filesystem is None:
+        return None
+    name = getattr(filesystem, "type_name", None)  # pyarrow
+    if isinstance(name, str):
+        return {"s3": "s3", "gcs": "gs", "abfs": "abfs", "hdfs": "hdfs"}.get(name)
+    protocol = getattr(filesystem, "protocol", None)  # fsspec
+    if isinstance(protocol, (tuple, list)):
+        protocol = protocol[0]
+    return protocol if isinstance(protocol, str) else None
+
+
+def plan_table(kind: str, location: Any, given: Mapping[str, Any], filesystem: Any = None) -> PlannedTable:
     """Plan the ``kind`` table at ``location`` (a path, URI or pyiceberg table) with the table
-    options ``given``. Delta takes ``version`` / ``timestamp`` / ``storage_options``; Iceberg takes
+    options ``given`` (``filesystem``: a pyarrow one reads Delta deletion vectors). Delta takes ``version`` / ``timestamp`` / ``storage_options``; Iceberg takes
     ``version`` or ``snapshot_id`` (a snapshot id), ``timestamp`` or ``as_of``, ``reroot``."""
     try:
         if kind == "delta":
@@ -106,11 +141,14 @@ def plan_table(kind: str, location: Any, given: Mapping[str, Any]) -> PlannedTab
                     f"{', '.join(wrong)}: options of Iceberg tables; {location!r} is a Delta Lake "
                     "table (time travel: version= or timestamp=)"
                 )
+            import pyarrow.fs as pafs
+
             from lazyscan.tables.delta import plan_delta
 
             return plan_delta(
                 os.fspath(location), version=given.get("version"), timestamp=given.get("timestamp"),
                 storage_options=given.get("storage_options"),
+                filesystem=filesystem if isinstance(filesystem, pafs.FileSystem) else None,
             )
         if "storage_options" in given:
             raise OptionError("storage_options: an option of Delta Lake tables (Iceberg reads through pyiceberg's io)")
