@@ -255,8 +255,11 @@ def test_object_store_table_folders(s3_server: Any, delta_table: Path, iceberg_t
     for i, path in enumerate(_data_files(delta_table)):  # the same files without a log: plain data
         s3_server.upload(path, bucket, f"plain/data/{i}.parquet")
     s3_server.upload(_data_files(delta_table)[0], bucket, "plain/metadata/x.parquet")
-    with pytest.raises(TableFolderError, match="is a Delta Lake table"):
+    # the table's folder reads as the table: deltalake reads the log (storage_options), the
+    # filesystem given the data files
+    with pytest.raises(SourceError, match="storage_options="):
         lazyscan.scan(delta, filesystem=fs)
+    assert _sorted_ids(lazyscan.scan(delta, filesystem=fs, storage_options=_storage_options(s3_server)).to_table()) == [100, 101, 102]
     assert lazyscan.scan(delta, filesystem=fs, raw_files=True).to_table().num_rows == 13
     data_file = next(p for p in _keys(fs, delta) if p.endswith(".parquet") and "_delta_log" not in p)
     with pytest.raises(TableFolderError, match="lies inside a Delta Lake table"):
@@ -275,6 +278,15 @@ def test_object_store_table_folders(s3_server: Any, delta_table: Path, iceberg_t
     assert lazyscan.scan(f"{bucket}/plain/data", filesystem=fs).to_table().num_rows == 13
     assert lazyscan.scan(f"{bucket}/plain/data/0.parquet", filesystem=fs).to_table().num_rows in (10, 3)
     assert lazyscan.scan(f"{bucket}/plain", filesystem=fs).to_table().num_rows in (23, 16)
+
+
+def _storage_options(s3_server: Any) -> dict[str, str]:
+    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
+
+    return {
+        "AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION, "AWS_ALLOW_HTTP": "true",
+    }
 
 
 def _keys(fs: Any, folder: str) -> list[str]:

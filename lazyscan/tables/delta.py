@@ -33,6 +33,7 @@ from lazyscan.errors import (
     MissingDependencyError,
     ObjectNotFoundError,
     OptionError,
+    SourceError,
     UnsupportedFeatureError,
 )
 from lazyscan.tables.plan import FileColumnStats, FileRead, LogicalColumn
@@ -567,6 +568,13 @@ def _load(
         )
         raise CorruptFileError(
             f"Delta table {path!r}{at} cannot be loaded: {message}", file=path
+        ) from None
+    except OSError as exc:
+        # the store refused or could not be reached (credentials, endpoint): deltalake's own
+        # access, configured by storage_options
+        raise SourceError(
+            f"Delta table {path!r}: its log cannot be read ({_without_backtrace(str(exc))}); "
+            "deltalake reaches the store with storage_options= (credentials, endpoint, region)"
         ) from None
     return dt
 
