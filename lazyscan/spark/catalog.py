@@ -264,7 +264,7 @@ def resolve_table(spark: Any, name: str, where: Expr | None = None, time_zone: s
     if not looks_like_table_name(name) or not _exists(spark, name):
         raise SourceError(
             f"no table or view {name!r} in the session catalog (current database "
-            f"{_current_database(spark)})"
+            f"{current_database(spark)})"
         )
     info = spark.catalog.getTable(name)
     if info.isTemporary or (info.tableType or "").upper() == "TEMPORARY":
@@ -293,7 +293,8 @@ def _exists(spark: Any, name: str) -> bool:
         return False
 
 
-def _current_database(spark: Any) -> str:
+def current_database(spark: Any) -> str:
+    """The session's current database, for messages."""
     try:
         return str(spark.catalog.currentDatabase())
     except Exception:

@@ -926,9 +926,12 @@ def _table_name(spark: Any, path: Any) -> str | None:
     if is_table_name(spark, path):
         return path
     if not os.path.exists(path):
+        from lazyscan.spark.catalog import current_database
+
         raise SourceError(
-            f"{path!r} is neither a table or view of the session catalog nor a file or folder "
-            "(a path holds a '/' or a scheme; tables resolve as spark.table does)"
+            f"{path!r} is neither a table or view of the session catalog (current database "
+            f"{current_database(spark)}) nor a file or folder (a path holds a '/' or a scheme; "
+            "table names resolve as spark.table resolves them)"
         )
     return None
 
