@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import decimal
 import itertools
 import json
 import math
@@ -527,3 +528,19 @@ def test_delta_table_on_an_object_store(s3_server: Any) -> None:
     inside = next(p for p in (DELTA / name).iterdir() if "=" in p.name)
     with pytest.raises(TableFolderError, match="lies inside a Delta Lake table"):
         lazyscan.scan(f"{bucket}/{name}/{inside.name}", filesystem=fs)
+
+
+def test_decimal_and_date_partitions_prune_by_value(tmp_path: Path) -> None:
+    data = pa.table({
+        "price": pa.array([decimal.Decimal("1.50"), decimal.Decimal("2.25"), None], pa.decimal128(9, 2)),
+        "day": pa.array([dt.date(2024, 1, 1), dt.date(2024, 1, 2), dt.date(2024, 1, 2)]),
+        "v": pa.array([1, 2, 3], pa.int64()),
+    })
+    deltalake.write_deltalake(str(tmp_path), data, partition_by=["price", "day"])
+    reference = _reference(tmp_path)
+    for where in ["price = 1.50", "price > 2", "price IS NULL", "day = DATE '2024-01-02'", "price < 2 OR day > DATE '2024-01-01'"]:
+        got = lazyscan.scan(str(tmp_path), where=where).to_table()
+        assert rows(got) == rows(_duckdb_filter(reference, where), got.column_names), where
+    scan = lazyscan.scan(str(tmp_path), where="price = 2.25")
+    assert scan.to_table().column("v").to_pylist() == [2]
+    assert scan.profile["files_pruned_partition"] == 2

@@ -5,6 +5,11 @@ included; ``retries`` the attempts that repeated a failed one (object stores), `
 the small reads served from the surplus of an earlier request instead of a request of their own.
 ``pages_refetched``: pages fetched once more because their checksum did not match as fetched.
 
+Tables: ``files_pruned_partition`` and ``files_pruned_table_stats`` count data files a
+table's partition values or per-file statistics ruled out before they were opened;
+``rows_removed_position_deletes`` the rows deletion vectors and position deletes removed (never
+read), ``rows_removed_equality_deletes`` those Iceberg equality deletes removed.
+
 Counters named ``row_groups_*`` count units of any format (Parquet row groups, ORC stripes);
 ``pages_*`` count finer units (Parquet pages, ORC's 10,000-row row groups). The names stay as
 tests and users read them.

@@ -367,6 +367,8 @@ class Scan:
             return value.encode() if isinstance(value, str) else bytes(value)
         if pa.types.is_date32(t) or pa.types.is_timestamp(t):
             return arr.cast(pa.int32() if pa.types.is_date32(t) else pa.int64())[0].as_py()
+        if pa.types.is_decimal(t):
+            return int(arr[0].as_py().scaleb(t.scale))  # the unscaled integer
         return arr[0].as_py()
 
     def _file_pruned(self, task: FileTask) -> Conjunct | None:
