@@ -207,6 +207,8 @@ def _storage(value: Any, t: pa.DataType, upper: bool) -> Any:
         f = float(value)
         return None if math.isnan(f) else f
     if pa.types.is_date32(t):
+        if isinstance(value, int):
+            return value  # days since the epoch (Iceberg's metrics)
         day = dt.date.fromisoformat(value[:10]) if isinstance(value, str) else value
         if isinstance(day, dt.datetime):
             day = day.date()
@@ -221,9 +223,18 @@ def _storage(value: Any, t: pa.DataType, upper: bool) -> Any:
         scaled = decimal.Decimal(value).scaleb(t.scale)
         return int(scaled.to_integral_value(decimal.ROUND_CEILING if upper else decimal.ROUND_FLOOR))
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        # writers truncate string statistics to a prefix: a lower bound, not an upper one
-        return None if upper else str(value).encode()
+        # writers truncate string statistics to a prefix (Delta: 32 characters; Iceberg: 16,
+        # the upper bound then incremented): a lower bound as stated, and the smallest string
+        # above every string starting with it as the upper bound
+        raw = str(value).encode()
+        return _successor(raw) if upper else raw
     return None
+
+
+def _successor(prefix: bytes) -> bytes | None:
+    """The smallest byte string greater than every string starting with ``prefix`` (None: none)."""
+    stripped = prefix.rstrip(b"\xff")
+    return stripped[:-1] + bytes([stripped[-1] + 1]) if stripped else None
 
 
 def table_statistics(
@@ -250,9 +261,9 @@ def table_statistics(
             lo, hi = _storage(st.min, f.type, False), _storage(st.max, f.type, True)
         except (ValueError, TypeError, ArithmeticError, pa.ArrowException):
             continue
-        exact_lo = not (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+        text = pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
         out[name] = ColumnStats(
-            lo, hi, st.null_count, rows, min_exact=exact_lo, max_exact=not pa.types.is_timestamp(f.type)
+            lo, hi, st.null_count, rows, min_exact=not text, max_exact=not (text or pa.types.is_timestamp(f.type))
         )
     return out
 

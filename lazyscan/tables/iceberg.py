@@ -36,6 +36,7 @@ from lazyscan.errors import (
 from lazyscan.tables.plan import (
     ColumnSource,
     EqualityDelete,
+    FileColumnStats,
     FileRead,
     LogicalColumn,
     field_ids_of,
@@ -81,6 +82,10 @@ class IcebergFile:
     equality_deletes: list[EqualityDelete] = field(default_factory=list)
     #: the filter still to evaluate on this file's rows (pyiceberg's residual), or None
     residual: Any = None
+    #: top-level column -> its bounds and null count in this file, from the manifest's metrics
+    #: (values as pyiceberg decodes them: ints for dates and timestamps); identity partition
+    #: columns hold their partition value
+    stats: dict[str, FileColumnStats] = field(default_factory=dict)
 
     @property
     def live_rows(self) -> int:
@@ -158,6 +163,7 @@ class IcebergPlan:
                     defaults={**initial, **identity},
                     deleted_rows=data_file.deleted_rows,
                     equality_deletes=tuple(data_file.equality_deletes),
+                    stats=data_file.stats,
                 )
             )
         return reads
@@ -499,6 +505,7 @@ def plan_iceberg(
                 schema=metadata.schema(),
             )
         residual = residuals[df.spec_id].residual_for(df.partition)
+        stats = _file_stats(df, schema, identity_values)
         planned.append(
             IcebergFile(
                 path=rerooter(df.file_path),
@@ -513,10 +520,39 @@ def plan_iceberg(
                 deleted_count=len(deleted),
                 equality_deletes=equality,
                 residual=None if isinstance(residual, AlwaysTrue) else residual,
+                stats=stats,
             )
         )
     plan.files = tuple(planned)
     return plan
+
+
+def _file_stats(data_file: Any, schema: Any, identity_values: Mapping[str, Any]) -> dict[str, FileColumnStats]:
+    """A data file's statistics of the table's top-level primitive columns, from its manifest
+    entry (lower and upper bounds, null counts: the metrics pyiceberg's own planning prunes
+    with); an identity partition column's bounds are its partition value."""
+    from pyiceberg.conversions import from_bytes
+
+    lower = data_file.lower_bounds or {}
+    upper = data_file.upper_bounds or {}
+    nulls = data_file.null_value_counts or {}
+    out = {}
+    for f in schema.fields:
+        if not f.field_type.is_primitive:
+            continue
+        fid = f.field_id
+        if fid not in lower and fid not in upper and fid not in nulls:
+            continue
+        try:
+            lo = from_bytes(f.field_type, lower[fid]) if fid in lower else None
+            hi = from_bytes(f.field_type, upper[fid]) if fid in upper else None
+        except Exception:  # bounds a writer serialized otherwise: not used
+            lo = hi = None
+        out[f.name] = FileColumnStats(lo, hi, nulls.get(fid))
+    for name, value in identity_values.items():
+        rows = data_file.record_count
+        out[name] = FileColumnStats(value, value, rows if value is None else 0)
+    return out
 
 
 @contextlib.contextmanager
