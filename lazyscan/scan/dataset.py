@@ -304,7 +304,7 @@ def table_folder_error(path: str, table: TableRoot, remote: bool = False) -> Tab
         evidence = f"its log is {table.marker}"
         removed = "rows the table removed (the files of its older versions stay in the folder)"
         reader = (
-            f"read the table with lazyscan.scan({table.root!r}) (time travel: version= or timestamp=; "
+            f"lazyscan.scan({table.root!r}) reads the table (time travel: version= or timestamp=; "
             "a filter on its partition columns reads only their files)"
         )
     else:
@@ -314,10 +314,10 @@ def table_folder_error(path: str, table: TableRoot, remote: bool = False) -> Tab
             "delete files are not applied)"
         )
         where = "a pyiceberg Table, e.g. its catalog's load_table(...)" if remote else repr(table.root)
-        reader = f"read the table with lazyscan.scan({where}) (time travel: snapshot_id= or as_of=)"
+        reader = f"lazyscan.scan({where}) reads the table (time travel: snapshot_id= or as_of=)"
     return TableFolderError(
-        f"{path} {relation} ({evidence}): reading its folder as plain files would return {removed}. "
-        f"To {reader}; or, to read the Parquet and ORC files "
+        f"{path} {relation} ({evidence}): reading its folder as plain files would return {removed}; "
+        f"{reader}; or, to read the Parquet and ORC files "
         "in the folder as they are on purpose, pass the scan option raw_files=True "
         "(command line: --raw-files; Spark: the option rawFiles=true of lazyscan.spark.read or the lazyscan "
         "data source)",

@@ -600,6 +600,7 @@ class Scan:
             lines.append("  predicates by tier:")
             tiers = [
                 (PARTITION.name, o.prune_partitions, lambda c: c.partition_only),
+                *([(TABLE_STATISTICS, o.prune_statistics, lambda c: True)] if self.table is not None else []),
                 (STATISTICS.name, o.prune_statistics, lambda c: True),
                 (BLOOM.name, o.prune_bloom, lambda c: bloom_candidate(c.bound)),
                 (DICTIONARY.name, o.prune_dictionary, lambda c: len(c.columns) == 1 and not c.partition_only),
