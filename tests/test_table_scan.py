@@ -616,3 +616,21 @@ def test_string_statistics_prefix_bounds_keep_longer_values(tmp_path: Path) -> N
     for where in ["s = 'abcdzzzz'", "s > 'abcdz'", "s = 'bzz'", "s < 'abcd0'"]:
         got = lazyscan.scan(str(tmp_path), where=where).to_table()
         assert rows(got) == rows(_duckdb_filter(data, where)), where
+
+
+def test_command_line_reads_a_table_and_its_snapshots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from lazyscan.cli.main import main
+
+    out = tmp_path / "rows.parquet"
+    name = "basic-with-inserts-deletes-checkpoint"
+    assert main(["scan", str(DELTA / name), "--table-version", "3", "--output", str(out)]) == 0
+    assert rows(pq.read_table(out)) == delta_rows(querybuilder_table(DELTA / name, 3), pq.read_table(out).column_names)
+    folder = ICEBERG / "iceberg_v2_delete_positional"
+    (old, new), = reroot_of(folder).items()
+    first = ICEBERG_CASES[[c[0] for c in ICEBERG_CASES].index("iceberg_v2_delete_positional")][1]
+    assert main(["scan", str(folder), "--reroot", f"{old}={new}", "--table-version", str(first), "--output", str(out)]) == 0
+    assert pq.read_table(out).num_rows == 3
+    assert main(["scan", str(folder), "--reroot", f"{old}={new}", "--output", str(out)]) == 0
+    assert pq.read_table(out).num_rows == 2
+    assert main(["explain", str(folder), "--reroot", f"{old}={new}", "--as-of", "2000-01-01T00:00:00+00:00"]) == 2
+    assert "no snapshot at or before" in capsys.readouterr().err

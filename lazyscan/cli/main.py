@@ -33,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("path", help="a Parquet file, a folder (hive partitions), or a glob")
+        sp.add_argument("path", help="a Parquet or ORC file, a folder (hive partitions), a glob, or a Delta Lake or Iceberg table")
         sp.add_argument("--where", "-w", default=None, help="SQL predicate, e.g. \"l_comment = 'x' AND l_quantity < 5\"")
         sp.add_argument("--columns", "-c", default=None, help="comma-separated output columns (default: all)")
         sp.add_argument("--threads", type=int, default=None, help="row groups read in parallel (default: cores)")
@@ -44,6 +44,18 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument(
             "--raw-files", action="store_true",
             help="read a Delta Lake or Iceberg table's folder as plain files, files the table removed included",
+        )
+        sp.add_argument(
+            "--table-version", type=int, default=None, metavar="N",
+            help="a table's snapshot: a Delta Lake version or an Iceberg snapshot id (default: the current one)",
+        )
+        sp.add_argument(
+            "--as-of", default=None, metavar="TIME",
+            help="a table's snapshot current at TIME (ISO 8601, e.g. 2024-05-01T12:00:00+00:00)",
+        )
+        sp.add_argument(
+            "--reroot", action="append", default=[], metavar="OLD=NEW",
+            help="an Iceberg table copied from elsewhere: read locations starting with OLD under NEW",
         )
 
     s = sub.add_parser("scan", help="print or write the matching rows")
@@ -116,6 +128,17 @@ def _make_scan(args: argparse.Namespace) -> object:
     options: dict[str, Any] = _options(args.option)
     if args.raw_files:
         options["raw_files"] = True
+    if args.table_version is not None:
+        options["version"] = args.table_version
+    if args.as_of is not None:
+        import datetime as dt
+
+        try:
+            options["timestamp"] = dt.datetime.fromisoformat(args.as_of)
+        except ValueError:
+            raise OptionError(f"--as-of {args.as_of!r} is not an ISO 8601 time") from None
+    if args.reroot:
+        options["reroot"] = _options(args.reroot)
     return lazyscan.scan(args.path, columns=columns, where=args.where, threads=args.threads, **options)
 
 

@@ -226,8 +226,8 @@ def _storage(value: Any, t: pa.DataType, upper: bool) -> Any:
         # writers truncate string statistics to a prefix (Delta: 32 characters; Iceberg: 16,
         # the upper bound then incremented): a lower bound as stated, and the smallest string
         # above every string starting with it as the upper bound
-        raw = str(value).encode()
-        return _successor(raw) if upper else raw
+        text = str(value).encode()
+        return _successor(text) if upper else text
     return None
 
 
