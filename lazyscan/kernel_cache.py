@@ -246,15 +246,15 @@ def pack_shipped(built: str | os.PathLike[str], into: str | os.PathLike[str] = S
 
 
 def sources_digest() -> str:
-    """A hash of the contents of lazyscan's modules that name numba (the kernels, and the
-    warm-up that chooses their signatures), numba's and Python's versions and the portable CPU
-    level: what shipped kernels were built from."""
+    """A hash of the contents of lazyscan's modules that name numba or ``kernel_jit`` (the
+    kernels, and the warm-up that chooses their signatures), numba's and Python's versions and
+    the portable CPU level: what shipped kernels were built from."""
     import numba
 
     h = hashlib.sha256(f"{numba.__version__}|{sys.version_info[:2]}|{PORTABLE_CPU}".encode())
     for path in sorted(Path(_PACKAGE).rglob("*.py")):
         text = path.read_bytes()
-        if b"numba" in text:
+        if b"numba" in text or b"kernel_jit" in text:
             h.update(str(path.relative_to(_PACKAGE)).encode())
             h.update(text)
     return h.hexdigest()[:32]

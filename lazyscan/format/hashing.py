@@ -7,12 +7,11 @@ parquet-format) and of lazyscan's key filters, as numba kernels.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from lazyscan.format.kernels import ERR_BAD_ARGUMENT, ERR_BAD_LENGTH, load_u32, load_u64
+from lazyscan.format.kernels import ERR_BAD_ARGUMENT, ERR_BAD_LENGTH, kernel_jit, load_u32, load_u64
 
-_jit = numba.njit(nogil=True, cache=True)
+_jit = kernel_jit(nogil=True, read_only=("data",))
 
 _P1 = np.uint64(11400714785074694791)
 _P2 = np.uint64(14029467366897019727)

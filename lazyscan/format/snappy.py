@@ -24,12 +24,12 @@ from typing import Any
 import numba
 import numpy as np
 
-from lazyscan.format.kernels import load_u32, load_u64
+from lazyscan.format.kernels import kernel_jit, load_u32, load_u64
 
 # the helpers are small functions of their own, not inlined into numba's IR: LLVM inlines them
 # all the same, and numba compiles the callers faster (the first read of a column with no
 # compiled cache: 21 s against 26 s)
-_jit = numba.njit(nogil=True, cache=True, boundscheck=False)
+_jit = kernel_jit(nogil=True, boundscheck=False, read_only=("src",))
 
 
 def _own(kernel: Any) -> Any:
@@ -67,8 +67,8 @@ def _store8(buf, b, v):
 
 
 @_jit
-def _byte(buf, i):
-    return np.int64(buf[np.uint64(i)])
+def _byte(src, i):
+    return np.int64(src[np.uint64(i)])
 
 
 @_jit

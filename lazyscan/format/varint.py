@@ -10,13 +10,12 @@ ORC's decimals (varints of up to 128 bits) are decoded in :mod:`lazyscan.orc.ker
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from lazyscan.errors import LazyScanError
-from lazyscan.format.kernels import ERR_BAD_HEADER, ERR_TRUNCATED
+from lazyscan.format.kernels import ERR_BAD_HEADER, ERR_TRUNCATED, kernel_jit
 
-_jit_inline = numba.njit(nogil=True, cache=True, inline="always")
+_jit_inline = kernel_jit(nogil=True, inline="always", read_only=("buf",))
 
 
 class VarintError(LazyScanError):

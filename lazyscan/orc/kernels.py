@@ -26,7 +26,6 @@ run that is off shows, at the cost of reading the headers of the rest of the row
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from lazyscan.format.kernels import (  # noqa: F401  (the shared error codes, as K.ERR_* for orc callers)
@@ -35,11 +34,12 @@ from lazyscan.format.kernels import (  # noqa: F401  (the shared error codes, as
     ERR_MISPLACED,
     ERR_TRUNCATED,
     ERROR_MESSAGES,
+    kernel_jit,
 )
 from lazyscan.format.varint import unzigzag, uvarint
 
-_jit = numba.njit(nogil=True, cache=True)
-_jit_inline = numba.njit(nogil=True, cache=True, inline="always")
+_jit = kernel_jit(nogil=True, read_only=("buf",))
+_jit_inline = kernel_jit(nogil=True, inline="always", read_only=("buf",))
 
 #: longest run of each encoding (RLE v2: 512 values; v1 and byte RLE: 130)
 _MAX_RUN = 512

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
+from lazyscan.format.kernels import kernel_jit
 from lazyscan.parquet import page_header as H
 from lazyscan.parquet.metadata import PageType
 from lazyscan.parquet.thrift import ThriftError
 
-_jit_gil = numba.njit(cache=True)
+_jit_gil = kernel_jit(read_only=("buf",))
 
 try:
     from zlib_ng.zlib_ng import crc32 as _crc32

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
+from lazyscan.format.kernels import kernel_jit
 from lazyscan.parquet import buffers
 from lazyscan.parquet.decode import ByteArrays, PageValues, Values
 from lazyscan.parquet.metadata import PhysicalType
@@ -34,7 +34,10 @@ _NANOS_PER_DAY = 86400 * 10**9
 _INT32_MAX = 2**31 - 1
 
 
-@numba.njit(nogil=True, cache=True)
+_jit = kernel_jit(nogil=True, read_only=("src", "rows"))
+
+
+@_jit
 def _be_to_le_decimal(offsets: np.ndarray, data: np.ndarray, words: int, out: np.ndarray) -> int:
     """Big-endian two's complement integers (data[offsets[i]:offsets[i+1]]) into ``words``
     little-endian int64 words each (out: uint8, n * 8 * words). Returns -1 or the first index
@@ -62,7 +65,7 @@ def _be_to_le_decimal(offsets: np.ndarray, data: np.ndarray, words: int, out: np
     return -1
 
 
-@numba.njit(nogil=True, cache=True)
+@_jit
 def _be_fixed_to_le_decimal(rows: np.ndarray, out: np.ndarray) -> int:
     """Big-endian two's complement integers of one width (``rows``: n x w uint8) into
     little-endian int64 words (``out``: n x words). Returns -1 or the first row that does not
@@ -94,7 +97,7 @@ def _be_fixed_to_le_decimal(rows: np.ndarray, out: np.ndarray) -> int:
     return -1
 
 
-@numba.njit(nogil=True, cache=True)
+@_jit
 def _int96_to_units(raw: np.ndarray, units_per_day: int, nanos_per_unit: int, out: np.ndarray, overflow: np.ndarray) -> int:
     """INT96 timestamps (``raw``: n x 12 bytes, nanoseconds into the day as a little-endian int64,
     then the Julian day as an int32) as units since 1970-01-01, the nanoseconds truncated toward
@@ -148,7 +151,7 @@ def _int96_beyond_int64(day: int, nanos: int, units_per_day: int, nanos_per_unit
     return None
 
 
-@numba.njit(nogil=True, cache=True)
+@_jit
 def _take_spread_1d(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: np.ndarray) -> int:
     """out[i] = src[codes[j]] for the j-th valid row i (every row when ``valid`` is empty); null
     rows get zeros. Returns -1, or the position of a code outside ``src``."""
@@ -174,7 +177,7 @@ def _take_spread_1d(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: 
     return -1
 
 
-@numba.njit(nogil=True, cache=True)
+@_jit
 def _take_spread_2d(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: np.ndarray) -> int:
     """Row-wise :func:`_take_spread_1d` for 2-D arrays (decimals, fixed-size binary)."""
     m = src.shape[0]
@@ -196,7 +199,7 @@ def _take_spread_2d(src: np.ndarray, codes: np.ndarray, valid: np.ndarray, out: 
     return -1
 
 
-@numba.njit(nogil=True, cache=True)
+@_jit
 def _decimal_from_int(v: np.ndarray, out: np.ndarray) -> None:
     """Sign-extend int64 values into little-endian multi-word integers (out: n x words int64)."""
     words = out.shape[1]

@@ -49,7 +49,6 @@ Bloom filters (BloomFilter.md):
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from lazyscan.format.hashing import xxhash64_values  # noqa: F401  (K.xxhash64_values for Bloom filters)
@@ -61,6 +60,7 @@ from lazyscan.format.kernels import (  # noqa: F401  (the error codes, as K.ERR_
     ERR_BAD_LENGTH,
     ERR_TRUNCATED,
     ERROR_MESSAGES,
+    kernel_jit,
     load_u32,
     load_u64,
 )
@@ -74,13 +74,13 @@ _U32_ALL = np.uint64(0xFFFFFFFF)
 _MAX_RUN_GROUPS = 1 << 40  # clamp of a bit-packed run's group count: far beyond any page
 _NO_BOUND = 1 << 32  # no value of 32 bits or fewer reaches it
 
-_jit = numba.njit(nogil=True, cache=True)
-_jit_inline = numba.njit(nogil=True, cache=True, inline="always")
+_jit = kernel_jit(nogil=True, read_only=("buf", "a", "page_starts", "page_ends"))
+_jit_inline = kernel_jit(nogil=True, inline="always", read_only=("buf",))
 #: kernels of a few microseconds per row group (page plans, page headers) keep the GIL:
 #: releasing it hands it to a waiting scan thread, and taking it back then waits for that
 #: thread's Python (the Q17 semi join on two threads: 392-394 context switches per scan
 #: against 476-528 when they release it, 58.0-60.0 against 59.7-62.8 ms)
-jit_gil = numba.njit(cache=True)
+jit_gil = kernel_jit(read_only=("buf", "page_starts", "page_ends"))
 
 
 # --------------------------------------------------------------------------- small helpers

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
+from lazyscan.format.kernels import kernel_jit
 from lazyscan.parquet.kernels import ERR_BAD_LENGTH, ERR_TRUNCATED
 
-_jit = numba.njit(nogil=True, cache=True)
+_jit = kernel_jit(nogil=True, read_only=("buf",))
 
 
 @_jit

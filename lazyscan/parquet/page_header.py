@@ -11,9 +11,9 @@ generic parser, which either reads it or raises the precise error. Both paths gi
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from lazyscan.format.kernels import kernel_jit
 from lazyscan.format.varint import uvarint
 from lazyscan.parquet.kernels import jit_gil
 from lazyscan.parquet.metadata import (
@@ -26,7 +26,7 @@ from lazyscan.parquet.metadata import (
 )
 from lazyscan.parquet.thrift import ThriftError, read_struct
 
-_jit = numba.njit(nogil=True, cache=True)
+_jit = kernel_jit(nogil=True, read_only=("buf",))
 
 #: the kernel cannot read this header: use the generic parser
 _GENERIC = -1

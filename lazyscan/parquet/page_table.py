@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import threading
 
-import numba
 import numpy as np
 
 from lazyscan.format import snappy as S
+from lazyscan.format.kernels import kernel_jit
 from lazyscan.parquet import codecs
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
 from lazyscan.parquet.metadata import Codec
 
-_jit = numba.njit(nogil=True, cache=True)
+_jit = kernel_jit(nogil=True, read_only=("buf",))
 
 # columns of the page table the decode kernels read; LAZY: the page's row in the table of
 # snappy streams decompressed as far as the kernels read (-1: the body is decompressed whole)

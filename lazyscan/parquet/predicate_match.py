@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import time
 
-import numba
 import numpy as np
 
 from lazyscan.format.counters import ReadCounters
+from lazyscan.format.kernels import kernel_jit
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
 from lazyscan.parquet import page_table as T
@@ -55,7 +55,7 @@ from lazyscan.parquet.page_table import (
 from lazyscan.parquet.pages import PageCache
 from lazyscan.parquet.schema import ColumnDescriptor
 
-_jit = numba.njit(nogil=True, cache=True)
+_jit = kernel_jit(nogil=True, read_only=("buf",))
 
 #: the slot of ``info`` where :func:`walk_chunk` writes the number of data pages
 _I_PAGES = 4

@@ -22,14 +22,13 @@ from __future__ import annotations
 import time
 from typing import Any, NamedTuple
 
-import numba
 import numpy as np
 import pyarrow as pa
 
 from lazyscan.errors import OptionError
 from lazyscan.format import snappy as S
 from lazyscan.format.counters import ReadCounters
-from lazyscan.format.kernels import index_runs
+from lazyscan.format.kernels import index_runs, kernel_jit
 from lazyscan.parquet import buffers
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet import page_header as H
@@ -70,8 +69,8 @@ from lazyscan.parquet.page_table import (
 from lazyscan.parquet.schema import ColumnDescriptor
 from lazyscan.parquet.selected_values import COPY, GENERAL, OK, TO_DECIMAL128
 
-_jit = numba.njit(nogil=True, cache=True)
-_jit_gil = numba.njit(cache=True)
+_jit = kernel_jit(nogil=True, read_only=("buf",))
+_jit_gil = kernel_jit(read_only=("idx", "page_starts", "page_ends"))
 
 #: this route reads selections of at most this fraction of a row group's rows; denser ones
 #: decode faster through the general route's run decoding (reader benchmark, 10 % selections)

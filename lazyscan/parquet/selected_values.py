@@ -11,10 +11,10 @@ code, and the caller hands the column to the general path.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from lazyscan.format import snappy as S
+from lazyscan.format.kernels import kernel_jit
 from lazyscan.parquet import kernels as K
 from lazyscan.parquet.page_table import (
     BODY,
@@ -36,7 +36,7 @@ from lazyscan.parquet.page_table import (
     level_span,
 )
 
-_jit = numba.njit(nogil=True, cache=True)
+_jit = kernel_jit(nogil=True, read_only=("buf",))
 _ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 _INT32_MAX = 2**31 - 1
 

@@ -35,15 +35,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lazyscan.errors import LazyScanError, PredicateError
 from lazyscan.format.hashing import xxhash64
+from lazyscan.format.kernels import kernel_jit
 
-_jit = numba.njit(nogil=True, cache=True)
+_jit = kernel_jit(nogil=True, read_only=("values",))
 
 #: more distinct keys than this make a Bloom filter (unless a bitmap holds them)
 EXACT_LIMIT = 100_000
