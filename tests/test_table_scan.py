@@ -635,3 +635,22 @@ def test_command_line_reads_a_table_and_its_snapshots(tmp_path: Path, capsys: py
     assert pq.read_table(out).num_rows == 2
     assert main(["explain", str(folder), "--reroot", f"{old}={new}", "--as-of", "2000-01-01T00:00:00+00:00"]) == 2
     assert "no snapshot at or before" in capsys.readouterr().err
+
+
+def test_iceberg_table_by_name_in_a_catalog(tmp_path: Path) -> None:
+    """pyiceberg's SQL catalog on SQLite: the table named, the catalog's properties given."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    warehouse = tmp_path / "warehouse"
+    warehouse.mkdir()
+    properties = {"type": "sql", "uri": f"sqlite:///{tmp_path / 'catalog.db'}", "warehouse": f"file://{warehouse}"}
+    catalog = SqlCatalog("named", **{k: v for k, v in properties.items() if k != "type"})
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.named", schema=pa.schema([("id", pa.int64())]))
+    table.append(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+    table.delete("id = 2")
+    got = lazyscan.scan("db.named", catalog="named", catalog_properties=properties, where="id > 0").to_table()
+    assert sorted(got.column("id").to_pylist()) == [1, 3]
+    first = min(table.metadata.snapshots, key=lambda s: s.sequence_number).snapshot_id
+    old = lazyscan.scan("db.named", catalog="named", catalog_properties=properties, version=first).to_table()
+    assert sorted(old.column("id").to_pylist()) == [1, 2, 3]

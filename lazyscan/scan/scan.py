@@ -690,6 +690,8 @@ def scan(
     as_of: Any = None,
     reroot: Mapping[str, str] | None = None,
     storage_options: Mapping[str, str] | None = None,
+    catalog: str | None = None,
+    catalog_properties: Mapping[str, str] | None = None,
     **options: Any,
 ) -> Scan:
     """Scan Parquet files with a filter evaluated inside the scan.
@@ -716,7 +718,9 @@ def scan(
     snapshot id; Iceberg also takes ``snapshot_id``) or ``timestamp`` (a datetime or RFC 3339
     text for Delta, a datetime or epoch milliseconds for Iceberg; Iceberg also takes ``as_of``).
     ``reroot``: Iceberg location prefixes written elsewhere -> where the table is now;
-    ``storage_options``: passed to ``deltalake`` for a table on an object store. A path inside
+    ``storage_options``: passed to ``deltalake`` for a table on an object store. ``catalog`` and
+    ``catalog_properties``: ``source`` is then a table name in that Iceberg catalog (pyiceberg's
+    ``load_catalog``). A path inside
     a table (a data file, a partition folder) is refused with a
     :class:`~lazyscan.errors.TableFolderError` naming the table; ``raw_files=True`` reads the
     Parquet and ORC files of a table's folder as they are, on purpose.
@@ -728,6 +732,7 @@ def scan(
     opts = ScanOptions.from_mapping(options)
     table_options = {
         "version": version, "timestamp": timestamp, "snapshot_id": snapshot_id, "as_of": as_of,
-        "reroot": reroot, "storage_options": storage_options,
+        "reroot": reroot, "storage_options": storage_options, "catalog": catalog,
+        "catalog_properties": catalog_properties,
     }
     return Scan(source, columns, where, filesystem=filesystem, schema=schema, options=opts, table_options=table_options)

@@ -48,7 +48,9 @@ from lazyscan.tables.plan import (
 )
 
 #: the time travel options, by table format
-TABLE_OPTIONS = ("version", "timestamp", "snapshot_id", "as_of", "reroot", "storage_options")
+TABLE_OPTIONS = (
+    "version", "timestamp", "snapshot_id", "as_of", "reroot", "storage_options", "catalog", "catalog_properties",
+)
 _ICEBERG_METADATA_FILE = re.compile(r".*\.metadata\.json(\.gz)?$")
 
 
@@ -75,6 +77,8 @@ def table_of(source: Any, raw_files: bool, options: Mapping[str, Any], filesyste
     kind, location = None, None
     if _is_pyiceberg_table(source):
         kind, location = "iceberg", source
+    elif isinstance(source, str) and ("catalog" in given or "catalog_properties" in given):
+        kind, location = "iceberg", source  # a table name in an Iceberg catalog
     elif isinstance(source, (str, os.PathLike)) and not raw_files:
         path = os.fspath(source)
         if path.startswith("file://"):
@@ -130,12 +134,14 @@ def _scheme_of(filesystem: Any) -> str | None:
 
 
 def plan_table(kind: str, location: Any, given: Mapping[str, Any], filesystem: Any = None) -> PlannedTable:
-    """Plan the ``kind`` table at ``location`` (a path, URI or pyiceberg table) with the table
-    options ``given`` (``filesystem``: a pyarrow one reads Delta deletion vectors). Delta takes ``version`` / ``timestamp`` / ``storage_options``; Iceberg takes
-    ``version`` or ``snapshot_id`` (a snapshot id), ``timestamp`` or ``as_of``, ``reroot``."""
+    """Plan the ``kind`` table at ``location`` (a path, URI, pyiceberg table or catalog table
+    name) with the table options ``given`` (``filesystem``: a pyarrow one reads Delta deletion
+    vectors). Delta takes ``version`` / ``timestamp`` / ``storage_options``; Iceberg takes
+    ``version`` or ``snapshot_id`` (a snapshot id), ``timestamp`` or ``as_of``, ``reroot``,
+    ``catalog`` / ``catalog_properties``."""
     try:
         if kind == "delta":
-            wrong = sorted(set(given) & {"snapshot_id", "as_of", "reroot"})
+            wrong = sorted(set(given) & {"snapshot_id", "as_of", "reroot", "catalog", "catalog_properties"})
             if wrong:
                 raise OptionError(
                     f"{', '.join(wrong)}: options of Iceberg tables; {location!r} is a Delta Lake "
@@ -154,10 +160,15 @@ def plan_table(kind: str, location: Any, given: Mapping[str, Any], filesystem: A
             raise OptionError("storage_options: an option of Delta Lake tables (Iceberg reads through pyiceberg's io)")
         from lazyscan.tables.iceberg import plan_iceberg
 
+        by_name = "catalog" in given or "catalog_properties" in given
+        if by_name and not isinstance(location, str):
+            raise OptionError("catalog= and catalog_properties= name a table of a catalog: give its name as the source")
         return plan_iceberg(
-            location if _is_pyiceberg_table(location) else os.fspath(location),
+            location if by_name or _is_pyiceberg_table(location) else os.fspath(location),
             snapshot_id=_one_of(given.get("version"), given.get("snapshot_id"), "version= or snapshot_id="),
             as_of=_one_of(given.get("timestamp"), given.get("as_of"), "timestamp= or as_of="),
+            catalog=given.get("catalog"),
+            catalog_properties=given.get("catalog_properties"),
             reroot=given.get("reroot"),
         )
     except MissingDependencyError as e:
