@@ -16,6 +16,8 @@ Modules and their roles:
 - :mod:`.workers` — the driver's check that Spark's Python workers can import this lazyscan.
 - :mod:`.catalog` — tables of the session catalog: location, format, schema, partitions
   (:func:`read` takes a table's name; :func:`table_options` gives the data source one).
+- :mod:`.table_paths` — Delta Lake and Iceberg tables read by path: the snapshot planned once
+  on the driver, each task's files carrying their deletes and column mapping.
 
 Usage (the ways that evaluate the filter inside the scan; the data source needs Spark 4.1)::
 

@@ -834,6 +834,13 @@ class _Plan:
             return str(self.expr)
         return self.where
 
+    def _connector_frame(self) -> Any:
+        """The table through Spark's own connector for its format (``delta``, ``iceberg``),
+        which the session must have."""
+        kind = self.listing.table_kind
+        reader = self.spark.read.format(kind).options(**_connector_frame_options(kind, self.settings))
+        return reader.load(self.listing.table_root)
+
     def spark_frame(self) -> Any:
         opts = {}
         if "mergeSchema" in self.options or "mergeschema" in {k.lower() for k in self.options}:
@@ -842,6 +849,8 @@ class _Plan:
             opts["mergeSchema"] = "true" if self.settings.merge_schema and len(self.listing.files) > 1 else "false"
         if self.table_name is not None:
             df = self.spark.table(self.table_name)
+        elif self.listing.table_kind is not None:
+            df = self._connector_frame()
         else:
             df = self.spark.read.options(**opts).format(self.format).load(self.paths)
         if self.where is not None:
@@ -851,6 +860,16 @@ class _Plan:
             if values is not None:
                 df = df.where(F.col(_quoted(column)).isin(values))
         return self._select(df)
+
+
+def _connector_frame_options(kind: str, settings: Any) -> dict[str, str]:
+    """Time travel as Spark's Delta Lake and Iceberg connectors take it."""
+    opts: dict[str, str] = {}
+    if settings.version is not None:
+        opts["versionAsOf" if kind == "delta" else "snapshot-id"] = str(settings.version)
+    if settings.timestamp is not None:
+        opts["timestampAsOf" if kind == "delta" else "as-of-timestamp"] = settings.timestamp
+    return opts
 
 
 def _quoted(name: str) -> str:
@@ -1003,6 +1022,12 @@ def read(
     if force not in (None, "lazyscan", "spark"):
         raise OptionError(f"force must be None, 'lazyscan' or 'spark', got {force!r}")
     route = resolve_route(route, spark)
+    kind = plan.listing.table_kind
+    if force is None and kind is not None:
+        # Spark's Parquet and ORC readers would read every file in the table's folder
+        force = "lazyscan"
+        log.info("lazyscan.spark.read %s: lazyscan (%s; Spark reads it only through its connector, "
+                 "force='spark')", plan.source, plan.listing.table_context)
     if force is not None:
         use = force == "lazyscan"
         log.info("lazyscan.spark.read %s: %s (forced)", plan.source, force)

@@ -16,7 +16,9 @@ Option names are case-insensitive and may be written camelCase or snake_case
   ``keyFilter.<column>`` (a key filter's text form, :meth:`lazyscan.KeyFilter.to_text`: the
   scan keeps rows whose ``column`` may hold one of its keys, probing adaptively), ``table`` and
   ``catalogTable`` (a table of the session catalog instead of a path, as
-  :func:`lazyscan.spark.table_options` gives them; see :mod:`lazyscan.spark.catalog`);
+  :func:`lazyscan.spark.table_options` gives them; see :mod:`lazyscan.spark.catalog`),
+  ``version`` and ``timestamp`` (time travel in a Delta Lake or Iceberg table read by path, see
+  :mod:`lazyscan.spark.table_paths`);
 - scan options: every field of :class:`lazyscan.scan.ScanOptions` (``batch_size``,
   ``materialization_threshold``, ``late_materialization``, ``adaptive_order``, the ``prune_*``
   switches, ``enabled=false`` for a plain read, ``rawFiles=true`` to read a Delta Lake or
@@ -68,6 +70,8 @@ SOURCE_OPTIONS = (
     "pushFilters",
     "table",
     "catalogTable",
+    "version",
+    "timestamp",
 )
 #: scan options whose Spark default differs from lazyscan's
 SPARK_SCAN_DEFAULTS = {"threads": 1}
@@ -218,6 +222,9 @@ class SourceSettings:
     #: the catalog table read (the ``table`` and ``catalogTable`` options); ``paths`` is then
     #: its location
     table: CatalogTable | None = None
+    #: time travel in a Delta Lake or Iceberg table read by path (``version``, ``timestamp``)
+    version: int | None = None
+    timestamp: str | None = None
 
     @property
     def scan_kwargs(self) -> dict[str, Any]:
@@ -301,6 +308,8 @@ class SourceSettings:
             scan_options=tuple(sorted(scan_kwargs.items())),
             key_filters=tuple(sorted(key_filters)),
             table=table,
+            version=_parse_int("version", values["version"], minimum=0) if values.get("version") is not None else None,
+            timestamp=str(values["timestamp"]) if values.get("timestamp") is not None else None,
         )
 
 

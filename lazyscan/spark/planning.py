@@ -19,7 +19,8 @@ when the task runs), so the driver needs only file names and sizes: planning is 
 scales to many thousands of files. Each range carries the version of its file the driver saw
 (identity, and the footer's digest where the schema was read from it): a task whose file is no
 longer that version fails with a ``FileChangedError`` instead of reading rows the plan never saw. Files whose partition values the pushed filter rules out are
-dropped before planning (partition pruning).
+dropped before planning (partition pruning). A data file of a Delta Lake or Iceberg table
+carries its :class:`~lazyscan.tables.plan.FileRead` (columns, deletes) into each of its ranges.
 """
 
 from __future__ import annotations
@@ -77,12 +78,14 @@ def split_files(files: Sequence[FileInfo], max_split_bytes: int) -> list[FileSpl
     out = []
     for f in files:
         if f.size == 0:
-            out.append(FileSplit(f.path, 0, 0, 0, dict(f.partition_values), f.identity, f.footer_digest))
+            out.append(FileSplit(f.path, 0, 0, 0, dict(f.partition_values), f.identity, f.footer_digest, f.table))
             continue
         start = 0
         while start < f.size:
             length = min(max_split_bytes, f.size - start)
-            out.append(FileSplit(f.path, start, length, f.size, dict(f.partition_values), f.identity, f.footer_digest))
+            out.append(FileSplit(
+                f.path, start, length, f.size, dict(f.partition_values), f.identity, f.footer_digest, f.table
+            ))
             start += length
     return out
 

@@ -73,6 +73,7 @@ from lazyscan.errors import (
     OptionError,
     PredicateError,
     SourceError,
+    TableFolderError,
 )
 from lazyscan.format.options import ReaderOptions
 from lazyscan.io.retry import RetryPolicy
@@ -120,6 +121,7 @@ from lazyscan.spark.filters import FilterColumn, convert_filter
 from lazyscan.spark.options import KEY_FILTER_PREFIX, SessionDefaults, SourceSettings
 from lazyscan.spark.planning import ScanTask, plan_tasks
 from lazyscan.spark.profiles import new_scan_id, task_entry, write_task_profile
+from lazyscan.spark.table_paths import local_table, plan_listing_parts, remote_table
 from lazyscan.spark.types import (
     BatchShaper,
     OutputColumn,
@@ -144,6 +146,11 @@ class Listing:
     file_arrow_schema: pa.Schema
     file_spark_schema: StructType
     time_zone: str = "UTC"
+    #: a Delta Lake or Iceberg table read by path: its kind (``delta``, ``iceberg``), root and
+    #: the table and version, as messages name them (None: files)
+    table_kind: str | None = None
+    table_root: str | None = None
+    table_context: str | None = None
 
     @property
     def partition_names(self) -> list[str]:
@@ -332,9 +339,45 @@ def _merge_arrow(schemas: Sequence[pa.Schema]) -> pa.Schema:
     return pa.schema(list(fields.values()))
 
 
+def table_path_listing(settings: SourceSettings) -> Listing | None:
+    """The listing of the Delta Lake or Iceberg table the source's path is, planned once (see
+    :mod:`.table_paths`); None when it is no table. Its files carry how each is read."""
+    plan = local_table(settings)
+    if plan is None:
+        return None
+    return _plan_listing(settings, plan)
+
+
+def _plan_listing(settings: SourceSettings, plan: Any) -> Listing:
+    files, pschema, schema, spark_schema = plan_listing_parts(settings, plan)
+    return Listing(
+        tuple(files), pschema, schema, spark_schema, settings.time_zone,
+        table_kind=plan.kind, table_root=plan.root, table_context=plan.context,
+    )
+
+
+def _listed_or_table(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema] | Listing:
+    """The source's files, or the listing of the table it is (a local one, or a Delta table on
+    an object store, which its listing shows)."""
+    table = table_path_listing(settings)
+    if table is not None:
+        return table
+    try:
+        return list_files(settings)
+    except TableFolderError as e:
+        plan = remote_table(settings, e) if len(settings.paths) == 1 else None
+        if plan is None:
+            raise
+        return _plan_listing(settings, plan)
+
+
 def build_listing(settings: SourceSettings, *, require_files: bool = True) -> Listing:
-    """List the source and read the footers needed for its schema."""
-    fs, files, pschema = list_files(settings)
+    """List the source and read the footers needed for its schema (a table's schema is its
+    snapshot's)."""
+    listed = _listed_or_table(settings)
+    if isinstance(listed, Listing):
+        return listed
+    fs, files, pschema = listed
     if not files:
         if require_files:
             raise SourceError(
@@ -496,7 +539,12 @@ def listing_for_schema(
     catalog table); ``schema_names``: the columns keep the names of ``schema`` (a catalog's,
     which win over the files' spelling) instead of the first file's.
     """
-    fs, files, pschema = listed if listed is not None else list_files(settings)
+    if listed is None:
+        listed_or_table = _listed_or_table(settings)
+        if isinstance(listed_or_table, Listing):
+            return listed_or_table  # a table: its snapshot's schema; the reader casts to ``schema``
+        listed = listed_or_table
+    fs, files, pschema = listed
     first = pa.schema([])
     read: list[FileInfo] = []
     if files:

@@ -1,0 +1,108 @@
+"""Delta Lake and Apache Iceberg tables read by path in Spark, planned once on the driver.
+
+A source that is one table's folder (a Delta log at its root; an Iceberg table's ``metadata``
+folder, or its metadata JSON file) is planned with :mod:`lazyscan.tables` where the driver
+lists files (:func:`lazyscan.spark.read`, or the data source's schema): the snapshot's data
+files, each carrying its :class:`~lazyscan.tables.plan.FileRead` (the columns by logical name
+and where each file keeps them: physical name or field id; partition values; the deleted row
+positions of deletion vectors and position deletes; equality deletes). The planned tasks carry
+them in their byte ranges, so no task replays the log or reads a manifest. The columns are the
+table's logical ones, typed as Spark types the Arrow types of the snapshot's schema.
+
+A Delta table on an object store is found as the scan finds it: its listing shows the log.
+
+Time travel: the options ``version`` and ``timestamp`` (a Delta version or an Iceberg snapshot
+id; RFC 3339 text, or for Iceberg also epoch milliseconds). ``rawFiles=true`` reads the folder's
+files as they are instead, on purpose.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.types import StructField, StructType
+
+from lazyscan.errors import TableFolderError
+from lazyscan.scan.dataset import table_at
+from lazyscan.scan.table_source import (
+    plan_table,
+    refuse_table_options,
+    remote_delta_uri,
+    table_tasks,
+)
+from lazyscan.spark.options import SourceSettings
+from lazyscan.spark.types import spark_type_of
+from lazyscan.tables.plan import PlannedTable
+
+_ICEBERG_METADATA_FILE = re.compile(r".*\.metadata\.json(\.gz)?$")
+
+
+def time_travel(settings: SourceSettings) -> dict[str, Any]:
+    """The table options of the source: ``version`` and ``timestamp`` as the planners take
+    them (an Iceberg timestamp of digits is epoch milliseconds)."""
+    given: dict[str, Any] = {}
+    if settings.version is not None:
+        given["version"] = settings.version
+    if settings.timestamp is not None:
+        text = settings.timestamp.strip()
+        given["timestamp"] = int(text) if text.isdigit() else text
+    return given
+
+
+def _parsed_timestamp(plan_kind: str, value: Any) -> Any:
+    if plan_kind == "iceberg" and isinstance(value, str):
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value
+
+
+def local_table(settings: SourceSettings) -> PlannedTable | None:
+    """The planned snapshot of the local table the source's one path is, or None (more than
+    one path, a path on an object store, no table, or ``rawFiles``)."""
+    raw = bool(settings.scan_kwargs.get("raw_files", False))
+    given = time_travel(settings)
+    fs, path = settings.filesystem.open(settings.paths[0])
+    kind = None
+    if len(settings.paths) == 1 and fs is None and not raw:
+        if os.path.isdir(path):
+            found = table_at(path)
+            kind = None if found is None else found.kind
+        elif os.path.isfile(path) and _ICEBERG_METADATA_FILE.fullmatch(os.path.basename(path)):
+            kind = "iceberg"
+    if kind is None:
+        if given and (fs is None or raw):
+            refuse_table_options(", ".join(settings.paths), given)
+        return None
+    if "timestamp" in given:
+        given["timestamp"] = _parsed_timestamp(kind, given["timestamp"])
+    return plan_table(kind, path, given)
+
+
+def remote_table(settings: SourceSettings, refused: TableFolderError) -> PlannedTable | None:
+    """The Delta table on an object store whose folder the listing refused as a table's, planned;
+    None for any other refusal."""
+    fs, _ = settings.filesystem.open(settings.paths[0])
+    uri = remote_delta_uri(settings.paths[0], refused, fs)
+    if uri is None:
+        return None
+    given = time_travel(settings)
+    return plan_table("delta", uri, given, fs)
+
+
+def plan_listing_parts(settings: SourceSettings, plan: PlannedTable) -> tuple[list[Any], pa.Schema, pa.Schema, StructType]:
+    """The files (each with its FileRead), the partition schema, the table's Arrow schema and
+    its Spark schema."""
+    fs, _ = settings.filesystem.open(settings.paths[0])
+    schema, constant, files = table_tasks(plan, fs)
+    pschema = pa.schema([schema.field(n) for n in schema.names if n in constant])
+    reader = "ORC" if any(getattr(f.table, "file_format", None) == "orc" for f in files[:1]) else "Parquet"
+    spark_schema = StructType([
+        StructField(f.name, spark_type_of(f.type, f.name, path=plan.root, reader=reader), True) for f in schema
+    ])
+    return files, pschema, schema, spark_schema
+
+
+__all__ = ["local_table", "plan_listing_parts", "remote_table", "time_travel"]
