@@ -729,10 +729,9 @@ def scan(
         options["batch_size"] = batch_size
     if threads is not None:
         options["threads"] = threads
+    table_options = dict(
+        version=version, timestamp=timestamp, snapshot_id=snapshot_id, as_of=as_of, reroot=reroot,
+        storage_options=storage_options, catalog=catalog, catalog_properties=catalog_properties,
+    )
     opts = ScanOptions.from_mapping(options)
-    table_options = {
-        "version": version, "timestamp": timestamp, "snapshot_id": snapshot_id, "as_of": as_of,
-        "reroot": reroot, "storage_options": storage_options, "catalog": catalog,
-        "catalog_properties": catalog_properties,
-    }
     return Scan(source, columns, where, filesystem=filesystem, schema=schema, options=opts, table_options=table_options)
