@@ -546,6 +546,15 @@ class Dataset:
     retry: RetryPolicy | None = None
     #: the requests on an object store that looked for a table above the paths, and their retries
     probes: IOStats = field(default_factory=IOStats, repr=False, compare=False)
+    #: whether file columns spelled in another case are other columns (``ScanOptions.case_sensitive``)
+    case_sensitive: bool = False
+
+    def use_case_sensitive(self, case_sensitive: bool) -> None:
+        """Merge the files' columns by exact name only (``case_sensitive``) or ignoring case
+        from now on (the schema is derived anew)."""
+        if case_sensitive != self.case_sensitive:
+            self.case_sensitive = case_sensitive
+            self._file_schema = None
 
     def use_timestamp_unit(self, unit: str) -> None:
         """Read ORC timestamps in ``unit`` from now on (the schema is derived anew)."""
@@ -575,7 +584,7 @@ class Dataset:
                         self._opened[info.path] = f
                     else:
                         f.close()
-            merged = merge_schemas(schemas)
+            merged = merge_schemas(schemas, self.case_sensitive)
             if not merge:
                 return merged
             self._file_schema = merged
@@ -596,20 +605,41 @@ class Dataset:
         return pa.schema(fields)
 
 
-def merge_schemas(schemas: Sequence[pa.Schema]) -> pa.Schema:
-    """Union of fields by name, in first-seen order; a name with two types is an error."""
+def merge_schemas(schemas: Sequence[pa.Schema], case_sensitive: bool = False) -> pa.Schema:
+    """Union of fields by name, in first-seen order (a name with two types is an error).
+
+    Unless ``case_sensitive``, a field whose name no earlier file has exactly is the column of
+    an earlier file spelling it in another case, under that first spelling: Spark's readers
+    match file columns to the table's so (``spark.sql.caseSensitive=false``, its default), and a
+    scan reads each file's spelling (:func:`~lazyscan.scan.files.columns_by_case`). Columns one
+    file spells apart (``a`` and ``A``) stay apart; a field matching several such columns
+    ignoring case and none exactly is an error."""
     fields: dict[str, pa.Field] = {}
+    folded: dict[str, list[str]] = {}  # lower-case name -> the merged names spelling it
     for s in schemas:
+        own = set(s.names)
         for f in s:
-            old = fields.get(f.name)
+            name = f.name
+            if name not in fields and not case_sensitive:
+                similar = [n for n in folded.get(name.lower(), []) if n not in own]
+                if len(similar) > 1:
+                    raise LazyScanError(
+                        f"column {name!r} of one file matches the columns {' and '.join(map(repr, similar))} "
+                        "of others ignoring case; read with case_sensitive=True to match names exactly"
+                    )
+                if similar:
+                    name = similar[0]
+            old = fields.get(name)
             if old is None:
-                fields[f.name] = f.with_nullable(True) if len(schemas) > 1 else f
+                fields[name] = f.with_nullable(True) if len(schemas) > 1 else f
+                folded.setdefault(name.lower(), []).append(name)
             elif old.type != f.type:
                 if pa.types.is_null(old.type):
-                    fields[f.name] = f
+                    fields[name] = f.with_name(name)
                 elif not pa.types.is_null(f.type):
+                    spelled = f" (spelled {f.name!r})" if f.name != name else ""
                     raise LazyScanError(
-                        f"column {f.name!r} has type {old.type} in one file and {f.type} in another"
+                        f"column {name!r} has type {old.type} in one file and {f.type} in another{spelled}"
                     )
     return pa.schema(list(fields.values()))
 

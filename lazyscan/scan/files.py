@@ -7,18 +7,21 @@
   fetches the filter columns of the next units ahead on object stores.
 - :class:`PlannedScan`: what reading a file and its units asks of the scan (the public
   attributes of :class:`~lazyscan.scan.scan.Scan` after planning).
+- :func:`columns_by_case`: the file columns that hold the scan's columns spelled in another
+  case (Spark's readers match them unless ``spark.sql.caseSensitive``); a file that spells
+  any is read under the scan's names through the same rename layer as a table's data files.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pyarrow as pa
 
-from lazyscan.errors import FileChangedError, LazyScanError
+from lazyscan.errors import FileChangedError, LazyScanError, UnsupportedFeatureError
 from lazyscan.format.options import ReaderOptions
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.format.units import UnitFile, open_units
@@ -29,7 +32,7 @@ from lazyscan.scan.conjuncts import Conjunct, PredicateOrder
 from lazyscan.scan.dataset import Dataset, FileInfo, FileSplit, check_planned
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
-from lazyscan.scan.table_source import TableFile
+from lazyscan.scan.table_source import TableFile, TableUnitFile
 
 #: row groups whose filter columns a scan on an object store fetches ahead, at least
 READ_AHEAD = 2
@@ -71,6 +74,35 @@ class FileTask:
     row_groups: list[int] | None = None  # None: all, or chosen by split midpoints
 
 
+def columns_by_case(path: str, stored: Collection[str], wanted: Iterable[str], scan_names: Collection[str]) -> dict[str, str]:
+    """The columns of ``wanted`` a file stores (``stored``: its top-level names, file ``path``)
+    only in another case, each with the file's spelling: a scan column the file lacks under its
+    exact name takes the one file column equal to it ignoring case, unless that column is
+    another scan column exactly (``scan_names``). Two such file columns raise
+    :class:`UnsupportedFeatureError` naming both spellings: picking one would be a guess (Spark's
+    Parquet reader refuses them too, "Found duplicate field(s) ... in case-insensitive mode")."""
+    present = set(stored)
+    folded: dict[str, list[str]] = {}
+    for name in stored:
+        if name not in scan_names:
+            folded.setdefault(name.lower(), []).append(name)
+    found: dict[str, str] = {}
+    for name in wanted:
+        if name in present:
+            continue
+        similar = folded.get(name.lower(), [])
+        if len(similar) > 1:
+            spellings = " and ".join(repr(n) for n in similar)
+            raise UnsupportedFeatureError(
+                f"the file's columns {spellings} both match the scan's column {name!r} ignoring case; "
+                "read with case_sensitive=True (Spark: spark.sql.caseSensitive=true) to match names exactly",
+                file=path, column=name,
+            )
+        if similar:
+            found[name] = similar[0]
+    return found
+
+
 def _size_only(identity: FileIdentity) -> bool:
     """Whether ``identity`` holds a size alone (a store that gives no time, ETag nor version)."""
     return identity.mtime_ns is None and identity.etag is None and identity.version_id is None
@@ -110,6 +142,8 @@ class FileContext:
             if read is not None:
                 self.table = TableFile(self.file, read, scan.dataset_schema, scan.filesystem)
                 self.file = self.table.file
+            elif not scan.options.case_sensitive:
+                self.file = self._under_scan_names(self.file)
         except BaseException:
             self.file.close()
             raise
@@ -138,6 +172,17 @@ class FileContext:
         self._units_lock = threading.Lock()
         #: requests the file's source had made when its version was checked
         self._requests_checked = self.file.source.stats.requests
+
+    def _under_scan_names(self, file: UnitFile) -> UnitFile:
+        """``file`` read under the scan's column names when it spells some of the columns the
+        scan needs in another case (``file`` itself when it spells none so)."""
+        scan = self.scan
+        stored = file.arrow_schema.names
+        respelled = columns_by_case(file.path, stored, scan.needed_columns, scan.field_of)
+        if not respelled:
+            return file
+        names = {n: respelled.get(n, n) for n in scan.needed_columns if n in respelled or n in stored}
+        return TableUnitFile(file, names, scan.dataset_schema)
 
     def unit_read(self) -> None:
         """Called when one of the file's units has been read; after the last one, raise
