@@ -22,7 +22,7 @@ import pytest
 
 import lazyscan
 import lazyscan.spark
-from lazyscan.errors import LazyScanError
+from lazyscan.errors import LazyScanError, TableFolderError
 from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE
 from tests.spark_support import assert_same_rows, get_spark
 
@@ -94,6 +94,13 @@ def test_stale_files_are_not_read(spark: Any) -> None:
     assert spark.read.parquet(path).count() == 32
     raw = lazyscan.spark.read(spark, path, ["id"], "true", force="lazyscan", rawFiles="true", **ONE_TASK)
     assert raw.count() == 32
+
+
+def test_spark_side_needs_the_connector(spark: Any) -> None:
+    """``force="spark"`` reads the table through Spark's connector for its format; without one,
+    a TableFolderError says so instead of Spark's reader reading the folder's files."""
+    with pytest.raises(TableFolderError, match="is a Delta Lake table and this Spark session has no Delta Lake connector"):
+        lazyscan.spark.read(spark, str(DELTA / "simple_table"), ["id"], "id > 0", force="spark")
 
 
 @pytest.mark.skipif(not HAS_PYTHON_DATA_SOURCE, reason="the Python data source needs Spark 4.1")

@@ -248,11 +248,14 @@ def _file_format(name: str, details: dict[str, str]) -> str:
             f"{name} is a Hive table with SerDe {details.get('Serde Library') or '(none)'}: lazyscan "
             "reads Parquet and ORC file tables of the catalog only"
         )
+    location = details.get("Location")
+    by_path = (
+        f"; read the table by its folder: lazyscan.spark.read(spark, {location!r}, ...)"
+        if provider in ("delta", "iceberg") and location else ""
+    )
     raise UnsupportedFeatureError(
         f"{name} is a table of provider {provider or '(none)'}: lazyscan reads Parquet and ORC file "
-        "tables of the catalog only" + (
-            "; a Delta Lake or Iceberg table is read by its folder with lazyscan.scan" if provider in ("delta", "iceberg") else ""
-        )
+        f"tables of the catalog only{by_path}"
     )
 
 

@@ -47,7 +47,13 @@ import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from lazyscan.errors import LazyScanError, OptionError, PredicateError, SourceError
+from lazyscan.errors import (
+    LazyScanError,
+    OptionError,
+    PredicateError,
+    SourceError,
+    TableFolderError,
+)
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.predicate import (
     Answer,
@@ -839,7 +845,18 @@ class _Plan:
         which the session must have."""
         kind = self.listing.table_kind
         reader = self.spark.read.format(kind).options(**_connector_frame_options(kind, self.settings))
-        return reader.load(self.listing.table_root)
+        try:
+            return reader.load(self.listing.table_root)
+        except Exception as e:
+            if "DATA_SOURCE_NOT_FOUND" not in str(e) and "Failed to find data source" not in str(e):
+                raise
+            name = "Delta Lake" if kind == "delta" else "Apache Iceberg"
+            raise TableFolderError(
+                f"{self.listing.table_root} is a {name} table and this Spark session has no {name} "
+                f"connector (format {kind!r}): Spark's Parquet and ORC readers would read every file "
+                "in its folder; read it with lazyscan (force='lazyscan', or no force)",
+                path=self.listing.table_root, root=self.listing.table_root, kind=kind,
+            ) from None
 
     def spark_frame(self) -> Any:
         opts = {}
