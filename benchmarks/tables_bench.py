@@ -1,0 +1,575 @@
+"""Delta Lake and Iceberg tables: TPC-H lineitem read as a table against the table readers.
+
+Data (built once under ``data/tables/sf{N}/``, reused while its marker ``tables.json`` is there):
+TPC-H lineitem at scale N, partitioned by month of ``l_shipdate`` and written in the order
+``(month, l_orderkey, l_linenumber)``:
+
+- a Delta table written by ``deltalake`` (delta-rs); the partition column is ``l_shipmonth`` (``'YYYY-MM'``, not stored in the data files), so a
+  ``select *`` of the table has 17 columns;
+- an Iceberg table (format v2) written by ``pyiceberg`` into a SQL catalog on SQLite in the data
+  folder, partitioned by the hidden transform ``month(l_shipdate)`` (16 columns).
+
+Then 1 % of the rows of every data file are deleted, chosen at random (seeded) among the rows that
+do not match the seed value V, so Q-A and Q-B match the same rows with and without the deletes
+(Spark's Parquet reader over the snapshot's files can then be compared on them). The table
+writers do not write row-level deletes here, checked with deltalake 1.6.6 and pyiceberg 0.12.0:
+
+- ``DeltaTable.delete`` rewrites every file holding a deleted row (copy-on-write) even with
+  ``delta.enableDeletionVectors`` set: the commit holds ``remove`` and ``add`` actions and no
+  ``deletionVector``. So the deletes are committed here as deletion vectors: a 64-bit roaring
+  bitmap array per file (``pyroaring`` serializes each 32-bit bitmap in the portable format), all
+  in one ``deletion_vector_<uuid>.bin`` (storage type ``u``), one commit of the protocol
+  (reader 3 / writer 7, feature ``deletionVectors``) and ``remove`` + ``add`` with
+  ``deletionVector`` per file (PROTOCOL.md of Delta Lake, "Deletion Vectors"). The table is
+  written without ``delta.enableDeletionVectors``: with it, deltalake 1.6.6 also lists the reader
+  feature ``variantType`` (no column is a variant), which lazyscan refuses. The build checks
+  the result with ``deltalake``'s own reader (``QueryBuilder``, delta-kernel-rs): its row count of
+  the new version must be the rows written minus the rows deleted, and its rows must hold none of
+  the deleted keys.
+- ``Table.delete`` rewrites the files too (``write.delete.mode=merge-on-read`` only warns "Merge on
+  read is not yet supported, falling back to copy-on-write"). So the deletes are written as
+  position delete files (``file_path``, ``pos``; one per data file, in its partition) and added
+  in one snapshot whose manifest has content ``deletes``, through pyiceberg's snapshot producer.
+  The build checks the result with pyiceberg's own reader (``scan().to_arrow()``, which applies
+  position deletes): row count and deleted keys as for Delta.
+
+Each table keeps its older version (Delta version 0, the first Iceberg snapshot): the rows before
+the deletes, read by time travel.
+
+Cases, per table: the seed pair Q-A ``select * where l_comment = V`` and Q-B ``select l_orderkey
+where l_comment = V`` (taking turns run by run, for the select-* penalty), TPC-H Q6's filter
+selecting ``l_extendedprice, l_discount``, a key range ``select * where l_orderkey between K and
+K+1000``, and Q-A and Q6 at the older version. Engines, in-process, interleaved run by run:
+
+- ``lazyscan`` on the table (``lazyscan.scan(root, version=...)``);
+- ``lazyscan`` on the snapshot's data files as plain Parquet (``raw_files=True``; the seed pair
+  only, for the penalty comparison: the deletes do not touch its rows);
+- Polars ``scan_delta`` / ``scan_iceberg``;
+- ``deltalake``: ``QueryBuilder`` (SQL through delta-kernel-rs and DataFusion) and
+  ``to_pyarrow_dataset`` (which refuses tables with deletion vectors: reported as unavailable,
+  with deltalake's message);
+- pyiceberg ``scan(row_filter, selected_fields).to_arrow()``.
+
+Every engine must return the expected row count (DuckDB's count over the source minus the deleted
+rows that match); ``run`` exits 1 otherwise. Spark ``local[2]`` (with ``--no-spark`` left out):
+``lazyscan.spark.read(spark, root, ...)`` on the table against ``spark.read.parquet`` over the
+snapshot's data files and against ``lazyscan.spark.read`` over those files, on the seed pair.
+
+Planning: a Delta and an Iceberg table of 1,000 small files (a 1,000-value partition column, one
+commit / snapshot) planned by lazyscan (``plan_delta`` / ``plan_iceberg``: the driver's work in
+Spark), by ``deltalake`` (``DeltaTable(...).file_uris()``) and by pyiceberg (``plan_files()``).
+
+Run: ``python -m benchmarks run tables --sf N`` (reports ``reports/tables-sf{N}-<stamp>.json``
+and ``.md``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import os
+import shutil
+import statistics
+import struct
+import time
+import uuid
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from benchmarks import THREADS
+from benchmarks.data import QueryValue, ensure_tpch, pick_query_value, sf_label
+from benchmarks.engines import (
+    Engine,
+    EngineUnavailable,
+    Query,
+    QueryResult,
+    SparkEngine,
+    _profile_dict,
+    _timed,
+    run_queries,
+)
+from benchmarks.ui import console, progress_or
+
+DELETE_FRACTION = 0.01
+"""Share of each data file's rows deleted (deletion vectors / position deletes)."""
+
+SEED = 37
+"""Seed of the rows chosen for deletion."""
+
+MARKER = "tables.json"
+"""Written last into the data folder: the build is complete and what it holds."""
+
+BUILD_VERSION = 1
+"""Bumped when the build changes; a marker of another version is rebuilt."""
+
+PLAN_FILES = 1000
+"""Data files of the planning tables."""
+
+Q6_WHERE = (
+    "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' "
+    "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"
+)
+Q6_COLUMNS = ("l_extendedprice", "l_discount")
+
+DV_MAGIC = 1681511377
+"""First four bytes of a serialized Delta deletion vector (RoaringBitmapArray, little-endian)."""
+
+_Z85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+_B85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+
+ICEBERG_POS_FIELD_IDS = {"file_path": 2147483546, "pos": 2147483545}
+"""Field ids of a position delete file's columns (Iceberg spec, "Position Delete Files")."""
+
+
+# --------------------------------------------------------------------------- the built tables
+
+
+@dataclass
+class TableVersion:
+    """One version of a built table: its id (Delta version, Iceberg snapshot id) and data files."""
+
+    version: int
+    files: list[str]
+    rows: int
+
+
+@dataclass
+class BuiltTable:
+    """A built table: format, root folder, the current version (with deletes) and the older one."""
+
+    fmt: str
+    root: str
+    current: TableVersion
+    older: TableVersion
+    deleted_rows: int
+    deleted_path: str
+    build_seconds: float
+    notes: list[str] = field(default_factory=list)
+    catalog: dict[str, str] = field(default_factory=dict)
+    identifier: str = ""
+    metadata_location: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fmt": self.fmt,
+            "root": self.root,
+            "current": vars(self.current),
+            "older": vars(self.older),
+            "deleted_rows": self.deleted_rows,
+            "deleted_path": self.deleted_path,
+            "build_seconds": self.build_seconds,
+            "notes": self.notes,
+            "catalog": self.catalog,
+            "identifier": self.identifier,
+            "metadata_location": self.metadata_location,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BuiltTable:
+        d = dict(d)
+        d["current"] = TableVersion(**d["current"])
+        d["older"] = TableVersion(**d["older"])
+        return cls(**d)
+
+
+def tables_root(sf: float, data_dir: Path | None = None) -> Path:
+    from benchmarks.data import DATA_DIR
+
+    return (data_dir or DATA_DIR) / "tables" / sf_label(sf)
+
+
+def month_batches(lineitem: Path, batch_rows: int = 1 << 20) -> Iterator[tuple[str, pa.Table]]:
+    """lineitem month by month of ``l_shipdate``, each month's rows ordered by
+    ``(l_orderkey, l_linenumber)``, with the column ``l_shipmonth`` ('YYYY-MM') appended.
+    DuckDB sorts (spilling to disk when needed); one month is in memory at a time."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute(f"SET threads = {THREADS}")
+        con.execute("SET preserve_insertion_order = true")
+        source = "'" + str(lineitem).replace("'", "''") + "'"
+        reader = con.sql(
+            f"SELECT *, strftime(l_shipdate, '%Y-%m') AS l_shipmonth FROM read_parquet({source}) "
+            "ORDER BY l_shipmonth, l_orderkey, l_linenumber"
+        ).to_arrow_reader(batch_rows)
+        month: str | None = None
+        pieces: list[pa.Table] = []
+        for batch in reader:
+            t = _unview_table(pa.Table.from_batches([batch]))
+            months = t.column("l_shipmonth")
+            while t.num_rows:
+                first = months[0].as_py()
+                if month is not None and first != month:
+                    yield month, pa.concat_tables(pieces)
+                    pieces = []
+                month = first
+                same = pc.equal(months, first)
+                # the rows are sorted by month: the month's rows are a prefix
+                n = int(pc.sum(same).as_py() or 0)
+                pieces.append(t.slice(0, n))
+                t, months = t.slice(n), months.slice(n)
+        if month is not None and pieces:
+            yield month, pa.concat_tables(pieces)
+    finally:
+        con.close()
+
+
+def _unview_table(t: pa.Table) -> pa.Table:
+    """View types as their plain types (pyiceberg and deltalake's schemas speak those)."""
+    fields = []
+    for f in t.schema:
+        if f.type == pa.string_view() or f.type == pa.large_string():
+            f = f.with_type(pa.string())
+        elif f.type == pa.binary_view():
+            f = f.with_type(pa.binary())
+        fields.append(f)
+    schema = pa.schema(fields)
+    return t if schema.equals(t.schema) else t.cast(schema)
+
+
+def choose_deletes(path: str, value: str, seed: int) -> np.ndarray:
+    """Sorted positions of 1 % of a data file's rows, at random among those whose ``l_comment``
+    is not ``value``."""
+    comments = pq.read_table(path, columns=["l_comment"]).column(0)
+    eligible = np.flatnonzero(~pc.fill_null(pc.equal(comments, value), False).to_numpy(zero_copy_only=False))
+    n = int(round(len(comments) * DELETE_FRACTION))
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(eligible, size=min(n, len(eligible)), replace=False)).astype(np.int64)
+
+
+def _deleted_rows(path: str, positions: np.ndarray, partition: dict[str, Any] | None = None) -> pa.Table:
+    t = _unview_table(pq.read_table(path)).take(pa.array(positions))
+    for name, v in (partition or {}).items():
+        t = t.append_column(name, pa.array([v] * t.num_rows, pa.string()))
+    return t
+
+
+def z85_encode(data: bytes) -> str:
+    """Z85 (ZeroMQ RFC 32) of ``data`` (length a multiple of 4): base 85, big-endian words, as
+    Python's b85 but with Z85's alphabet."""
+    import base64
+
+    return base64.b85encode(data).decode().translate(str.maketrans(_B85, _Z85))
+
+
+def serialize_deletion_vector(positions: np.ndarray) -> bytes:
+    """A Delta deletion vector: the magic, the number of 32-bit bitmaps, then per bitmap its key
+    (the high 32 bits) and the bitmap of the low 32 bits in the portable roaring format."""
+    from pyroaring import BitMap
+
+    high = (positions >> 32).astype(np.int64)
+    keys = np.unique(high)
+    out = [struct.pack("<iq", DV_MAGIC, len(keys))]
+    for key in keys:
+        low = (positions[high == key] & 0xFFFFFFFF).astype(np.uint32)
+        out.append(struct.pack("<I", int(key)) + BitMap(low.tolist()).serialize())
+    return b"".join(out)
+
+
+def _delta_log_adds(root: Path) -> list[dict[str, Any]]:
+    adds: dict[str, dict[str, Any]] = {}
+    for commit in sorted((root / "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            if not line.strip():
+                continue
+            action = json.loads(line)
+            if "add" in action:
+                adds[action["add"]["path"]] = action["add"]
+            elif "remove" in action:
+                adds.pop(action["remove"]["path"], None)
+    return list(adds.values())
+
+
+def commit_deletion_vectors(root: Path, deletes: dict[str, np.ndarray]) -> int:
+    """Commit the next version of the Delta table at ``root``: each data file of ``deletes`` (log
+    path -> sorted row positions) removed and added again with its deletion vector, the vectors
+    in one file of storage type ``u``. Returns the new version."""
+    log = root / "_delta_log"
+    version = max(int(p.stem) for p in log.glob("*.json")) + 1
+    adds = {a["path"]: a for a in _delta_log_adds(root)}
+    dv_uuid = uuid.uuid4()
+    blob = bytearray(b"\x01")  # format version of a deletion vector file
+    now = int(time.time() * 1000)
+    actions: list[dict[str, Any]] = [
+        {"commitInfo": {"timestamp": now, "operation": "DELETE",
+                        "operationParameters": {"predicate": "1 % of the rows (benchmark)"},
+                        "readVersion": version - 1, "isBlindAppend": False}},
+        # table features: reader 3 / writer 7, listing the writer features version 2 implies
+        {"protocol": {"minReaderVersion": 3, "minWriterVersion": 7, "readerFeatures": ["deletionVectors"],
+                      "writerFeatures": ["appendOnly", "invariants", "deletionVectors"]}},
+    ]
+    for path, positions in deletes.items():
+        data = serialize_deletion_vector(positions)
+        descriptor = {
+            "storageType": "u",
+            "pathOrInlineDv": z85_encode(dv_uuid.bytes),
+            "offset": len(blob),
+            "sizeInBytes": len(data),
+            "cardinality": len(positions),
+        }
+        blob += struct.pack(">i", len(data)) + data + struct.pack(">I", zlib.crc32(data))
+        add = dict(adds[path], deletionVector=descriptor, dataChange=True, modificationTime=now)
+        remove = {"path": path, "dataChange": True, "deletionTimestamp": now, "extendedFileMetadata": True,
+                  "partitionValues": add.get("partitionValues", {}), "size": add.get("size")}
+        actions += [{"remove": remove}, {"add": add}]
+    (root / f"deletion_vector_{dv_uuid}.bin").write_bytes(bytes(blob))
+    tmp = log / f".{version:020d}.json.tmp"
+    tmp.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+    os.replace(tmp, log / f"{version:020d}.json")
+    return version
+
+
+def _check_deleted(table: pa.Table, deleted: pa.Table, reader: str, expected_rows: int) -> None:
+    """``reader``'s rows of the new version: ``expected_rows`` of them, none of the deleted keys."""
+    if table.num_rows != expected_rows:
+        raise RuntimeError(f"{reader} reads {table.num_rows:,} rows after the deletes, expected {expected_rows:,}")
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.register("t", table)
+        con.register("d", deleted.select(["l_orderkey", "l_linenumber"]))
+        row = con.execute("SELECT count(*) FROM t JOIN d USING (l_orderkey, l_linenumber)").fetchone()
+    finally:
+        con.close()
+    if row is None or row[0]:
+        raise RuntimeError(f"{reader} still returns {row and row[0]} deleted rows")
+
+
+def build_delta(root: Path, lineitem: Path, value: QueryValue, progress: Any = None) -> BuiltTable:
+    """The Delta table: version 0 written by deltalake, version 1 its deletion vectors."""
+    import deltalake
+
+    started = time.perf_counter()
+    shutil.rmtree(root, ignore_errors=True)
+    with progress_or(progress) as prog:
+        task = prog.add_task("Delta: writing months", total=None)
+
+        months = month_batches(lineitem)
+        first = next(months)
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            yield from first[1].to_batches()
+            for month, t in months:
+                prog.update(task, description=f"Delta: writing {month}")
+                yield from t.to_batches()
+
+        reader = pa.RecordBatchReader.from_batches(first[1].schema, batches())
+        deltalake.write_deltalake(str(root), reader, partition_by=["l_shipmonth"])
+        prog.update(task, description="Delta: choosing deletes")
+        adds = sorted(_delta_log_adds(root), key=lambda a: a["path"])
+        files0 = [str(root / a["path"]) for a in adds]
+        rows0 = sum(json.loads(a["stats"])["numRecords"] for a in adds)
+        deletes: dict[str, np.ndarray] = {}
+        deleted: list[pa.Table] = []
+        for i, a in enumerate(adds):
+            path = str(root / a["path"])
+            positions = choose_deletes(path, value.value, SEED + i)
+            if len(positions):
+                deletes[a["path"]] = positions
+                deleted.append(_deleted_rows(path, positions, a.get("partitionValues")))
+        prog.update(task, description="Delta: committing deletion vectors")
+        version = commit_deletion_vectors(root, deletes)
+        deleted_table = pa.concat_tables(deleted)
+        deleted_path = root.parent / "delta-deleted.parquet"
+        pq.write_table(deleted_table, deleted_path)
+        prog.update(task, description="Delta: checking with deltalake's QueryBuilder")
+        dtable = deltalake.DeltaTable(str(root), version=version)
+        check = pa.table(
+            deltalake.QueryBuilder().register("t", dtable).execute("select l_orderkey, l_linenumber from t").read_all()
+        )
+        _check_deleted(check, deleted_table, "deltalake QueryBuilder", rows0 - deleted_table.num_rows)
+        prog.remove_task(task)
+    files1 = [str(root / a["path"]) for a in sorted(_delta_log_adds(root), key=lambda a: a["path"])]
+    return BuiltTable(
+        fmt="delta", root=str(root),
+        current=TableVersion(version, files1, rows0 - deleted_table.num_rows),
+        older=TableVersion(0, files0, rows0),
+        deleted_rows=deleted_table.num_rows, deleted_path=str(deleted_path),
+        build_seconds=time.perf_counter() - started,
+        notes=[
+            "deltalake 1.6.6's DeltaTable.delete rewrites files (copy-on-write) even with "
+            "delta.enableDeletionVectors; the deletion vectors are committed by the benchmark's "
+            "builder and checked with deltalake's QueryBuilder",
+        ],
+    )
+
+
+def iceberg_catalog(folder: Path) -> tuple[Any, dict[str, str]]:
+    """pyiceberg's SQL catalog on SQLite in ``folder``, and its properties."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    folder.mkdir(parents=True, exist_ok=True)
+    props = {"uri": f"sqlite:///{folder / 'catalog.db'}", "warehouse": (folder / "warehouse").as_uri()}
+    return SqlCatalog("bench", **props), props
+
+
+def _position_delete_writer() -> Any:
+    """A pyiceberg manifest writer for delete files (its own writers write data manifests)."""
+    from pyiceberg.manifest import ManifestContent, ManifestWriterV2
+
+    class DeleteManifestWriter(ManifestWriterV2):
+        def content(self) -> ManifestContent:
+            return ManifestContent.DELETES
+
+        @property
+        def _meta(self) -> dict[str, str]:
+            return {**super()._meta, "content": "deletes"}
+
+    return DeleteManifestWriter
+
+
+def add_position_deletes(table: Any, deletes: dict[str, tuple[Any, np.ndarray]]) -> None:
+    """Commit one snapshot adding a position delete file per data file of ``deletes`` (data file
+    path -> (its pyiceberg DataFile, sorted positions)), each in its data file's partition."""
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.table.update.snapshot import _FastAppendFiles
+
+    writer_class = _position_delete_writer()
+    schema = pa.schema([
+        pa.field("file_path", pa.string(), nullable=False,
+                 metadata={b"PARQUET:field_id": str(ICEBERG_POS_FIELD_IDS["file_path"]).encode()}),
+        pa.field("pos", pa.int64(), nullable=False,
+                 metadata={b"PARQUET:field_id": str(ICEBERG_POS_FIELD_IDS["pos"]).encode()}),
+    ])
+    location = table.metadata.location.removeprefix("file://")
+    delete_files = []
+    for data_path, (data_file, positions) in deletes.items():
+        local = Path(location) / "data" / f"delete-{uuid.uuid4()}.parquet"
+        local.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table([pa.array([data_path] * len(positions)), pa.array(positions)], schema=schema), local)
+        delete_files.append(DataFile.from_args(
+            content=DataFileContent.POSITION_DELETES,
+            file_path=local.as_uri(),
+            file_format=FileFormat.PARQUET,
+            partition=data_file.partition,
+            record_count=len(positions),
+            file_size_in_bytes=local.stat().st_size,
+            lower_bounds={ICEBERG_POS_FIELD_IDS["file_path"]: data_path.encode()},
+            upper_bounds={ICEBERG_POS_FIELD_IDS["file_path"]: data_path.encode()},
+            spec_id=data_file.spec_id,
+        ))
+
+    class AddDeleteFiles(_FastAppendFiles):
+        def new_manifest_writer(self, spec: Any) -> Any:
+            return writer_class(spec, self.schema(), self.new_manifest_output(), self._snapshot_id,
+                                self._compression)
+
+    with table.transaction() as tx:
+        producer = AddDeleteFiles(operation=Operation.OVERWRITE, transaction=tx, io=table.io)
+        with producer as snapshot:
+            for f in delete_files:
+                snapshot.append_data_file(f)
+
+
+def build_iceberg(folder: Path, lineitem: Path, value: QueryValue, progress: Any = None) -> BuiltTable:
+    """The Iceberg table: a first snapshot of the data written by pyiceberg (one snapshot, month
+    by month), a second adding position delete files."""
+    from pyiceberg.io.pyarrow import _dataframe_to_data_files
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.transforms import MonthTransform
+
+    started = time.perf_counter()
+    shutil.rmtree(folder, ignore_errors=True)
+    catalog, props = iceberg_catalog(folder)
+    catalog.create_namespace("tpch")
+    with progress_or(progress) as prog:
+        task = prog.add_task("Iceberg: writing months", total=None)
+        months = month_batches(lineitem)
+        month, t = next(months)
+        t = t.drop_columns(["l_shipmonth"])
+        table = catalog.create_table("tpch.lineitem", schema=t.schema)
+        ship = table.schema().find_field("l_shipdate").field_id
+        with table.update_spec() as spec:
+            spec.add_field("l_shipdate", MonthTransform(), "l_shipdate_month")
+        table = catalog.load_table("tpch.lineitem")
+        with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
+            while True:
+                prog.update(task, description=f"Iceberg: writing {month}")
+                for data_file in _dataframe_to_data_files(
+                    table_metadata=tx.table_metadata, write_uuid=append.commit_uuid, df=t, io=table.io
+                ):
+                    append.append_data_file(data_file)
+                nxt = next(months, None)
+                if nxt is None:
+                    break
+                month, t = nxt[0], nxt[1].drop_columns(["l_shipmonth"])
+        table = catalog.load_table("tpch.lineitem")
+        older = table.current_snapshot()
+        tasks = list(table.scan().plan_files())
+        files0 = sorted(t.file.file_path.removeprefix("file://") for t in tasks)
+        rows0 = sum(t.file.record_count for t in tasks)
+        prog.update(task, description="Iceberg: choosing deletes")
+        deletes: dict[str, tuple[Any, np.ndarray]] = {}
+        deleted: list[pa.Table] = []
+        for i, st in enumerate(sorted(tasks, key=lambda t: t.file.file_path)):
+            path = st.file.file_path.removeprefix("file://")
+            positions = choose_deletes(path, value.value, SEED + i)
+            if len(positions):
+                deletes[st.file.file_path] = (st.file, positions)
+                deleted.append(_deleted_rows(path, positions))
+        prog.update(task, description="Iceberg: committing position deletes")
+        add_position_deletes(table, deletes)
+        table = catalog.load_table("tpch.lineitem")
+        deleted_table = pa.concat_tables(deleted)
+        deleted_path = folder / "iceberg-deleted.parquet"
+        pq.write_table(deleted_table, deleted_path)
+        prog.update(task, description="Iceberg: checking with pyiceberg's reader")
+        check = table.scan(selected_fields=("l_orderkey", "l_linenumber")).to_arrow()
+        _check_deleted(check, deleted_table, "pyiceberg scan().to_arrow()", rows0 - deleted_table.num_rows)
+        prog.remove_task(task)
+    current = table.current_snapshot()
+    del ship
+    return BuiltTable(
+        fmt="iceberg", root=table.metadata.location.removeprefix("file://"),
+        current=TableVersion(current.snapshot_id, files0, rows0 - deleted_table.num_rows),
+        older=TableVersion(older.snapshot_id, files0, rows0),
+        deleted_rows=deleted_table.num_rows, deleted_path=str(deleted_path),
+        build_seconds=time.perf_counter() - started,
+        notes=[
+            "pyiceberg 0.12.0's Table.delete rewrites files (copy-on-write; merge-on-read only "
+            "warns); the position delete files are written by the benchmark's builder and "
+            "checked with pyiceberg's scan().to_arrow()",
+        ],
+        catalog=props, identifier="tpch.lineitem", metadata_location=table.metadata_location,
+    )
+
+
+def ensure_tables(sf: float, data_dir: Path | None = None, progress: Any = None) -> dict[str, BuiltTable]:
+    """The Delta and the Iceberg table of TPC-H lineitem at ``sf``, built when missing."""
+    root = tables_root(sf, data_dir)
+    marker = root / MARKER
+    if marker.exists():
+        try:
+            saved = json.loads(marker.read_text())
+            if saved.get("build") == BUILD_VERSION:
+                return {k: BuiltTable.from_dict(v) for k, v in saved["tables"].items()}
+        except (ValueError, KeyError, TypeError):
+            pass
+    dataset = ensure_tpch(sf, data_dir=data_dir, progress=progress)
+    value = pick_query_value(dataset, target=_value_target(sf))
+    root.mkdir(parents=True, exist_ok=True)
+    marker.unlink(missing_ok=True)
+    built = {
+        "delta": build_delta(root / "delta" / "lineitem", dataset.lineitem, value, progress),
+        "iceberg": build_iceberg(root / "iceberg", dataset.lineitem, value, progress),
+    }
+    marker.write_text(json.dumps({"build": BUILD_VERSION, "sf": sf, "value": value.value,
+                                  "tables": {k: v.to_dict() for k, v in built.items()}}, indent=1) + "\n")
+    return built
+
+
+def _value_target(sf: float) -> int:
+    """Rows of the seed value: 100 (2 on the tiny scale factors, as the suite's --quick)."""
+    return 100 if sf >= 0.1 else 2
