@@ -1,7 +1,7 @@
 """Command line: `python -m benchmarks {demo,run,data,headline,readme}`.
 
     python -m benchmarks demo [--sf N] [--reps R]
-    python -m benchmarks run [seed|selectivity|width|encodings|skipping|spark|reader|q17|keys|orc|all]
+    python -m benchmarks run [seed|selectivity|width|encodings|skipping|spark|reader|q17|keys|orc|tables|all]
                              [--sf N] [--reps R] [--quick] [--engines a,b] [--no-spark]
     python -m benchmarks data [--sf N] [--tables lineitem,orders]   # generate, print layout
     python -m benchmarks headline [--json FILE]                     # README table from JSON
@@ -130,7 +130,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             "seconds": round(elapsed, 1),
         },
     )
-    paths = write_report(doc, args.reports, prefix=_prefix(args, names))
+    if names == ["tables"]:
+        from benchmarks.tables_bench import write_reports
+
+        paths = write_reports(doc, args.reports, args.sf if args.sf is not None else 1)
+    else:
+        paths = write_report(doc, args.reports, prefix=_prefix(args, names))
     summary = Table(title=f"benchmark run: {elapsed:.0f} s", title_justify="left")
     for col in ("scenario", "status", "queries", "row-count mismatches", "seconds"):
         summary.add_column(col)

@@ -20,6 +20,9 @@
 - `checksums` (run by name only): what `verify_checksums` costs on local reads, the seed pair and
   a full read of four columns on lineitem written with and without page checksums
   (`benchmarks.checksum_bench`).
+- `tables` (run by name only): TPC-H lineitem as a Delta and an Iceberg table partitioned by month,
+  1 % of the rows deleted, against Polars, deltalake, pyiceberg and Spark; planning 1,000 files
+  (`benchmarks.tables_bench`).
 - `coldstart` (run by name only): each case a new process with a new empty numba cache: import,
   the seed query, a key range and a key-filter scan first and second, the seed query with a cache
   present, the same with shipped kernels, two processes on one cache, a new Spark local[2]
@@ -865,11 +868,20 @@ def coldstart(ctx: RunContext) -> ScenarioResult:
     return cold.scenario(ctx)  # type: ignore[no-any-return]
 
 
+def tables(ctx: RunContext) -> ScenarioResult:
+    """TPC-H lineitem as a Delta and an Iceberg table with deletes, against the table readers
+    (`benchmarks.tables_bench.scenario`)."""
+    from benchmarks import tables_bench
+
+    return tables_bench.scenario(ctx)  # type: ignore[no-any-return]
+
+
 EXTRA_SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
     "orc": orc,
     "s3": s3,
     "checksums": checksums,
     "coldstart": coldstart,
+    "tables": tables,
 }
 """Scenarios run by name only, not by `all`: `orc` writes an ORC copy with Spark and runs
 mostly Spark engines (about a minute at SF1 with one repetition, 1-2 with three); `s3` reads
@@ -879,7 +891,9 @@ reads both with verification on and off (about 3 minutes at SF1 with three repet
 `coldstart` runs each case in a new process with a new empty numba cache: import, the seed
 query, a key range and a key-filter scan first and second, the seed query with a cache present,
 the same with shipped kernels, two processes on one cache, a new Spark local[2] application,
-Polars and DuckDB (about 6–7 minutes at SF1, one repetition per case whatever `--reps` says)."""
+Polars and DuckDB (about 6–7 minutes at SF1, one repetition per case whatever `--reps` says);
+`tables` builds TPC-H lineitem as a Delta and an Iceberg table with 1 % of the rows deleted (once,
+under `data/tables/`) and reads them with lazyscan, Polars, deltalake, pyiceberg and Spark."""
 
 
 def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:
