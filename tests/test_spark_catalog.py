@@ -97,6 +97,21 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
     s.sql("INSERT INTO lz.hive_orc PARTITION (d='x') VALUES (1, 1.5), (2, NULL), (3, CAST('NaN' AS DOUBLE))")
     s.sql("INSERT INTO lz.hive_orc PARTITION (d='y') VALUES (4, -2.0)")
 
+    # partition values of several types, text that folder names escape, NULLs
+    s.sql("CREATE TABLE lz.typed_parts (v INT, day DATE, at TIMESTAMP, tag STRING) USING parquet "
+          "PARTITIONED BY (day, at, tag)")
+    s.sql("INSERT INTO lz.typed_parts VALUES "
+          "(1, DATE'2024-02-29', TIMESTAMP'2024-03-01 10:30:00', 'a/b'), "
+          "(2, DATE'2024-02-29', TIMESTAMP'2024-03-01 10:30:00', 'x=y %'), "
+          "(3, NULL, TIMESTAMP'1999-12-31 23:59:59.5', NULL), "
+          "(4, DATE'1970-01-01', NULL, 'plain')")
+    # partitions the catalog does not track: found as key=value folders under the location
+    s.conf.set("spark.sql.hive.manageFilesourcePartitions", "false")
+    try:
+        _frame(s, _events(300, 6), ddl).write.format("parquet").partitionBy("Yr").saveAsTable("lz.untracked")
+    finally:
+        s.conf.unset("spark.sql.hive.manageFilesourcePartitions")
+
     # a partition written with other spellings of the column names
     upper = folder / "upper"
     upper.mkdir()
@@ -134,6 +149,9 @@ CASES = [
     ("lz.hive_pq", None, "score IS NULL OR d = 'custom'"),
     ("lz.hive_pq", ["id", "d"], "d IN ('b', 'gone') AND id BETWEEN 50100 AND 50200"),
     ("lz.hive_orc", None, "score IS NULL OR score = CAST('NaN' AS DOUBLE) OR d = 'y'"),
+    ("lz.typed_parts", None, "day = DATE'2024-02-29' OR tag IS NULL OR at IS NULL"),
+    ("lz.typed_parts", ["v", "tag"], "at < TIMESTAMP'2000-01-01 00:00:00' OR tag = 'x=y %'"),
+    ("lz.untracked", None, "Yr = 2022 OR Yr IS NULL"),
 ]
 
 
@@ -170,15 +188,14 @@ def test_data_source_table_options_match_spark(spark: Any, table: str, columns: 
     assert_same_rows(got.collect(), expected.collect(), f"{table} {where} (data source)")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the scan finds a file's columns by their exact name (UnitFile.has in "
-    "lazyscan/format/units.py): a file spelling ID where the table says id reads NULLs; Spark's "
-    "readers match names ignoring case unless spark.sql.caseSensitive",
-)
 def test_file_spelling_names_in_another_case(spark: Any) -> None:
-    got = lazyscan.spark.read(spark, "lz.hive_case", None, "d IS NOT NULL", force="lazyscan", route="tasks", **ONE_TASK)
-    assert_same_rows(got.collect(), spark.table("lz.hive_case").collect(), "hive_case")
+    """A partition's file spelling ``ID`` where the table (and the first file) says ``id`` is
+    read by the table's names, as Spark's readers match names ignoring case."""
+    for where in ["d IS NOT NULL", "id >= 2", "score IS NULL OR score = CAST('NaN' AS DOUBLE)"]:
+        got = lazyscan.spark.read(spark, "lz.hive_case", None, where, force="lazyscan", route="tasks", **ONE_TASK)
+        expected = spark.table("lz.hive_case").where(where).collect()
+        assert expected
+        assert_same_rows(got.collect(), expected, f"hive_case {where}")
 
 
 def test_spark_reader_side_reads_the_table(spark: Any) -> None:
@@ -214,15 +231,21 @@ def test_partition_filter_prunes_before_listing(spark: Any) -> None:
         lazyscan.spark.read(spark, "lz.pruned", ["v", "p"], "v > 0", force="lazyscan", route="tasks", **ONE_TASK).collect()
 
 
-def test_partition_pruning_on_connect_style_listing(spark: Any) -> None:
+def test_untracked_partitions_come_from_folders(spark: Any) -> None:
+    t = resolve_table(spark, "lz.untracked")
+    assert t.partition_columns == ("Yr",) and t.partitions is None
+
+
+def test_sql_partition_listing_matches_the_external_catalog(spark: Any) -> None:
     """The SQL route (SHOW PARTITIONS, then DESCRIBE ... PARTITION for the partitions left),
     which Spark Connect sessions take, finds the same partitions and locations."""
     from lazyscan.spark import catalog
 
-    table = resolve_table(spark, "lz.hive_pq")
-    specs = catalog._show_partitions(spark, "lz.hive_pq", table.partition_columns)
-    located = {s: catalog._partition_location(spark, "lz.hive_pq", table.partition_columns, s) for s in specs}
-    assert located == {p.values: p.location for p in table.partitions or ()}
+    for name in ["lz.hive_pq", "lz.typed_parts"]:
+        table = resolve_table(spark, name)
+        specs = catalog._show_partitions(spark, name, table.partition_columns)
+        located = {s: catalog._partition_location(spark, name, table.partition_columns, s) for s in specs}
+        assert located == {p.values: p.location for p in table.partitions or ()}, name
     events = resolve_table(spark, "lz.Events")
     null_specs = [s for s in catalog._show_partitions(spark, "lz.Events", events.partition_columns) if None in s]
     assert sorted(null_specs, key=str) == sorted((p.values for p in events.partitions or () if None in p.values), key=str)

@@ -345,7 +345,8 @@ def _jvm_partitions(spark: Any, info: Any, columns: Sequence[str]) -> tuple[Cata
         uri = p.storage().locationUri()
         if not uri.isDefined():
             raise SourceError(f"table {info.name}: partition {spec.toString()} has no location in the catalog")
-        out.append(CatalogPartition(tuple(values), str(uri.get().toString())))
+        # a URI, percent-encoded; DESCRIBE and the filesystems name the folder decoded
+        out.append(CatalogPartition(tuple(values), unquote(str(uri.get().toString()))))
     return tuple(out)
 
 
