@@ -1005,6 +1005,11 @@ def read(
     ``force="lazyscan"`` or ``force="spark"`` skips the estimate. ``options`` are lazyscan data
     source options. Call :func:`lazyscan.spark.register` first.
 
+    ``path`` may also name a Parquet or ORC table of the session catalog (``"db.events"``:
+    location, format, schema and partitions come from the catalog, see :mod:`.catalog`), or be
+    a Delta Lake or Iceberg table's folder, read as the table (see :mod:`.table_paths`; Spark's
+    own reader is then only taken with ``force="spark"``, through the format's connector).
+
     Names in ``columns`` and ``where`` resolve as Spark resolves them under the session's
     ``spark.sql.caseSensitive`` (read at each call): exactly, or else ignoring case when one
     column matches. A name in ``columns`` is one top-level column (``"a.b"`` is the column
