@@ -111,6 +111,9 @@ MARKER = "tables.json"
 BUILD_VERSION = 1
 """Bumped when the build changes; a marker of another version is rebuilt."""
 
+SORT_MEMORY = "4GB"
+"""DuckDB's memory while it sorts lineitem by month (it spills beyond; SF10 is ~10 GB as Arrow)."""
+
 PLAN_FILES = 1000
 """Data files of the planning tables."""
 
@@ -196,7 +199,10 @@ def month_batches(lineitem: Path, batch_rows: int = 1 << 20) -> Iterator[tuple[s
     con = duckdb.connect()
     try:
         con.execute(f"SET threads = {THREADS}")
+        con.execute(f"SET memory_limit = '{SORT_MEMORY}'")
+        con.execute(f"SET temp_directory = '{lineitem.parent / '.duckdb-sort'}'")
         con.execute("SET preserve_insertion_order = true")
+        con.execute("SET enable_progress_bar = false")
         source = "'" + str(lineitem).replace("'", "''") + "'"
         reader = con.sql(
             f"SELECT *, strftime(l_shipdate, '%Y-%m') AS l_shipmonth FROM read_parquet({source}) "
@@ -712,6 +718,9 @@ class PolarsTableEngine(Engine):
 
     def setup(self) -> None:
         os.environ.setdefault("POLARS_MAX_THREADS", str(THREADS))
+        # Polars plans Iceberg scans with pyiceberg unless the polars_iceberg plugin is installed
+        # (it is not here); this says so without its warning on every scan
+        os.environ.setdefault("POLARS_ICEBERG_PLANNER", "pyiceberg")
         import polars as pl
 
         self.pl = pl
