@@ -17,9 +17,9 @@ pytest.importorskip("pyiceberg")
 pytest.importorskip("pyroaring")
 pytest.importorskip("polars")
 
-from benchmarks import tables_bench as tb  # noqa: E402
-from benchmarks.data import ensure_tpch, pick_query_value  # noqa: E402
-from benchmarks.engines import run_queries  # noqa: E402
+from benchmarks import tables_bench as tb
+from benchmarks.data import ensure_tpch, pick_query_value
+from benchmarks.engines import run_queries
 
 SF = 0.01
 
