@@ -210,6 +210,17 @@ class UnitFile:
         stores it (:class:`FieldStorage`); by default, the timestamp kinds its zones tell."""
         return FieldStorage(arrow_timestamp_kinds(self.arrow_schema.field(name).type))
 
+    def field_ids(self) -> dict[str, int]:
+        """Top-level column -> the field id the file gives it (Parquet's ``SchemaElement.field_id``,
+        ORC's ``iceberg.id`` type attribute), from the metadata already read; columns without one
+        are left out. Tables (Iceberg, Delta column mapping ``id``) match columns by these ids.
+
+        Nested fields' ids are field metadata on the children of the columns' Arrow types and
+        of the arrays read (``PARQUET:field_id``, ``iceberg.id``), as pyarrow gives them. Those of
+        top-level columns are here rather than on :attr:`arrow_schema`'s fields, whose metadata
+        would follow the columns into every result."""
+        return {}
+
     def has(self, name: str) -> bool:
         return self.arrow_schema.get_field_index(name) >= 0
 

@@ -17,6 +17,7 @@ digits than its declared precision.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import hashlib
@@ -112,22 +113,26 @@ def arrow_type(types: list[P.OrcType], i: int, depth: int = 0, timestamp_unit: s
         if not 1 <= precision <= 38 or t.scale > precision:
             raise CorruptFileError(f"decimal({t.precision}, {t.scale}) is not a valid decimal type")
         return pa.decimal128(precision, t.scale)
+    def child(name: str, s: int, nullable: bool = True) -> pa.Field:
+        # a child's type attributes (Iceberg's field id ``iceberg.id``) as its field metadata,
+        # as pyarrow's ORC reader gives them
+        attributes = types[s].attributes if s < len(types) else None
+        return pa.field(name, arrow_type(types, s, depth + 1, timestamp_unit), nullable, attributes or None)
+
     if k == P.LIST:
         if len(t.subtypes) != 1:
             raise CorruptFileError("a list type must have one subtype")
-        return pa.list_(arrow_type(types, t.subtypes[0], depth + 1, timestamp_unit))
+        return pa.list_(child("item", t.subtypes[0]))
     if k == P.MAP:
         if len(t.subtypes) != 2:
             raise CorruptFileError("a map type must have two subtypes")
-        key, value = (arrow_type(types, s, depth + 1, timestamp_unit) for s in t.subtypes)
-        return pa.map_(key, value)
+        return pa.map_(child("key", t.subtypes[0], nullable=False), child("value", t.subtypes[1]))
     if k == P.STRUCT:
         if len(t.field_names) != len(t.subtypes):
             raise CorruptFileError("a struct type has a different number of names and subtypes")
-        return pa.struct([pa.field(n, arrow_type(types, s, depth + 1, timestamp_unit)) for n, s in zip(t.field_names, t.subtypes)])
+        return pa.struct([child(n, s) for n, s in zip(t.field_names, t.subtypes)])
     if k == P.UNION:
-        children = [pa.field(f"_union_{j}", arrow_type(types, s, depth + 1, timestamp_unit)) for j, s in enumerate(t.subtypes)]
-        return pa.sparse_union(children)
+        return pa.sparse_union([child(f"_union_{j}", s) for j, s in enumerate(t.subtypes)])
     raise UnsupportedFeatureError(f"ORC type kind {k} is not supported")
 
 
@@ -754,8 +759,13 @@ class OrcFile:
                 ) from None
             raise self._error(CorruptFileError, f"nested column cannot be read: {e}", stripe=stripe, column=c.name) from None
         col = batch.column(0)
-        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        return _with_timestamp_unit(arr, c.arrow_type)
+        arr = _with_timestamp_unit(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col, c.arrow_type)
+        if not arr.type.equals(c.arrow_type, check_metadata=True):
+            # pyarrow's arrays lack some field metadata its schema has (map keys' and values'
+            # type attributes: Iceberg's field ids); the same layout under the file's type
+            with contextlib.suppress(pa.ArrowException):
+                arr = arr.view(c.arrow_type)
+        return arr
 
     def _read_flat(self, stripe: int, c: OrcColumn, counters: ReadCounters | None, cache: dict | None) -> pa.Array:
         n = self.stripe(stripe).number_of_rows

@@ -166,6 +166,22 @@ class OrcType:
     maximum_length: int = 0
     precision: int = 0
     scale: int = 0
+    #: the type's key-value attributes (``Type.attributes``, ORC 1.7): Iceberg keeps the field id
+    #: under ``iceberg.id``
+    attributes: dict[str, str] = field(default_factory=dict)
+
+
+def _attribute(buf: Buf) -> tuple[str, str]:
+    """A ``StringPair``; bytes that are not UTF-8 are replaced (an attribute names no value)."""
+    key = value = ""
+    for n, w, v in fields(buf):
+        if n in (1, 2):
+            text = bytes(_message(w, v, "attribute")).decode("utf-8", errors="replace")
+            if n == 1:
+                key = text
+            else:
+                value = text
+    return key, value
 
 
 def parse_type(buf: Buf) -> OrcType:
@@ -183,6 +199,9 @@ def parse_type(buf: Buf) -> OrcType:
             t.precision = _varint_field(w, v, "precision")
         elif n == 6:
             t.scale = _varint_field(w, v, "scale")
+        elif n == 7:
+            key, value = _attribute(_message(w, v, "attributes"))
+            t.attributes[key] = value
     return t
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from lazyscan.errors import CorruptFileError
 from lazyscan.format.counters import ReadCounters
 from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
@@ -20,6 +21,8 @@ from lazyscan.orc.file import OrcFile
 
 #: streams that index a column rather than hold its values
 _INDEX_STREAMS = (P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8)
+#: the type attribute holding a column's field id (Iceberg's ORC writer, ``ORCSchemaUtil.ICEBERG_ID_ATTRIBUTE``)
+ICEBERG_ID = "iceberg.id"
 _TIMESTAMP_KINDS = {P.TIMESTAMP: TimestampKind.HIVE, P.TIMESTAMP_INSTANT: TimestampKind.INSTANT}
 
 
@@ -94,6 +97,20 @@ class OrcUnits(UnitFile):
             if owned and t.kind in _TIMESTAMP_KINDS
         }
         return FieldStorage(frozenset(kinds))
+
+    def field_ids(self) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        for c in self.orc.columns:
+            raw = c.type.attributes.get(ICEBERG_ID)
+            if raw is None:
+                continue
+            try:
+                ids.setdefault(c.name, int(raw))
+            except ValueError:
+                raise CorruptFileError(
+                    f"the field id {ICEBERG_ID}={raw!r} of the column is not an integer", file=self.path, column=c.name
+                ) from None
+        return ids
 
     def flat(self, name: str) -> bool:
         return self.has(name) and self.orc.column(name).flat

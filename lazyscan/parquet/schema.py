@@ -62,6 +62,8 @@ class FileSchema:
     arrow_schema: pa.Schema
     #: for each top-level field, the leaf indexes under it
     field_leaves: tuple[tuple[int, ...], ...]
+    #: for each top-level field, its ``SchemaElement.field_id`` (None: the writer gave none)
+    top_field_ids: tuple[int | None, ...] = ()
 
     #: leaf columns by dotted name (the first one when names repeat)
     by_name: dict[str, ColumnDescriptor] = field(init=False, repr=False, compare=False)
@@ -356,12 +358,14 @@ def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None])
         )
 
     top_nullable: dict[int, bool] = {}
+    top_field_ids: list[int | None] = []
     for top in range(root.num_children):
         if pos >= len(elements):
             raise SchemaError("schema declares more fields than it has elements")
         first_leaf = len(columns)
         start = pos
         el = elements[pos]
+        top_field_ids.append(el.field_id)
         walk((), 0, 0, top)
         leaves = tuple(range(first_leaf, len(columns)))
         field_leaves.append(leaves)
@@ -392,7 +396,7 @@ def build_schema(elements: tuple[SchemaElement, ...], kv: dict[str, str | None])
             nullable = atype is None or top_nullable[top]
             top_fields[slot] = pa.field(name, pa.null() if atype is None else atype, nullable=nullable)
     fields = [f for f in top_fields if f is not None]
-    return FileSchema(tuple(columns), pa.schema(fields), tuple(field_leaves))
+    return FileSchema(tuple(columns), pa.schema(fields), tuple(field_leaves), tuple(top_field_ids))
 
 
 def _leafless_field(elements: tuple[SchemaElement, ...], pos: int) -> pa.Field:

@@ -94,6 +94,13 @@ class ParquetUnits(UnitFile, EncodedReads):
         )
         return FieldStorage(frozenset(kinds), hidden)
 
+    def field_ids(self) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        for f, fid in zip(self.arrow_schema, self.pf.schema.top_field_ids):
+            if fid is not None:
+                ids.setdefault(f.name, fid)
+        return ids
+
     def has(self, name: str) -> bool:
         return name in self.leaf_of
 

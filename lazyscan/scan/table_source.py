@@ -44,7 +44,6 @@ from lazyscan.tables.plan import (
     FileColumnStats,
     FileRead,
     PlannedTable,
-    field_ids_of,
 )
 
 #: the time travel options, by table format
@@ -505,39 +504,27 @@ class TableUnitFile(UnitFile):
         return self.inner.read_ahead_ranges(unit, self._physical(names), dictionary_only)
 
 
-def _footer_field_ids(file: UnitFile, filesystem: Any) -> dict[int, str]:
-    """The field ids of a data file's top-level columns, read from its footer with pyarrow
-    where the format's reader does not give them in its Arrow schema."""
-    try:
-        if file.format_name == "orc":
-            import pyarrow.orc as po
-
-            if filesystem is None:
-                schema = po.ORCFile(file.path).schema
-            else:
-                with filesystem.open_input_file(file.path) as f:
-                    schema = po.ORCFile(f).schema
-        else:
-            import pyarrow.parquet as pq
-
-            schema = pq.read_schema(file.path, filesystem=filesystem)
-    except (OSError, pa.ArrowException):
-        return {}
-    return field_ids_of(schema)
+def _file_columns_by_id(inner: UnitFile, read: FileRead) -> dict[int, str]:
+    """Field id -> the data file's top-level column, from the ids its metadata gives
+    (:meth:`~lazyscan.format.units.UnitFile.field_ids`); two columns of one id are an error."""
+    out: dict[int, str] = {}
+    for name, fid in inner.field_ids().items():
+        if fid in out:
+            raise CorruptFileError(
+                f"{read.where}: the data file's columns {out[fid]!r} and {name!r} have the same field id {fid}",
+                file=read.path,
+            )
+        out[fid] = name
+    return out
 
 
 class TableFile:
     """What the scan knows of an open data file of a table: its columns under logical names
     (:attr:`file`), the constants it adds, its deleted rows per unit and its equality deletes."""
 
-    def __init__(self, inner: UnitFile, read: FileRead, table_schema: pa.Schema, filesystem: Any) -> None:
+    def __init__(self, inner: UnitFile, read: FileRead, table_schema: pa.Schema, filesystem: Any = None) -> None:
         self.read = read
-        ids: dict[int, str] = {}
-        if read.by_field_id:
-            ids = field_ids_of(inner.arrow_schema)
-            if len(ids) < len(inner.arrow_schema):
-                # the format's reader keeps the ids of some columns only (nested ones)
-                ids = {**_footer_field_ids(inner, filesystem), **ids}
+        ids = _file_columns_by_id(inner, read) if read.by_field_id else {}
         names = read.sources(inner.arrow_schema, ids)
         self.file = TableUnitFile(inner, names, table_schema)
         #: logical column -> constant value: the file's constants, and the defaults of the
