@@ -82,14 +82,15 @@ def columns_by_case(path: str, stored: Collection[str], wanted: Iterable[str], s
     :class:`UnsupportedFeatureError` naming both spellings: picking one would be a guess (Spark's
     Parquet reader refuses them too, "Found duplicate field(s) ... in case-insensitive mode")."""
     present = set(stored)
+    missing = [n for n in wanted if n not in present]
+    if not missing:
+        return {}
     folded: dict[str, list[str]] = {}
     for name in stored:
         if name not in scan_names:
             folded.setdefault(name.lower(), []).append(name)
     found: dict[str, str] = {}
-    for name in wanted:
-        if name in present:
-            continue
+    for name in missing:
         similar = folded.get(name.lower(), [])
         if len(similar) > 1:
             spellings = " and ".join(repr(n) for n in similar)
@@ -143,7 +144,7 @@ class FileContext:
                 self.table = TableFile(self.file, read, scan.dataset_schema, scan.filesystem)
                 self.file = self.table.file
             elif not scan.options.case_sensitive:
-                self.file = self._under_scan_names(self.file)
+                self.file = self._under_scan_names(self.file, task.info.partition_values)
         except BaseException:
             self.file.close()
             raise
@@ -173,15 +174,18 @@ class FileContext:
         #: requests the file's source had made when its version was checked
         self._requests_checked = self.file.source.stats.requests
 
-    def _under_scan_names(self, file: UnitFile) -> UnitFile:
+    def _under_scan_names(self, file: UnitFile, partition_values: Collection[str]) -> UnitFile:
         """``file`` read under the scan's column names when it spells some of the columns the
-        scan needs in another case (``file`` itself when it spells none so)."""
+        scan reads from it in another case (``file`` itself when it spells none so); the
+        partition columns come from folder names."""
         scan = self.scan
-        stored = file.arrow_schema.names
-        respelled = columns_by_case(file.path, stored, scan.needed_columns, scan.field_of)
+        names_in_file = file.arrow_schema.names
+        stored = set(names_in_file)
+        wanted = [n for n in scan.needed_columns if n not in partition_values]
+        respelled = columns_by_case(file.path, names_in_file, wanted, scan.field_of)
         if not respelled:
             return file
-        names = {n: respelled.get(n, n) for n in scan.needed_columns if n in respelled or n in stored}
+        names = {n: respelled.get(n, n) for n in wanted if n in respelled or n in stored}
         return TableUnitFile(file, names, scan.dataset_schema)
 
     def unit_read(self) -> None:
