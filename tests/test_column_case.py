@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lazyscan
+from lazyscan import FileSplit
 from lazyscan.errors import LazyScanError, UnsupportedFeatureError
 from lazyscan.scan.dataset import discover, merge_schemas
 from tests.support.compare import assert_same_array
@@ -245,3 +246,15 @@ def test_the_exact_name_wins(tmp_path: Path) -> None:
     # the scan's ``ID`` is the file's ``ID``, never its ``id`` again
     both = lazyscan.scan(path, schema=pa.schema([("id", pa.int64()), ("ID", pa.int64())])).to_table()
     assert both.to_pydict() == {"id": [3, 4], "ID": [1, 2]}
+
+
+def test_byte_ranges_of_a_file_spelling_another_case(twins: tuple[Path, Path]) -> None:
+    """Byte ranges (how Spark's tasks read) of a file spelling ``ID`` / ``Name``: each range
+    reads its units under the schema's names."""
+    upper, _ = twins
+    size = upper.stat().st_size
+    half = size // 2
+    splits = [FileSplit(str(upper), 0, half, size), FileSplit(str(upper), half, size - half, size)]
+    where = "id BETWEEN 8200 AND 8300 OR name = 'g6-a'"
+    got = lazyscan.scan(splits, schema=SCHEMA, where=where).to_table()
+    assert _rows(got) == _reference(_read_with_pyarrow(upper), where)
