@@ -97,9 +97,10 @@ def kernel_jit(read_only: Iterable[str] = (), **options: Any) -> Callable[[Calla
     """``numba.njit(cache=True, **options)`` making :class:`Kernel` dispatchers; the array
     parameters named in ``read_only`` (of any kernel it decorates) are compiled read-only."""
     names = frozenset(read_only)
+    options = {"cache": True, **options}
 
     def decorate(function: Callable[..., Any]) -> Any:
-        dispatcher = numba.njit(cache=True, **options)(function)
+        dispatcher = numba.njit(**options)(function)
         if isinstance(dispatcher, CPUDispatcher):  # not with NUMBA_DISABLE_JIT
             dispatcher.__class__ = Kernel
             parameters = inspect.signature(function).parameters
@@ -110,6 +111,9 @@ def kernel_jit(read_only: Iterable[str] = (), **options: Any) -> Callable[[Calla
 
 
 _jit = kernel_jit(nogil=True, read_only=("idx",))
+#: per-value helpers stay inlined into numba's IR: LLVM does not inline every numba function
+#: called in a loop (a dictionary of 1-byte strings decoded at half the speed when the byte copy
+#: of lazyscan.parquet.kernels was not)
 _jit_inline = kernel_jit(nogil=True, inline="always", read_only=("buf",))
 #: short selections keep the GIL (see ``_jit_gil`` in :mod:`lazyscan.parquet.kernels`)
 _jit_gil = kernel_jit(read_only=("idx",))

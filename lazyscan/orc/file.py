@@ -964,8 +964,9 @@ def _resume(
     if (pos > end).any() or (next_pos > end).any() or (next_pos < pos).any():
         raise CorruptFileError("row index position lies beyond the bytes read")
     zeros = np.zeros(spans, np.int64)
-    skip = entries[:, col.skip] if col.skip >= 0 else zeros
-    bits = entries[:, col.bits] if col.bits >= 0 else zeros
+    # contiguous copies: a column of the entries is a strided view, one more kernel signature
+    skip = np.ascontiguousarray(entries[:, col.skip]) if col.skip >= 0 else zeros
+    bits = np.ascontiguousarray(entries[:, col.bits]) if col.bits >= 0 else zeros
     next_skip = np.where(has_next, nexts[:, col.skip], 0) if col.skip >= 0 else zeros
     next_bits = np.where(has_next, nexts[:, col.bits], -1) if col.bits >= 0 else zeros
     return buf, Resume(pos, end, skip, bits, next_pos, next_skip, next_bits, bases[piece])

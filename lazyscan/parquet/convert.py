@@ -496,10 +496,12 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
             dict_storage = dict_storage.view(np.uint16)
         mask = valid.view(np.uint8) if valid is not None else np.empty(0, np.uint8)
         src = np.ascontiguousarray(dict_storage)
-        row_scalar = _ROW_SCALARS.get(src.shape[1] * src.itemsize) if src.ndim == 2 and len(src) else None
+        row_bytes = src.itemsize * (src.shape[1] if src.ndim == 2 else 1)
+        row_scalar = _ROW_SCALARS.get(row_bytes) if src.ndim == 1 or len(src) else None
         if row_scalar is not None:
-            # rows of 2, 4, 8 or 16 bytes (decimal128 words, small fixed-size binary) move as
-            # one scalar each: a 1-D gather instead of a loop over words
+            # rows of 1, 2, 4, 8 or 16 bytes (values, decimal128 words, small fixed-size binary)
+            # move as one unsigned scalar each: a 1-D gather instead of a loop over words, and
+            # one kernel signature per width instead of one per type
             flat = buffers.empty(n, row_scalar)
             bad = _take_spread_1d(src.view(row_scalar).reshape(-1), chunk.codes, mask, flat)
             out = flat.view(src.dtype).reshape(n, *src.shape[1:])
@@ -518,8 +520,8 @@ def to_arrow(desc: ColumnDescriptor, chunk: Assembled) -> pa.Array:
     return _wrap(atype, _spread_fixed(storage, valid, n), validity, null_count, n)
 
 
-#: a scalar type per row size, for moving 2-D rows whole (complex128: 16 bytes, copied bit for bit)
-_ROW_SCALARS = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
+#: a scalar type per row size, for moving rows whole (complex128: 16 bytes, copied bit for bit)
+_ROW_SCALARS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64), 16: np.dtype(np.complex128)}
 
 _NUMPY_STORAGE: dict[str, np.dtype] = {
     "int8": np.dtype("i1"),

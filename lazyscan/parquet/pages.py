@@ -281,6 +281,10 @@ class PageDecoder:
                 return False  # nulls
         if len(body) - pos < 2:
             return False
+        if dictionary.dtype.kind == "f" and out.dtype == dictionary.dtype:
+            # floats move as integers of their width: one kernel signature for int32 and float32
+            word = np.dtype(f"<i{dictionary.dtype.itemsize}")
+            dictionary, out = dictionary.view(word), out.view(word)
         got = K.rle_bp_decode_dict_values(body, pos + 1, len(body), int(body[pos]), n, dictionary, out[at : at + n])
         c.decode_seconds += time.perf_counter() - t0
         if got != n:
