@@ -258,3 +258,57 @@ def test_byte_ranges_of_a_file_spelling_another_case(twins: tuple[Path, Path]) -
     where = "id BETWEEN 8200 AND 8300 OR name = 'g6-a'"
     got = lazyscan.scan(splits, schema=SCHEMA, where=where).to_table()
     assert _rows(got) == _reference(_read_with_pyarrow(upper), where)
+
+
+def _lowered(value: object) -> object:
+    """A row's value with the names of its struct fields in lower case."""
+    if isinstance(value, dict):
+        return {k.lower(): _lowered(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lowered(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_lowered(v) for v in value)
+    return value
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".orc"])
+def test_nested_fields_in_another_case(tmp_path: Path, suffix: str) -> None:
+    """Struct fields spelled in another case, at any depth (in lists, as map values), top-level
+    column spelled alike or not: read into the schema's fields (Spark's Parquet reader matches
+    nested fields ignoring case too), never NULLs."""
+    n = 3_000
+    i = np.arange(n)
+    table = pa.table({
+        "S": pa.array([{"A": int(j), "b": f"x{j}"} for j in i.tolist()]),
+        "K": pa.array(i, pa.int64()),
+        "l": pa.array([[{"Q": int(j)}] * (j % 3) for j in i.tolist()]),
+        "m": pa.array(
+            [None if j % 7 == 0 else [("k", {"Z": int(j)})] for j in i.tolist()],
+            pa.map_(pa.string(), pa.struct([("Z", pa.int64())])),
+        ),
+    })
+    path = tmp_path / f"nested{suffix}"
+    porc.write_table(table, path) if suffix == ".orc" else pq.write_table(table, path, row_group_size=1_000)
+    schema = pa.schema([
+        ("s", pa.struct([("a", pa.int64()), ("b", pa.string())])),
+        ("k", pa.int64()),
+        ("l", pa.list_(pa.struct([("q", pa.int64())]))),
+        ("m", pa.map_(pa.string(), pa.struct([("z", pa.int64())]))),
+    ])
+    rows = [_lowered(r) for r in _read_with_pyarrow(path).to_pylist()]
+    assert lazyscan.scan(path, schema=schema).to_table().to_pylist() == rows
+    for where, keep in (("k IN (7, 1500, 2222)", lambda r: r["k"] in (7, 1500, 2222)), ("k >= 2990", lambda r: r["k"] >= 2990)):
+        got = lazyscan.scan(path, schema=schema, where=where).to_table().to_pylist()
+        assert got == [r for r in rows if keep(r)], where
+    exact = lazyscan.scan(path, schema=schema, case_sensitive=True).to_table()
+    assert exact["k"].null_count == n
+    assert exact["s"].combine_chunks().field("a").null_count == n
+
+
+def test_two_struct_fields_matching_one_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "two.parquet"
+    pq.write_table(pa.table({"s": pa.array([{"Ab": 1, "AB": 2}])}), path)
+    schema = pa.schema([("s", pa.struct([("ab", pa.int64())]))])
+    with pytest.raises(UnsupportedFeatureError, match="the fields 'Ab' and 'AB' of a struct both match the scan's field 'ab'"):
+        lazyscan.scan(path, schema=schema).to_table()
+    assert lazyscan.scan(path, schema=schema, case_sensitive=True).to_table().to_pylist() == [{"s": {"ab": None}}]

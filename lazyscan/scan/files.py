@@ -9,7 +9,8 @@
   attributes of :class:`~lazyscan.scan.scan.Scan` after planning).
 - :func:`columns_by_case`: the file columns that hold the scan's columns spelled in another
   case (Spark's readers match them unless ``spark.sql.caseSensitive``); a file that spells
-  any is read under the scan's names through the same rename layer as a table's data files.
+  any is read under the scan's names through the same rename layer as a table's data files;
+  :func:`respelled_type`: the same for the fields of nested columns.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from lazyscan.errors import FileChangedError, LazyScanError, UnsupportedFeatureError
+from lazyscan.format.counters import ReadCounters
 from lazyscan.format.options import ReaderOptions
+from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
 from lazyscan.format.units import UnitFile, open_units
 from lazyscan.io.source import FileIdentity, ReadOptions
@@ -104,6 +107,68 @@ def columns_by_case(path: str, stored: Collection[str], wanted: Iterable[str], s
     return found
 
 
+def respelled_type(have: pa.DataType, want: pa.DataType, path: str, column: str) -> pa.DataType:
+    """``have`` (a nested column's type in file ``path``) with its struct fields, at any depth,
+    spelled as ``want`` (the scan's type) spells them where a field lacks its exact name there
+    and one of ``want``'s fields equals it ignoring case (Spark's Parquet reader matches nested
+    fields so: ParquetReadSupport.clipParquetGroupFields). Two fields of one struct matching one
+    field of ``want`` raise :class:`UnsupportedFeatureError`; the rest of the type is kept."""
+    if pa.types.is_struct(have) and pa.types.is_struct(want):
+        wanted = {want.field(i).name: want.field(i) for i in range(want.num_fields)}
+        folded: dict[str, list[str]] = {}
+        for n in wanted:
+            folded.setdefault(n.lower(), []).append(n)
+        stored = {have.field(i).name for i in range(have.num_fields)}
+        fields: list[pa.Field] = []
+        taken: dict[str, str] = {}  # the scan's field -> the file's field spelling it
+        for i in range(have.num_fields):
+            f = have.field(i)
+            name = f.name
+            if name not in wanted:
+                similar = [n for n in folded.get(name.lower(), []) if n not in stored]
+                if len(similar) == 1:
+                    name = similar[0]
+                    if name in taken:
+                        raise UnsupportedFeatureError(
+                            f"the fields {taken[name]!r} and {f.name!r} of a struct both match the scan's field "
+                            f"{name!r} ignoring case; read with case_sensitive=True (Spark: "
+                            "spark.sql.caseSensitive=true) to match names exactly",
+                            file=path, column=column,
+                        )
+                    taken[name] = f.name
+            inner = respelled_type(f.type, wanted[name].type, path, column) if name in wanted else f.type
+            fields.append(f.with_name(name).with_type(inner))
+        return pa.struct(fields)
+    if pa.types.is_map(have) and pa.types.is_map(want):
+        key = have.key_field.with_type(respelled_type(have.key_type, want.key_type, path, column))
+        item = have.item_field.with_type(respelled_type(have.item_type, want.item_type, path, column))
+        return pa.map_(key, item, have.keys_sorted)
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    for is_list in lists:
+        if is_list(have) and any(other(want) for other in lists):
+            value = have.value_field.with_type(respelled_type(have.value_type, want.value_type, path, column))
+            if pa.types.is_large_list(have):
+                return pa.large_list(value)
+            if pa.types.is_fixed_size_list(have):
+                return pa.list_(value, have.list_size)
+            return pa.list_(value)
+    return have
+
+
+class _RespelledFile(TableUnitFile):
+    """A plain file under the scan's column names (:func:`columns_by_case`); nested columns
+    come back as stored, for the scan to spell their fields as it does
+    (:meth:`FileContext.respelled`)."""
+
+    def read(self, unit: int, name: str, rows: RowRanges | None, counters: ReadCounters, cache: Any) -> pa.Array:
+        return self.inner.read(unit, self.names[name], rows, counters, cache)
+
+    def read_many(
+        self, unit: int, names: list[str], rows: RowRanges, counters: ReadCounters, cache: Any
+    ) -> list[pa.Array]:
+        return self.inner.read_many(unit, [self.names[n] for n in names], rows, counters, cache)
+
+
 def _size_only(identity: FileIdentity) -> bool:
     """Whether ``identity`` holds a size alone (a store that gives no time, ETag nor version)."""
     return identity.mtime_ns is None and identity.etag is None and identity.version_id is None
@@ -173,6 +238,8 @@ class FileContext:
         self._units_lock = threading.Lock()
         #: requests the file's source had made when its version was checked
         self._requests_checked = self.file.source.stats.requests
+        #: (column, its type in the file) -> that type spelled as the scan spells its fields
+        self._respelled: dict[tuple[str, pa.DataType], pa.DataType] = {}
 
     def _under_scan_names(self, file: UnitFile, partition_values: Collection[str]) -> UnitFile:
         """``file`` read under the scan's column names when it spells some of the columns the
@@ -186,7 +253,19 @@ class FileContext:
         if not respelled:
             return file
         names = {n: respelled.get(n, n) for n in wanted if n in respelled or n in stored}
-        return TableUnitFile(file, names, scan.dataset_schema)
+        return _RespelledFile(file, names, scan.dataset_schema)
+
+    def respelled(self, name: str, arr: pa.Array) -> pa.Array:
+        """The nested column ``name`` read from the file, its struct fields spelled as the scan
+        spells them (:func:`respelled_type`; a view, nothing copied), unless ``case_sensitive``."""
+        want = self.scan.field_of[name].type
+        if arr.type == want or self.scan.options.case_sensitive:
+            return arr
+        key = (name, arr.type)
+        spelled = self._respelled.get(key)
+        if spelled is None:
+            spelled = self._respelled[key] = respelled_type(arr.type, want, self.file.path, name)
+        return arr if spelled == arr.type else arr.view(spelled)
 
     def unit_read(self) -> None:
         """Called when one of the file's units has been read; after the last one, raise

@@ -165,10 +165,15 @@ class UnitScan:
         if name in self.ctx.partition_values or not self.ctx.has(name):
             return self._constant_array(name, n)
         arr = self.file.read(self.rg, name, selection, self.counters, self.pages if self.ctx.flat(name) else None)
-        return self._as_output(name, arr) if self.ctx.flat(name) else arr
+        return self._as_output(name, arr) if self.ctx.flat(name) else self.ctx.respelled(name, arr)
 
     def _as_output(self, name: str, arr: pa.Array) -> pa.Array:
         want = self.scan.field_of[name].type
+        if arr.type == want:
+            return arr
+        if not self.ctx.flat(name):
+            # a cast matches struct fields by exact name: fields spelled in another case first
+            arr = self.ctx.respelled(name, arr)
         return arr if arr.type == want else arr.cast(want)
 
     def _batch(self, names: Iterable[str], arrays: dict[str, pa.Array], n: int) -> pa.RecordBatch:
