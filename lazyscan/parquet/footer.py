@@ -68,6 +68,8 @@ class CachedFooter(NamedTuple):
     digest: bytes
     #: the footer's bytes the entry was parsed from, compared whole on every hit
     content: bytes
+    #: the footer's Thrift bytes (:attr:`Footer.thrift`)
+    thrift: memoryview
 
 
 def footer_digest(data: bytes) -> bytes:
@@ -117,6 +119,9 @@ class Footer:
         self.token = 0
         #: see :attr:`ParquetFile.footer_digest <lazyscan.parquet.file.ParquetFile.footer_digest>`
         self.digest = b""
+        #: the footer's Thrift bytes, for a reader that parses the footer itself (pyarrow, for
+        #: the Arrow types of nested columns): it need not fetch them again
+        self.thrift = memoryview(b"")
         self.metadata, self.schema = self._read()
         #: the writer compressed v2 pages that say they are not (ARROW-17100)
         self.v2_always_compressed = v2_pages_always_compressed(self.metadata.created_by)
@@ -164,7 +169,7 @@ class Footer:
         key = (self.path, identity, footer_len, content[-64:])
         cached: CachedFooter | None = caches.FOOTERS.get(key)
         if cached is not None and cached.content == content:
-            self.token, self.digest = cached.token, cached.digest
+            self.token, self.digest, self.thrift = cached.token, cached.digest, cached.thrift
             return cached.metadata, cached.schema
         if footer is None:
             footer = memoryview(self.source.read_at(size - 8 - footer_len, footer_len))
@@ -195,9 +200,9 @@ class Footer:
                     row_group=i,
                 )
         self._check_row_counts(md, schema)
-        entry = CachedFooter(md, schema, next(_FOOTER_TOKENS), footer_digest(content), content)
+        entry = CachedFooter(md, schema, next(_FOOTER_TOKENS), footer_digest(content), content, footer)
         caches.FOOTERS.put(key, entry)
-        self.token, self.digest = entry.token, entry.digest
+        self.token, self.digest, self.thrift = entry.token, entry.digest, entry.thrift
         return md, schema
     def _check_row_counts(self, md: FileMetaData, schema: FileSchema) -> None:
         """Refuse a footer whose chunks' physical types differ from the schema's, or whose row

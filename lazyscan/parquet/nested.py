@@ -16,7 +16,7 @@ from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
 from lazyscan.format.selection import RowRanges
 from lazyscan.io.source import ArrowSource, FsspecSource, LocalSource
 from lazyscan.parquet.fetch import OpenFile
-from lazyscan.parquet.footer import Footer
+from lazyscan.parquet.footer import MAGIC, Footer
 from lazyscan.parquet.metadata import PhysicalType
 from lazyscan.parquet.schema import ColumnDescriptor
 
@@ -44,6 +44,7 @@ class NestedColumns:
         self.footer = footer
         self.schema = footer.schema
         self._nested_fields: dict[str, pa.Field] | None = None
+        self._pyarrow_metadata: Any = None
 
     @property
     def arrow_schema(self) -> pa.Schema:
@@ -61,17 +62,29 @@ class NestedColumns:
         INT96 as microseconds, as lazyscan reads it)."""
         if self._nested_fields is None:
             try:
-                schema = self._pyarrow_parquet_file().schema_arrow
+                schema = self._footer_parquet_file().schema_arrow
             except (OSError, pa.ArrowException) as e:
                 raise CorruptFileError(f"nested columns' Arrow types cannot be derived: {e}", file=self.file.path) from None
             self._nested_fields = {f.name: f for f in schema}
         return self._nested_fields
 
+    def _footer_parquet_file(self) -> Any:
+        """pyarrow's reader over the footer lazyscan read (no request to the file): its Arrow
+        schema and the metadata pyarrow's reads of the file start from."""
+        import pyarrow.parquet as pq
+
+        thrift = self.footer.thrift
+        data = b"".join((MAGIC, thrift, len(thrift).to_bytes(4, "little"), MAGIC))
+        return pq.ParquetFile(pa.BufferReader(data), coerce_int96_timestamp_unit="us")
+
     def _pyarrow_parquet_file(self) -> Any:
         import pyarrow.parquet as pq
 
+        if self._pyarrow_metadata is None:
+            self._pyarrow_metadata = self._footer_parquet_file().metadata
         return pq.ParquetFile(
-            self._pyarrow_file(), coerce_int96_timestamp_unit="us", page_checksum_verification=self.file.options.verify_checksums
+            self._pyarrow_file(), metadata=self._pyarrow_metadata, coerce_int96_timestamp_unit="us",
+            page_checksum_verification=self.file.options.verify_checksums,
         )
 
     def _pyarrow_file(self) -> Any:
