@@ -129,6 +129,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
     s.sql("INSERT INTO lz.pruned PARTITION (p='ok') VALUES (1), (2)")
     s.sql(f"ALTER TABLE lz.pruned ADD PARTITION (p='broken') LOCATION '{broken}'")
 
+    s.sql("CREATE TABLE lz.empty (a INT, B STRING) USING parquet PARTITIONED BY (B)")
+
     # what lazyscan refuses
     s.sql("CREATE OR REPLACE VIEW lz.a_view AS SELECT * FROM lz.saved_orc")
     s.sql("CREATE TABLE lz.as_csv (a INT) USING csv")
@@ -229,6 +231,14 @@ def test_partition_filter_prunes_before_listing(spark: Any) -> None:
     assert_same_rows(got.collect(), [(1, "ok"), (2, "ok")], "pruned")
     with pytest.raises(Exception, match="broken"):
         lazyscan.spark.read(spark, "lz.pruned", ["v", "p"], "v > 0", force="lazyscan", route="tasks", **ONE_TASK).collect()
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_empty_table_and_every_partition_pruned(spark: Any, route: str) -> None:
+    empty = lazyscan.spark.read(spark, "lz.empty", None, "a > 0", force="lazyscan", route=route)
+    assert empty.columns == ["a", "B"] and empty.collect() == []
+    none = lazyscan.spark.read(spark, "lz.Saved", ["Id", "Region"], "Region = 'nowhere'", force="lazyscan", route=route)
+    assert none.columns == ["Id", "Region"] and none.collect() == []
 
 
 def test_untracked_partitions_come_from_folders(spark: Any) -> None:
