@@ -130,6 +130,7 @@ def test_iceberg_table_by_path(spark: Any, tmp_path: Path) -> None:
     table = cat.create_table("db.t", schema=pa.schema([("id", pa.int64()), ("s", pa.string())]))
     table.append(pa.table({"id": list(range(10)), "s": [f"v{i}" for i in range(10)]}))
     first = table.current_snapshot().snapshot_id
+    first_ms = table.current_snapshot().timestamp_ms
     table.overwrite(pa.table({"id": [100, 101, None], "s": ["a", None, "c"]}))
     table.append(pa.table({"id": list(range(20, 25)), "s": pa.array([None] * 5, pa.string())}))
     folder = tmp_path / "warehouse" / "db" / "t"
@@ -139,3 +140,5 @@ def test_iceberg_table_by_path(spark: Any, tmp_path: Path) -> None:
         assert_same_rows(got.collect(), in_process(spark, folder, None, "id > 20 OR s IS NULL"), f"iceberg ({route})")
     old = lazyscan.spark.read(spark, str(folder), ["id"], "true", version=first, route="tasks", **ONE_TASK)
     assert sorted(r.id for r in old.collect()) == list(range(10))
+    at = lazyscan.spark.read(spark, str(folder), ["id"], "true", timestamp=str(first_ms), route="tasks", **ONE_TASK)
+    assert sorted(r.id for r in at.collect()) == list(range(10))

@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.types import StructField, StructType
 
-from lazyscan.errors import TableFolderError
+from lazyscan.errors import OptionError, TableFolderError
 from lazyscan.scan.dataset import table_at
 from lazyscan.scan.table_source import (
     plan_table,
@@ -42,21 +42,26 @@ _ICEBERG_METADATA_FILE = re.compile(r".*\.metadata\.json(\.gz)?$")
 
 
 def time_travel(settings: SourceSettings) -> dict[str, Any]:
-    """The table options of the source: ``version`` and ``timestamp`` as the planners take
-    them (an Iceberg timestamp of digits is epoch milliseconds)."""
+    """The table options of the source: ``version``, and ``timestamp`` as text."""
     given: dict[str, Any] = {}
     if settings.version is not None:
         given["version"] = settings.version
     if settings.timestamp is not None:
-        text = settings.timestamp.strip()
-        given["timestamp"] = int(text) if text.isdigit() else text
+        given["timestamp"] = settings.timestamp.strip()
     return given
 
 
-def _parsed_timestamp(plan_kind: str, value: Any) -> Any:
-    if plan_kind == "iceberg" and isinstance(value, str):
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return value
+def _parsed_timestamp(plan_kind: str, text: str) -> Any:
+    """A ``timestamp`` option as the planner of ``plan_kind`` takes it: Delta, RFC 3339 text;
+    Iceberg, epoch milliseconds (digits) or a datetime."""
+    if plan_kind != "iceberg":
+        return text
+    if text.isdigit():
+        return int(text)
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise OptionError(f"option 'timestamp' expects RFC 3339 text or epoch milliseconds, got {text!r}") from None
 
 
 def local_table(settings: SourceSettings) -> PlannedTable | None:
