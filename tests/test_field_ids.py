@@ -11,6 +11,7 @@ an object store a table's data file costs the requests of the same file read alo
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -234,6 +235,33 @@ def test_table_file_matches_columns_by_the_contracts_ids(tmp_path: Path) -> None
     with open_units(str(path)) as f:
         table = TableFile(f, _file_read(path, [("y", 2), ("x", 1)], 2), table_schema)
         assert table.file.names == {"y": "b", "x": "a"}
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_renamed_nested_fields_are_read_by_their_ids(tmp_path: Path, fmt: str) -> None:
+    """The table renamed the struct ``rec`` to ``record`` and its fields ``a`` / ``when`` to
+    ``alpha`` / ``at`` (Iceberg renames keep field ids). The values are read under the new
+    names, the timestamp's too (an ORC struct holding a timestamp is rebuilt in microseconds:
+    its fields keep their ids)."""
+    key = "PARQUET:field_id" if fmt == "parquet" else "iceberg.id"
+    rec = pa.struct([_f("a", pa.int32(), 2, key), _f("when", pa.timestamp("us"), 3, key)])
+    data = pa.table({"rec": pa.array([{"a": 1, "when": 1_000_000}, None, {"a": None, "when": -5}], rec)},
+                    schema=pa.schema([_f("rec", rec, 1, key)]))
+    path = tmp_path / f"renamed.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(data, path)
+    else:
+        po.write_table(data, path)
+    record = pa.struct([_f("alpha", pa.int32(), 2, "PARQUET:field_id"), _f("at", pa.timestamp("us"), 3, "PARQUET:field_id")])
+    table_schema = pa.schema([_f("record", record, 1, "PARQUET:field_id")])
+    read = dataclasses.replace(_file_read(path, [("record", 1)], 3), file_format=fmt)
+    with open_units(str(path)) as f:
+        table = TableFile(f, read, table_schema)
+        got = table.file.read(0, "record", None, ReadCounters(), table.file.new_cache())
+    assert got.type == record
+    assert got.to_pylist() == [
+        {"alpha": r["a"], "at": r["when"]} if r is not None else None for r in data.column("rec").to_pylist()
+    ]
 
 
 def test_two_columns_of_one_field_id_are_an_error(tmp_path: Path) -> None:
