@@ -200,6 +200,14 @@ def test_file_spelling_names_in_another_case(spark: Any) -> None:
         assert_same_rows(got.collect(), expected, f"hive_case {where}")
 
 
+def test_chooser_on_a_table(spark: Any) -> None:
+    """Without ``force`` the chooser samples the table's files (its choice may go either way on
+    these small files): the rows are the table's."""
+    for where in ["UserName = 'user3' AND Yr = 2022", "Score > 100"]:
+        got = lazyscan.spark.read(spark, "lz.Events", ["Id", "Extra"], where)
+        assert_same_rows(got.collect(), spark.table("lz.Events").where(where).select("Id", "Extra").collect(), where)
+
+
 def test_spark_reader_side_reads_the_table(spark: Any) -> None:
     """``force="spark"`` is ``spark.table`` with the filter: the same rows, custom partition included."""
     where = "d = 'custom' OR id < 50010"
