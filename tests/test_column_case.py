@@ -205,11 +205,6 @@ def test_dataset_merged_case_sensitively(tmp_path: Path) -> None:
     assert got["ID"].to_pylist()[100:] == second["ID"].to_pylist()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Scan does not pass ScanOptions.case_sensitive to the dataset it lists (lazyscan/scan/scan.py, "
-    "_plan_sources: ds.use_case_sensitive(self.options.case_sensitive)), so the folder's schema merges ignoring case",
-)
 def test_folder_read_case_sensitively(tmp_path: Path) -> None:
     folder = tmp_path / "t"
     folder.mkdir()

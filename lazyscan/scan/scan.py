@@ -248,6 +248,7 @@ class Scan:
         if ds.format is None and self.options.format is not None:
             ds.format = self.options.format
         ds.use_timestamp_unit(self.options.timestamp_unit)
+        ds.use_case_sensitive(self.options.case_sensitive)
         self.dataset = ds
         self.filesystem = ds.filesystem
 
@@ -285,7 +286,7 @@ class Scan:
                 check_planned(s, f)
                 schemas.append(f.arrow_schema)
                 self._plan.tasks[i] = FileTask(pinned(s, f))
-        schema = merge_schemas(schemas)
+        schema = merge_schemas(schemas, self.options.case_sensitive)
         extra = [pa.field(k, pa.array([splits[0].partition_values[k]]).type) for k in partition_names if schema.get_field_index(k) < 0]
         return pa.schema([*schema, *extra])
 
