@@ -44,7 +44,9 @@ class ScanOptions:
       first bytes.
     - ``case_sensitive``: resolve column names exactly only (Spark's
       ``spark.sql.caseSensitive``); by default a name that matches no column exactly matches
-      the one column equal to it ignoring case.
+      the one column equal to it ignoring case; a file's columns (and struct fields) spelled in
+      another case than the scan's schema are read the same way, and a folder's files spelling
+      one column two ways give one column.
     - ``timestamp_unit``: the unit ORC timestamps are read in: ``us`` (Spark's
       ``TIMESTAMP``, every year from 1 to 9999; nanoseconds are floored to microseconds as
       Spark's ORC reader does) or ``ns`` (pyarrow's; a value outside 1677-09-21 to 2262-04-11
