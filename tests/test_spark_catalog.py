@@ -134,6 +134,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
     # what lazyscan refuses
     s.sql("CREATE OR REPLACE VIEW lz.a_view AS SELECT * FROM lz.saved_orc")
     s.sql("CREATE TABLE lz.as_csv (a INT) USING csv")
+    # a table of no files: Derby's own catalog over JDBC (Derby is on Spark's class path)
+    s.sql("CREATE TABLE lz.over_jdbc USING jdbc OPTIONS (url 'jdbc:derby:memory:lazyscan;create=true', "
+          "dbtable 'SYS.SYSTABLES')")
     s.sql("CREATE TABLE lz.hive_text (a INT) STORED AS TEXTFILE")
     s.sql("CREATE OR REPLACE TEMPORARY VIEW temp_v AS SELECT 1 AS a")
     return s
@@ -278,6 +281,7 @@ def test_sql_partition_listing_matches_the_external_catalog(spark: Any) -> None:
         ("lz.a_view", UnsupportedFeatureError, r"lz\.a_view is a view"),
         ("temp_v", UnsupportedFeatureError, "temp_v is a temporary view"),
         ("lz.as_csv", UnsupportedFeatureError, r"lz\.as_csv is a table of provider csv"),
+        ("lz.over_jdbc", UnsupportedFeatureError, r"lz\.over_jdbc is a table of provider jdbc"),
         ("lz.hive_text", UnsupportedFeatureError, r"lz\.hive_text is a Hive table with SerDe .*LazySimpleSerDe"),
     ],
 )
