@@ -8,13 +8,14 @@ is refused with a lazyscan error naming file, row group and column.
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, UnsupportedFeatureError
+from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
 from lazyscan.format.selection import RowRanges
-from lazyscan.io.source import ArrowSource, FsspecSource, LocalSource
+from lazyscan.io.source import LocalSource, Source
 from lazyscan.parquet.fetch import OpenFile
 from lazyscan.parquet.footer import MAGIC, Footer
 from lazyscan.parquet.metadata import PhysicalType
@@ -34,6 +35,50 @@ def _holds_empty_struct(t: pa.DataType) -> bool:
     if pa.types.is_map(t):
         return _holds_empty_struct(t.key_type) or _holds_empty_struct(t.item_type)
     return False
+
+
+class _SourceReader(io.RawIOBase):
+    """A :class:`~lazyscan.io.Source` as a read-only file object (for ``pyarrow.PythonFile``):
+    reads go through the source, and the first lazyscan error a read raises is kept
+    (:attr:`error`) for the caller to raise once pyarrow has wrapped it in its own."""
+
+    def __init__(self, source: Source) -> None:
+        super().__init__()
+        self.source = source
+        self.position = 0
+        self.error: LazyScanError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.source.size}[whence]
+        self.position = base + offset
+        return self.position
+
+    def read(self, size: int | None = -1) -> bytes:
+        end = self.source.size if size is None or size < 0 else min(self.source.size, self.position + size)
+        if end <= self.position:
+            return b""
+        try:
+            data = bytes(self.source.read_at(self.position, end - self.position))
+        except LazyScanError as e:
+            if self.error is None:
+                self.error = e
+            raise
+        self.position += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(memoryview(buffer)))
+        memoryview(buffer).cast("B")[: len(data)] = data
+        return len(data)
 
 
 class NestedColumns:
@@ -77,25 +122,15 @@ class NestedColumns:
         data = b"".join((MAGIC, thrift, len(thrift).to_bytes(4, "little"), MAGIC))
         return pq.ParquetFile(pa.BufferReader(data), coerce_int96_timestamp_unit="us")
 
-    def _pyarrow_parquet_file(self) -> Any:
+    def _pyarrow_parquet_file(self, file: Any) -> Any:
         import pyarrow.parquet as pq
 
         if self._pyarrow_metadata is None:
             self._pyarrow_metadata = self._footer_parquet_file().metadata
         return pq.ParquetFile(
-            self._pyarrow_file(), metadata=self._pyarrow_metadata, coerce_int96_timestamp_unit="us",
+            file, metadata=self._pyarrow_metadata, coerce_int96_timestamp_unit="us",
             page_checksum_verification=self.file.options.verify_checksums,
         )
-
-    def _pyarrow_file(self) -> Any:
-        src = self.file.source
-        if isinstance(src, LocalSource):
-            return src.path
-        if isinstance(src, ArrowSource):
-            return src.filesystem.open_input_file(src.path)
-        if isinstance(src, FsspecSource):
-            return src.filesystem.open(src.path, "rb")
-        raise UnsupportedFeatureError("nested columns need a file pyarrow can open")
 
     def read(self, row_group: int, desc: ColumnDescriptor, selection: RowRanges | None) -> pa.Array:
         name = self.arrow_schema.field(desc.top_level_field).name
@@ -112,10 +147,20 @@ class NestedColumns:
                     f"{_NESTED_BYTES_LIMIT:,} one Arrow array of a nested column holds",
                     file=self.file.path, row_group=row_group, column=name,
                 )
+        src = self.file.source
+        # a local file by its path (pyarrow's own reads); else the source lazyscan opened, whose
+        # reads are retried and counted as lazyscan's and which asks the store nothing to open
+        reader = None if isinstance(src, LocalSource) else _SourceReader(src)
         try:
-            table = self._pyarrow_parquet_file().read_row_group(row_group, columns=[name])
+            table = self._pyarrow_parquet_file(
+                src.path if reader is None else pa.PythonFile(reader, mode="r")
+            ).read_row_group(row_group, columns=[name])
         except (OSError, pa.ArrowException) as e:
             where = {"file": self.file.path, "row_group": row_group, "column": name}
+            if reader is not None and reader.error is not None:
+                # the store's answer (denied, gone, still failing after retries), not the file's fault
+                error = reader.error
+                raise (error.at(**where) if isinstance(error, FileError) else error) from None
             if isinstance(e, pa.ArrowNotImplementedError) or _holds_empty_struct(self.arrow_schema.field(name).type):
                 # e.g. a group without fields beside fields with values: a valid schema that
                 # pyarrow (and DuckDB) do not read
