@@ -20,7 +20,7 @@ writers do not write row-level deletes here, checked with deltalake 1.6.6 and py
   bitmap array per file (``pyroaring`` serializes each 32-bit bitmap in the portable format), all
   in one ``deletion_vector_<uuid>.bin`` (storage type ``u``), one commit of the protocol
   (reader 3 / writer 7, feature ``deletionVectors``) and ``remove`` + ``add`` with
-  ``deletionVector`` per file (PROTOCOL.md of Delta Lake, "Deletion Vectors"). The table is
+  ``deletionVector`` per file (the Delta Lake protocol, "Deletion Vectors"). The table is
   written without ``delta.enableDeletionVectors``: with it, deltalake 1.6.6 also lists the reader
   feature ``variantType`` (no column is a variant), which lazyscan refuses. The build checks
   the result with ``deltalake``'s own reader (``QueryBuilder``, delta-kernel-rs): its row count of
