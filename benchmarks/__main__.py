@@ -133,7 +133,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if names == ["tables"]:
         from benchmarks.tables_bench import write_reports
 
-        paths = write_reports(doc, args.reports, args.sf if args.sf is not None else 1)
+        paths = write_reports(doc, args.reports, args.sf if args.sf is not None else sizes.seed_sf)
     else:
         paths = write_report(doc, args.reports, prefix=_prefix(args, names))
     summary = Table(title=f"benchmark run: {elapsed:.0f} s", title_justify="left")
