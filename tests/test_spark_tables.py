@@ -142,3 +142,25 @@ def test_iceberg_table_by_path(spark: Any, tmp_path: Path) -> None:
     assert sorted(r.id for r in old.collect()) == list(range(10))
     at = lazyscan.spark.read(spark, str(folder), ["id"], "true", timestamp=str(first_ms), route="tasks", **ONE_TASK)
     assert sorted(r.id for r in at.collect()) == list(range(10))
+
+
+def test_delta_table_on_an_object_store(spark: Any, s3_server: Any) -> None:
+    """A Delta table's folder on S3 (moto's server): the listing finds the log, ``deltalake``
+    reads it with the ``storage.*`` options, the tasks read the data files through ``fs.*``."""
+    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
+
+    bucket = s3_server.bucket("spark-tables")
+    root = DELTA / "dv-with-columnmapping"
+    for path in root.rglob("*"):
+        if path.is_file():
+            s3_server.upload(path, bucket, f"lake/{path.relative_to(root).as_posix()}")
+    storage = {
+        "storage.AWS_ENDPOINT_URL": s3_server.endpoint, "storage.AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "storage.AWS_SECRET_ACCESS_KEY": SECRET_KEY, "storage.AWS_REGION": REGION, "storage.AWS_ALLOW_HTTP": "true",
+    }
+    options = {**s3_server.fs_options(), **storage, **ONE_TASK}
+    for route in ROUTES:
+        got = lazyscan.spark.read(spark, f"s3://{bucket}/lake", None, "col1 > 3 OR part = 7", route=route, **options)
+        assert_same_rows(got.collect(), in_process(spark, root, None, "col1 > 3 OR part = 7"), f"s3 ({route})")
+    old = lazyscan.spark.read(spark, f"s3://{bucket}/lake", ["col1"], "true", version=2, route="tasks", **options)
+    assert old.count() == replay_rows("dv-with-columnmapping")[2]

@@ -18,7 +18,8 @@ Option names are case-insensitive and may be written camelCase or snake_case
   ``catalogTable`` (a table of the session catalog instead of a path, as
   :func:`lazyscan.spark.table_options` gives them; see :mod:`lazyscan.spark.catalog`),
   ``version`` and ``timestamp`` (time travel in a Delta Lake or Iceberg table read by path, see
-  :mod:`lazyscan.spark.table_paths`);
+  :mod:`lazyscan.spark.table_paths`), ``storage.<name>`` (``deltalake``'s storage options for a
+  Delta table on an object store, e.g. ``storage.AWS_ENDPOINT_URL``);
 - scan options: every field of :class:`lazyscan.scan.ScanOptions` (``batch_size``,
   ``materialization_threshold``, ``late_materialization``, ``adaptive_order``, the ``prune_*``
   switches, ``enabled=false`` for a plain read, ``rawFiles=true`` to read a Delta Lake or
@@ -77,6 +78,8 @@ SOURCE_OPTIONS = (
 SPARK_SCAN_DEFAULTS = {"threads": 1}
 #: options ``keyFilter.<column>`` carry key filters
 KEY_FILTER_PREFIX = "keyFilter."
+#: options ``storage.<name>`` are ``deltalake``'s storage options (a Delta table on an object store)
+STORAGE_PREFIX = "storage."
 #: table properties Spark adds to the options of a catalog table (``CREATE TABLE ... USING``)
 CATALOG_PROPERTIES = frozenset(
     {"owner", "provider", "location", "comment", "external", "is_managed_location", "collation"}
@@ -225,6 +228,8 @@ class SourceSettings:
     #: time travel in a Delta Lake or Iceberg table read by path (``version``, ``timestamp``)
     version: int | None = None
     timestamp: str | None = None
+    #: ``storage.<name>`` options: how ``deltalake`` reaches a Delta table on an object store
+    storage_options: tuple[tuple[str, str], ...] = ()
 
     @property
     def scan_kwargs(self) -> dict[str, Any]:
@@ -247,7 +252,11 @@ class SourceSettings:
         scan: dict[str, Any] = dict(SPARK_SCAN_DEFAULTS)
         fs_options: dict[str, Any] = {}
         key_filters: list[tuple[str, str]] = []
+        storage: dict[str, str] = {}
         for raw_name, value in options.items():
+            if raw_name.lower().startswith(STORAGE_PREFIX):
+                storage[raw_name[len(STORAGE_PREFIX):]] = str(value)
+                continue
             if raw_name.lower().startswith("fs."):
                 fs_options[raw_name[3:]] = _fs_value(str(value))
                 continue
@@ -265,7 +274,10 @@ class SourceSettings:
             elif k in scan_names:
                 scan[scan_names[k]] = value
             else:
-                accepted = [*sorted(set(SOURCE_OPTIONS) | set(scan_names.values())), "fs.<name>", "keyFilter.<column>"]
+                accepted = [
+                    *sorted(set(SOURCE_OPTIONS) | set(scan_names.values())), "fs.<name>", "keyFilter.<column>",
+                    "storage.<name>",
+                ]
                 raise OptionError(
                     f"unknown option {raw_name!r} for the lazyscan data source; accepted: "
                     + ", ".join(accepted)
@@ -310,6 +322,7 @@ class SourceSettings:
             table=table,
             version=_parse_int("version", values["version"], minimum=0) if values.get("version") is not None else None,
             timestamp=str(values["timestamp"]) if values.get("timestamp") is not None else None,
+            storage_options=tuple(sorted(storage.items())),
         )
 
 

@@ -9,7 +9,8 @@ positions of deletion vectors and position deletes; equality deletes). The plann
 them in their byte ranges, so no task replays the log or reads a manifest. The columns are the
 table's logical ones, typed as Spark types the Arrow types of the snapshot's schema.
 
-A Delta table on an object store is found as the scan finds it: its listing shows the log.
+A Delta table on an object store is found as the scan finds it: its listing shows the log,
+which ``deltalake`` reads with the ``storage.<name>`` options (its storage options).
 
 Time travel: the options ``version`` and ``timestamp`` (a Delta version or an Iceberg snapshot
 id; RFC 3339 text, or for Iceberg also epoch milliseconds). ``rawFiles=true`` reads the folder's
@@ -94,6 +95,8 @@ def remote_table(settings: SourceSettings, refused: TableFolderError) -> Planned
     if uri is None:
         return None
     given = time_travel(settings)
+    if settings.storage_options:
+        given["storage_options"] = dict(settings.storage_options)
     return plan_table("delta", uri, given, fs)
 
 
