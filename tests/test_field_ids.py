@@ -340,9 +340,9 @@ def _refused(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the table scan asked pyarrow for a footer lazyscan had read")
 
 
-def _nested_file(path: Path) -> pa.Table:
-    """Two row groups of a struct and a list column larger than the 64 KiB tail read, written
-    without the Arrow schema (as Spark, Iceberg and Delta writers do)."""
+def _nested_file(path: Path, fmt: str = "parquet") -> pa.Table:
+    """A struct and a list column larger than the 64 KiB tail read: Parquet in two row groups,
+    written without the Arrow schema (as Spark, Iceberg and Delta writers do), or ORC."""
     rng = np.random.default_rng(7)
     n = 40_000
     words = np.array(["alpha", "beta", "gamma", "", "delta-epsilon-zeta"], dtype=object)
@@ -355,39 +355,48 @@ def _nested_file(path: Path) -> pa.Table:
         ),
         "l": pa.array([list(range(i % 4)) if i % 9 else None for i in range(n)], pa.list_(pa.int32())),
     })
-    pq.write_table(table, path, row_group_size=n // 2, store_schema=False, compression="none")
+    if fmt == "parquet":
+        pq.write_table(table, path, row_group_size=n // 2, store_schema=False, compression="none")
+    else:
+        po.write_table(table, path, compression="uncompressed")
     return table
 
 
-def test_nested_columns_on_an_object_store_are_read_through_lazyscans_source(s3_server: Any, tmp_path: Path) -> None:
-    """pyarrow reads the nested columns through the source lazyscan opened: no open (HEAD) of
-    its own, the same rows as pyarrow's read of the local file."""
-    local = tmp_path / "nested.parquet"
-    expected = _nested_file(local)
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_nested_columns_on_an_object_store_are_read_through_lazyscans_source(
+    s3_server: Any, tmp_path: Path, fmt: str
+) -> None:
+    """pyarrow reads the nested columns through the source lazyscan opened (a path on the
+    filesystem given): no open (HEAD) of its own, the same rows as pyarrow's read of the local
+    file."""
+    local = tmp_path / f"nested.{fmt}"
+    expected = _nested_file(local, fmt)
     assert local.stat().st_size > 4 * 64 * 1024
     bucket = s3_server.bucket("nested-reads")
-    s3_server.upload(local, bucket, "nested.parquet")
+    key = f"nested.{fmt}"
+    s3_server.upload(local, bucket, key)
     fs = s3_server.arrow_filesystem()
-    path, where = f"{bucket}/nested.parquet", "id >= 1000 AND id < 30000"
+    path, where = f"{bucket}/{key}", "id >= 1000 AND id < 30000"
     before = _requests_by_key(s3_server.log, bucket)
-    lazyscan.scan(path, filesystem=fs, format="parquet", columns=["id"], where=where).to_table()
-    flat = _requests_since(s3_server, bucket, before, "nested.parquet")
+    lazyscan.scan(path, filesystem=fs, columns=["id"], where=where).to_table()
+    flat = _requests_since(s3_server, bucket, before, key)
     before = _requests_by_key(s3_server.log, bucket)
-    got = lazyscan.scan(path, filesystem=fs, format="parquet", where=where).to_table()
-    every = _requests_since(s3_server, bucket, before, "nested.parquet")
+    got = lazyscan.scan(path, filesystem=fs, where=where).to_table()
+    every = _requests_since(s3_server, bucket, before, key)
     ids = np.asarray(expected.column("id"))
     assert got.to_pylist() == expected.filter(pa.array((ids >= 1000) & (ids < 30000))).to_pylist()
-    # the nested columns' reads add GETs of their bytes (both row groups), no open of the file
+    # the nested columns' reads add GETs of their bytes, no open of the file
     assert every["HEAD"] == flat["HEAD"] and every["GET"] > flat["GET"], (flat, every)
 
 
-def test_a_nested_read_of_an_object_gone_says_so(s3_server: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_a_nested_read_of_an_object_gone_says_so(s3_server: Any, tmp_path: Path, fmt: str) -> None:
     """The store's answer reaches the caller as lazyscan's error for it, not as a corrupt file."""
-    local = tmp_path / "nested.parquet"
-    _nested_file(local)
+    local = tmp_path / f"nested.{fmt}"
+    _nested_file(local, fmt)
     bucket = s3_server.bucket("nested-gone")
-    s3_server.upload(local, bucket, "gone.parquet")
-    f = lazyscan.ParquetFile(f"{bucket}/gone.parquet", filesystem=s3_server.arrow_filesystem())
-    s3_server.client.delete_object(Bucket=bucket, Key="gone.parquet")
-    with pytest.raises(ObjectNotFoundError):
-        f.read_column(1, "s.x")
+    s3_server.upload(local, bucket, f"gone.{fmt}")
+    with open_units(f"{bucket}/gone.{fmt}", s3_server.arrow_filesystem()) as f:
+        s3_server.client.delete_object(Bucket=bucket, Key=f"gone.{fmt}")
+        with pytest.raises(ObjectNotFoundError):
+            f.read(f.num_units() - 1, "s", None, ReadCounters(), f.new_cache())

@@ -16,12 +16,16 @@ Accelerations only some formats have (reading a column as dictionary codes, keep
 whose dictionary entry passes, equality on encoded byte strings) form the optional capability
 :class:`EncodedReads`: a file offers it through :attr:`UnitFile.encoded`, and the algorithm asks
 for it instead of branching on the format. Columns are top-level field names.
+
+:class:`SourceFile` shows a file's source to a reader that parses the format itself (pyarrow's,
+for nested columns) as a file object, so that reader's requests are the source's.
 """
 
 from __future__ import annotations
 
 import enum
 import importlib
+import io
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -29,7 +33,7 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from lazyscan.errors import OptionError
+from lazyscan.errors import LazyScanError, OptionError
 from lazyscan.format.counters import ReadCounters
 from lazyscan.format.options import ReaderOptions
 from lazyscan.format.selection import RowRanges
@@ -317,6 +321,53 @@ def units_by_midpoint(starts: np.ndarray, sizes: np.ndarray, start: int, end: in
     if start == 0:
         owned |= starts < 0
     return np.flatnonzero(owned).tolist()
+
+
+class SourceFile(io.RawIOBase):
+    """A :class:`~lazyscan.io.Source` as a read-only file object, for a reader that parses the
+    format itself (pyarrow's, for nested columns; ``pa.PythonFile(SourceFile(source))``): it
+    asks the store nothing to open the file, and its reads are the source's (retried, counted,
+    served from what the source fetched already). The first lazyscan error a read raises is
+    kept (:attr:`error`) for the caller to raise once pyarrow has wrapped it in its own."""
+
+    def __init__(self, source: Source) -> None:
+        super().__init__()
+        self.source = source
+        self.position = 0
+        self.error: LazyScanError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.source.size}[whence]
+        self.position = base + offset
+        return self.position
+
+    def read(self, size: int | None = -1) -> bytes:
+        end = self.source.size if size is None or size < 0 else min(self.source.size, self.position + size)
+        if end <= self.position:
+            return b""
+        try:
+            data = bytes(self.source.read_at(self.position, end - self.position))
+        except LazyScanError as e:
+            if self.error is None:
+                self.error = e
+            raise
+        self.position += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self.read(len(view))
+        view[: len(data)] = data
+        return len(data)
 
 
 # ---- the formats -----------------------------------------------------------------------------

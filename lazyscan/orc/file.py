@@ -42,9 +42,11 @@ from lazyscan.errors import (
 from lazyscan.format.counters import ReadCounters
 from lazyscan.format.selection import RowRanges
 from lazyscan.format.statistics import ColumnStats
+from lazyscan.format.units import SourceFile
 from lazyscan.io.fetch import fetch
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.io.source import (
+    LocalSource,
     ReadOptions,
     ShortReadError,
     Source,
@@ -746,10 +748,18 @@ class OrcFile:
     def _read_nested(self, stripe: int, c: OrcColumn) -> pa.Array:
         import pyarrow.orc as porc
 
+        # a local file by its path (pyarrow's own reads); else the source this file opened, whose
+        # reads are retried and counted as lazyscan's and serve the tail from what it fetched
+        reader = None if isinstance(self.source, LocalSource) else SourceFile(self.source)
         try:
-            source: Any = pa.BufferReader(self.source.read_at(0, self.source.size)) if "://" in self.path else self.path
-            batch = porc.ORCFile(source).read_stripe(stripe, columns=[c.name])
+            batch = porc.ORCFile(self.path if reader is None else pa.PythonFile(reader, mode="r")).read_stripe(
+                stripe, columns=[c.name]
+            )
         except (pa.ArrowException, OSError) as e:
+            if reader is not None and reader.error is not None:
+                # the store's answer (denied, gone, still failing after retries), not the file's fault
+                error = reader.error
+                raise (error.at(stripe=stripe, column=c.name) if isinstance(error, FileError) else error) from None
             if "out of range for nanosecond" in str(e):
                 raise self._error(
                     UnsupportedFeatureError,

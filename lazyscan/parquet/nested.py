@@ -8,14 +8,14 @@ is refused with a lazyscan error naming file, row group and column.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pyarrow as pa
 
-from lazyscan.errors import CorruptFileError, FileError, LazyScanError, UnsupportedFeatureError
+from lazyscan.errors import CorruptFileError, FileError, UnsupportedFeatureError
 from lazyscan.format.selection import RowRanges
-from lazyscan.io.source import LocalSource, Source
+from lazyscan.format.units import SourceFile
+from lazyscan.io.source import LocalSource
 from lazyscan.parquet.fetch import OpenFile
 from lazyscan.parquet.footer import MAGIC, Footer
 from lazyscan.parquet.metadata import PhysicalType
@@ -35,50 +35,6 @@ def _holds_empty_struct(t: pa.DataType) -> bool:
     if pa.types.is_map(t):
         return _holds_empty_struct(t.key_type) or _holds_empty_struct(t.item_type)
     return False
-
-
-class _SourceReader(io.RawIOBase):
-    """A :class:`~lazyscan.io.Source` as a read-only file object (for ``pyarrow.PythonFile``):
-    reads go through the source, and the first lazyscan error a read raises is kept
-    (:attr:`error`) for the caller to raise once pyarrow has wrapped it in its own."""
-
-    def __init__(self, source: Source) -> None:
-        super().__init__()
-        self.source = source
-        self.position = 0
-        self.error: LazyScanError | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.position
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.source.size}[whence]
-        self.position = base + offset
-        return self.position
-
-    def read(self, size: int | None = -1) -> bytes:
-        end = self.source.size if size is None or size < 0 else min(self.source.size, self.position + size)
-        if end <= self.position:
-            return b""
-        try:
-            data = bytes(self.source.read_at(self.position, end - self.position))
-        except LazyScanError as e:
-            if self.error is None:
-                self.error = e
-            raise
-        self.position += len(data)
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(memoryview(buffer)))
-        memoryview(buffer).cast("B")[: len(data)] = data
-        return len(data)
 
 
 class NestedColumns:
@@ -150,7 +106,7 @@ class NestedColumns:
         src = self.file.source
         # a local file by its path (pyarrow's own reads); else the source lazyscan opened, whose
         # reads are retried and counted as lazyscan's and which asks the store nothing to open
-        reader = None if isinstance(src, LocalSource) else _SourceReader(src)
+        reader = None if isinstance(src, LocalSource) else SourceFile(src)
         try:
             table = self._pyarrow_parquet_file(
                 src.path if reader is None else pa.PythonFile(reader, mode="r")
