@@ -16,6 +16,8 @@ Modules and their roles:
 - :mod:`.workers` — the driver's check that Spark's Python workers can import this lazyscan.
 - :mod:`.catalog` — tables of the session catalog: location, format, schema, partitions
   (:func:`read` takes a table's name; :func:`table_options` gives the data source one).
+- :mod:`.extension` — :func:`configure` / :func:`enable`: transparent mode, a Catalyst rule (Java,
+  ``jvm/``) that reads filtered ``spark.read.parquet`` scans through the data source (Spark 4.1+).
 - :mod:`.table_paths` — Delta Lake and Iceberg tables read by path: the snapshot planned once
   on the driver, each task's files carrying their deletes and column mapping.
 
@@ -51,6 +53,7 @@ from lazyscan.spark.compat import (
     default_parallelism,
     spark_version_text,
 )
+from lazyscan.spark.extension import configure, enable
 from lazyscan.spark.keys import KeyFilterTooLarge, key_filter
 from lazyscan.spark.options import SessionDefaults, parse_size, push_mode
 from lazyscan.spark.profiles import (
@@ -167,6 +170,8 @@ __all__ = [
     "LazyScanReadError",
     "LazyScanReader",
     "Workload",
+    "configure",
+    "enable",
     "estimate",
     "key_filter",
     "last_profile",

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import logging
 import math
 import re
@@ -582,6 +583,27 @@ def listing_for_schema(
     return Listing(_with_pinned(files, read), pschema, arrow, StructType(fields_spark), settings.time_zone)
 
 
+#: the option naming the only columns the source outputs
+COLUMNS_OPTION = "columns"
+
+
+def parse_columns(text: str) -> tuple[str, ...]:
+    """The ``columns`` option: a JSON array of names (any name), or names separated by commas."""
+    text = str(text).strip()
+    if text.startswith("["):
+        try:
+            names = json.loads(text)
+        except ValueError as e:
+            raise OptionError(f"option 'columns' is no JSON array of names: {e}") from None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise OptionError("option 'columns' must be a JSON array of strings")
+    else:
+        names = [n.strip() for n in text.split(",")]
+    if not names or any(not n for n in names):
+        raise OptionError(f"option 'columns' names an empty column: {text!r}")
+    return tuple(names)
+
+
 def _where_columns_missing(where: str | None, names: Sequence[str], case_sensitive: bool = False) -> list[str]:
     """Columns the ``where`` option names that no name in ``names`` matches."""
     if not where:
@@ -863,22 +885,52 @@ class LazyScanDataSource(DataSource):
 
     def __init__(self, options: dict[str, str]) -> None:
         super().__init__(options)
-        self.settings = SourceSettings.from_options(options, self.session_defaults)
+        column_options = [v for k, v in options.items() if k.lower() == COLUMNS_OPTION.lower()]
+        self.settings = SourceSettings.from_options(
+            {k: v for k, v in options.items() if k.lower() != COLUMNS_OPTION.lower()}, self.session_defaults
+        )
+        #: the ``columns`` option: the only columns the source outputs (None: all)
+        self.columns = parse_columns(column_options[0]) if column_options else None
         self._listing: Listing | None = None
         #: identifies this instance (one per loaded DataFrame) in every pickled copy
         self.source_id = uuid.uuid4().hex
 
     def schema(self) -> StructType:
         """Spark schema of the files (merged), hive partition columns appended; of a catalog
-        table, the catalog's schema."""
+        table, the catalog's schema; only the ``columns`` option's columns when it is given."""
         if self.settings.table is not None:
-            return self.settings.table.schema
+            return self._only_columns(self.settings.table.schema)
         if self._listing is None:
             self._listing = build_listing(self.settings)
-        return self._listing.spark_schema
+        return self._only_columns(self._listing.spark_schema)
+
+    def _only_columns(self, schema: StructType) -> StructType:
+        if self.columns is None:
+            return schema
+        names = schema.fieldNames()
+        fields = []
+        for c in self.columns:
+            name = _resolve(c, names, self.settings.case_sensitive)
+            if name is None:
+                raise OptionError(f"option 'columns': no column {c!r}; columns: {', '.join(names)}")
+            fields.append(schema[name])
+        return StructType(fields)
+
+    def _check_columns(self, schema: StructType) -> None:
+        """A user schema and the ``columns`` option must name the same columns."""
+        if self.columns is None:
+            return
+        names = schema.fieldNames()
+        unknown = [n for n in names if _resolve(n, self.columns, self.settings.case_sensitive) is None]
+        if unknown or len(names) != len(self.columns):
+            raise OptionError(
+                f"option 'columns' ({', '.join(self.columns)}) and the schema ({', '.join(names)}) "
+                "name different columns"
+            )
 
     def reader(self, schema: StructType) -> LazyScanReader:
         """A reader producing ``schema`` (the inferred schema or a user schema)."""
+        self._check_columns(schema)
         if self._listing is None and self.settings.table is not None:
             self._listing = table_listing(self.settings, self.settings.table, schema)
         elif self._listing is None:

@@ -1,0 +1,316 @@
+package lazyscan.spark.jvm;
+
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet;
+import org.apache.spark.sql.catalyst.expressions.Contains;
+import org.apache.spark.sql.catalyst.expressions.EndsWith;
+import org.apache.spark.sql.catalyst.expressions.EqualNullSafe;
+import org.apache.spark.sql.catalyst.expressions.EqualTo;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GreaterThan;
+import org.apache.spark.sql.catalyst.expressions.GreaterThanOrEqual;
+import org.apache.spark.sql.catalyst.expressions.In;
+import org.apache.spark.sql.catalyst.expressions.InSet;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
+import org.apache.spark.sql.catalyst.expressions.IsNull;
+import org.apache.spark.sql.catalyst.expressions.LessThan;
+import org.apache.spark.sql.catalyst.expressions.LessThanOrEqual;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.Not;
+import org.apache.spark.sql.catalyst.expressions.Or;
+import org.apache.spark.sql.catalyst.expressions.StartsWith;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Catalyst filters as the text of lazyscan's {@code where} option (Spark SQL syntax).
+ *
+ * <p>Only what lazyscan evaluates with exactly Spark's result is translated: comparisons,
+ * {@code <=>}, {@code IN}, {@code IS [NOT] NULL}, prefix/suffix/substring matches, and AND, OR,
+ * NOT of those, between a column of the scanned relation and a literal of a boolean, integral,
+ * floating, decimal, date or binary-collated string type. Anything else (timestamps, binary,
+ * casts, functions, other collations, column-to-column comparisons) gives {@code null}: that
+ * conjunct is left to Spark. Spark keeps its filter above the scan, so the text only has to
+ * keep every row Spark's filter keeps; being exact, it removes no more.
+ */
+final class FilterText {
+  private FilterText() {}
+
+  /** The conjuncts of {@code condition} that translate, ANDed; null when none does. */
+  static String conjuncts(Expression condition, AttributeSet columns) {
+    List<String> parts = new ArrayList<>();
+    for (Expression e : splitAnd(condition)) {
+      String text = translate(e, columns);
+      if (text != null) {
+        parts.add(text);
+      }
+    }
+    if (parts.isEmpty()) {
+      return null;
+    }
+    if (parts.size() == 1) {
+      return parts.get(0);
+    }
+    StringBuilder b = new StringBuilder();
+    for (String p : parts) {
+      if (b.length() > 0) {
+        b.append(" AND ");
+      }
+      b.append('(').append(p).append(')');
+    }
+    return b.toString();
+  }
+
+  static List<Expression> splitAnd(Expression e) {
+    List<Expression> out = new ArrayList<>();
+    if (e instanceof And) {
+      And a = (And) e;
+      out.addAll(splitAnd(a.left()));
+      out.addAll(splitAnd(a.right()));
+    } else {
+      out.add(e);
+    }
+    return out;
+  }
+
+  /** {@code e} as lazyscan SQL text, or null when it is not translated exactly. */
+  static String translate(Expression e, AttributeSet columns) {
+    if (!e.deterministic()) {
+      return null;
+    }
+    if (e instanceof And) {
+      return binary("AND", ((And) e).left(), ((And) e).right(), columns);
+    }
+    if (e instanceof Or) {
+      return binary("OR", ((Or) e).left(), ((Or) e).right(), columns);
+    }
+    if (e instanceof Not) {
+      String child = translate(((Not) e).child(), columns);
+      return child == null ? null : "NOT (" + child + ")";
+    }
+    if (e instanceof IsNull) {
+      String c = column(((IsNull) e).child(), columns);
+      return c == null ? null : c + " IS NULL";
+    }
+    if (e instanceof IsNotNull) {
+      String c = column(((IsNotNull) e).child(), columns);
+      return c == null ? null : c + " IS NOT NULL";
+    }
+    if (e instanceof AttributeReference && ((AttributeReference) e).dataType() instanceof BooleanType) {
+      return column(e, columns);
+    }
+    String op = comparison(e);
+    if (op != null) {
+      Expression left = e.children().apply(0);
+      Expression right = e.children().apply(1);
+      if (right instanceof Literal && left instanceof AttributeReference) {
+        return compare(left, op, (Literal) right, columns, false);
+      }
+      if (left instanceof Literal && right instanceof AttributeReference) {
+        return compare(right, op, (Literal) left, columns, true);
+      }
+      return null;
+    }
+    if (e instanceof In) {
+      In in = (In) e;
+      String c = column(in.value(), columns);
+      if (c == null) {
+        return null;
+      }
+      List<String> values = new ArrayList<>();
+      for (Expression v : CollectionConverters.asJava(in.list())) {
+        if (!(v instanceof Literal)) {
+          return null;
+        }
+        String t = literal(((Literal) v).value(), in.value().dataType());
+        if (t == null) {
+          return null;
+        }
+        values.add(t);
+      }
+      return values.isEmpty() ? null : c + " IN (" + String.join(", ", values) + ")";
+    }
+    if (e instanceof InSet) {
+      InSet in = (InSet) e;
+      String c = column(in.child(), columns);
+      if (c == null) {
+        return null;
+      }
+      List<String> values = new ArrayList<>();
+      for (Object v : CollectionConverters.asJava(in.hset())) {
+        String t = literal(v, in.child().dataType());
+        if (t == null) {
+          return null;
+        }
+        values.add(t);
+      }
+      return values.isEmpty() ? null : c + " IN (" + String.join(", ", values) + ")";
+    }
+    if (e instanceof StartsWith || e instanceof EndsWith || e instanceof Contains) {
+      Expression left = e.children().apply(0);
+      Expression right = e.children().apply(1);
+      String c = column(left, columns);
+      if (c == null || !(right instanceof Literal) || ((Literal) right).value() == null) {
+        return null;
+      }
+      String text = likeEscaped(((Literal) right).value().toString());
+      String pattern = e instanceof StartsWith ? text + "%" : e instanceof EndsWith ? "%" + text : "%" + text + "%";
+      return c + " LIKE " + quote(pattern);
+    }
+    return null;
+  }
+
+  private static String binary(String op, Expression l, Expression r, AttributeSet columns) {
+    String a = translate(l, columns);
+    String b = translate(r, columns);
+    return a == null || b == null ? null : "(" + a + ") " + op + " (" + b + ")";
+  }
+
+  private static String comparison(Expression e) {
+    if (e instanceof EqualTo) {
+      return "=";
+    }
+    if (e instanceof EqualNullSafe) {
+      return "<=>";
+    }
+    if (e instanceof LessThan) {
+      return "<";
+    }
+    if (e instanceof LessThanOrEqual) {
+      return "<=";
+    }
+    if (e instanceof GreaterThan) {
+      return ">";
+    }
+    if (e instanceof GreaterThanOrEqual) {
+      return ">=";
+    }
+    return null;
+  }
+
+  private static String compare(Expression attr, String op, Literal value, AttributeSet columns, boolean flipped) {
+    String c = column(attr, columns);
+    if (c == null) {
+      return null;
+    }
+    if (value.value() == null) {
+      // x = NULL is never true; x <=> NULL is IS NULL
+      return "<=>".equals(op) ? c + " IS NULL" : null;
+    }
+    if (!value.dataType().sameType(attr.dataType())) {
+      return null;
+    }
+    String v = literal(value.value(), attr.dataType());
+    if (v == null) {
+      return null;
+    }
+    return flipped ? v + " " + op + " " + c : c + " " + op + " " + v;
+  }
+
+  /** The column as a quoted name, when it belongs to the relation and has a translated type. */
+  static String column(Expression e, AttributeSet columns) {
+    if (!(e instanceof AttributeReference) || !columns.contains((AttributeReference) e)) {
+      return null;
+    }
+    AttributeReference a = (AttributeReference) e;
+    if (!supported(a.dataType())) {
+      return null;
+    }
+    return "`" + a.name().replace("`", "``") + "`";
+  }
+
+  static boolean supported(DataType t) {
+    if (t instanceof StringType) {
+      return ((StringType) t).isUTF8BinaryCollation();
+    }
+    return t instanceof BooleanType
+        || t instanceof ByteType
+        || t instanceof ShortType
+        || t instanceof IntegerType
+        || t instanceof LongType
+        || t instanceof FloatType
+        || t instanceof DoubleType
+        || t instanceof DecimalType
+        || t instanceof DateType;
+  }
+
+  /** A Catalyst value of type {@code t} as a typed literal; null when not translated. */
+  static String literal(Object v, DataType t) {
+    if (v == null) {
+      return "NULL";
+    }
+    if (!supported(t)) {
+      return null;
+    }
+    if (t instanceof BooleanType) {
+      return ((Boolean) v) ? "TRUE" : "FALSE";
+    }
+    if (t instanceof ByteType) {
+      byte b = (Byte) v;
+      return b == Byte.MIN_VALUE ? "CAST('" + b + "' AS TINYINT)" : b + "Y";
+    }
+    if (t instanceof ShortType) {
+      short s = (Short) v;
+      return s == Short.MIN_VALUE ? "CAST('" + s + "' AS SMALLINT)" : s + "S";
+    }
+    if (t instanceof IntegerType) {
+      int i = (Integer) v;
+      return i == Integer.MIN_VALUE ? "CAST('" + i + "' AS INT)" : Integer.toString(i);
+    }
+    if (t instanceof LongType) {
+      long l = (Long) v;
+      return l == Long.MIN_VALUE ? "CAST('" + l + "' AS BIGINT)" : l + "L";
+    }
+    if (t instanceof FloatType) {
+      float f = (Float) v;
+      if (Float.isNaN(f) || Float.isInfinite(f)) {
+        return "CAST('" + f + "' AS FLOAT)";
+      }
+      return Float.toString(f) + "F";
+    }
+    if (t instanceof DoubleType) {
+      double d = (Double) v;
+      if (Double.isNaN(d) || Double.isInfinite(d)) {
+        return "CAST('" + d + "' AS DOUBLE)";
+      }
+      return Double.toString(d) + "D";
+    }
+    if (t instanceof DecimalType) {
+      return ((Decimal) v).toJavaBigDecimal().toPlainString() + "BD";
+    }
+    if (t instanceof DateType) {
+      LocalDate d = LocalDate.ofEpochDay((Integer) v);
+      if (d.getYear() < 1 || d.getYear() > 9999) {
+        return null;
+      }
+      return "DATE '" + d + "'";
+    }
+    if (t instanceof StringType) {
+      return quote(v.toString());
+    }
+    return null;
+  }
+
+  static String quote(String s) {
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'";
+  }
+
+  private static String likeEscaped(String s) {
+    return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
+  }
+}
