@@ -301,25 +301,26 @@ def _keys(fs: Any, folder: str) -> list[str]:
 
 
 @pytest.mark.spark
-def test_spark_read_refuses_a_table_folder(delta_table: Path) -> None:
+@pytest.mark.parametrize("route", ["tasks", "source"])
+def test_spark_read_reads_a_table_folder_as_the_table(delta_table: Path, route: str) -> None:
+    """Spark reads the snapshot (3 rows, not the folder's 13); Spark's own reader has no Delta
+    connector here, so forcing it is refused; ``rawFiles`` reads the folder's files on purpose."""
     import lazyscan.spark
     from tests.spark_support import get_spark
 
     spark = get_spark()
-    with pytest.raises(TableFolderError, match=r"is a Delta Lake table.*rawFiles"):
-        lazyscan.spark.read(spark, str(delta_table), force="lazyscan", route="tasks")
+    df = lazyscan.spark.read(spark, str(delta_table), force="lazyscan", route=route)
+    assert sorted(r.id for r in df.collect()) == [100, 101, 102]
     with pytest.raises(TableFolderError, match="is a Delta Lake table"):
         lazyscan.spark.read(spark, str(delta_table), force="spark")
-    df = lazyscan.spark.read(spark, str(delta_table), force="lazyscan", route="tasks", rawFiles="true")
-    assert df.count() == 13
+    raw = lazyscan.spark.read(spark, str(delta_table), force="lazyscan", route=route, rawFiles="true")
+    assert raw.count() == 13
 
 
 @pytest.mark.spark
-def test_spark_data_source_refuses_a_table_folder(delta_table: Path) -> None:
+def test_spark_data_source_reads_a_table_folder_as_the_table(delta_table: Path) -> None:
     from tests.spark_support import get_spark
 
     spark = get_spark()
-    with pytest.raises(Exception, match=r"is a Delta Lake table.*rawFiles"):
-        spark.read.format("lazyscan").load(str(delta_table)).collect()
-    df = spark.read.format("lazyscan").option("rawFiles", "true").load(str(delta_table))
-    assert df.count() == 13
+    assert spark.read.format("lazyscan").load(str(delta_table)).count() == 3
+    assert spark.read.format("lazyscan").option("rawFiles", "true").load(str(delta_table)).count() == 13
