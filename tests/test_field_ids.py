@@ -26,9 +26,11 @@ import lazyscan
 from lazyscan.errors import CorruptFileError, LazyScanError, ObjectNotFoundError
 from lazyscan.format.counters import ReadCounters
 from lazyscan.format.units import open_units
+from lazyscan.parquet import thrift as T
 from lazyscan.scan.table_source import TableFile
 from lazyscan.tables.plan import FileRead, LogicalColumn
 from tests.support.data import TABLES, data_files
+from tests.support.footer import Node, ParquetPatch
 
 PARQUET_ID = b"PARQUET:field_id"
 ORC_ID = b"iceberg.id"
@@ -125,6 +127,20 @@ def test_parquet_field_ids_on_some_columns_only(tmp_path: Path) -> None:
         assert f.field_ids() == {"a": 7, "c": 0} == _ids_of(pq.read_schema(path), PARQUET_ID)
         # the top level of the schema a scan returns stays free of format metadata
         assert all(not (fl.metadata or {}).get(PARQUET_ID) for fl in f.arrow_schema)
+
+
+def test_parquet_negative_field_id_is_none_as_pyarrow_reads_it(tmp_path: Path) -> None:
+    """A writer's -1 (``field_id`` unset in spirit): pyarrow gives the column no id, nor does lazyscan."""
+    path = tmp_path / "ids.parquet"
+    schema = pa.schema([_f("a", pa.int32(), 1, "PARQUET:field_id"), _f("b", pa.int32(), 2, "PARQUET:field_id")])
+    pq.write_table(pa.table({"a": [1], "b": [2]}, schema=schema), path, store_schema=False)
+    patch = ParquetPatch(path)
+    elements = patch.footer[2].value[1]  # FileMetaData.schema: root, a, b
+    elements[2][9] = Node(T.I32, -1)  # SchemaElement.field_id
+    patched = patch.write(tmp_path / "negative.parquet")
+    assert _ids_of(pq.read_schema(patched), PARQUET_ID) == {"a": 1}
+    with open_units(str(patched)) as f:
+        assert f.field_ids() == {"a": 1}
 
 
 def _readable_files(suffix: str) -> list[Path]:

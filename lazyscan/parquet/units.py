@@ -97,7 +97,7 @@ class ParquetUnits(UnitFile, EncodedReads):
     def field_ids(self) -> dict[str, int]:
         ids: dict[str, int] = {}
         for f, fid in zip(self.arrow_schema, self.pf.schema.top_field_ids):
-            if fid is not None:
+            if fid is not None and fid >= 0:  # a negative id is none, as Arrow's reader takes it
                 ids.setdefault(f.name, fid)
         return ids
 
