@@ -378,20 +378,21 @@ def _nested_file(path: Path, fmt: str = "parquet") -> pa.Table:
     return table
 
 
+@pytest.mark.parametrize("client", ["pyarrow", "fsspec"])
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
 def test_nested_columns_on_an_object_store_are_read_through_lazyscans_source(
-    s3_server: Any, tmp_path: Path, fmt: str
+    s3_server: Any, tmp_path: Path, fmt: str, client: str
 ) -> None:
     """pyarrow reads the nested columns through the source lazyscan opened (a path on the
-    filesystem given): no open (HEAD) of its own, the same rows as pyarrow's read of the local
-    file."""
+    filesystem given, pyarrow's or s3fs): no open (HEAD) of its own, the same rows as pyarrow's
+    read of the local file."""
     local = tmp_path / f"nested.{fmt}"
     expected = _nested_file(local, fmt)
     assert local.stat().st_size > 4 * 64 * 1024
     bucket = s3_server.bucket("nested-reads")
     key = f"nested.{fmt}"
     s3_server.upload(local, bucket, key)
-    fs = s3_server.arrow_filesystem()
+    fs = s3_server.arrow_filesystem() if client == "pyarrow" else s3_server.fsspec_filesystem()
     path, where = f"{bucket}/{key}", "id >= 1000 AND id < 30000"
     before = _requests_by_key(s3_server.log, bucket)
     lazyscan.scan(path, filesystem=fs, columns=["id"], where=where).to_table()
