@@ -4,8 +4,12 @@
   rows as a table (or writes .parquet / .csv / .json) and a one-line profile;
 - ``lazyscan explain PATH --where SQL``: the plan, which predicate runs at which tier, the
   decision log and the full profile;
-- ``lazyscan inspect PATH``: row groups, columns, encodings, indexes and Bloom filters of a
-  Parquet file; stripes, row groups, encodings, streams and Bloom filters of an ORC file;
+- ``lazyscan inspect PATH [--files] [--history] [--json]``: row groups, columns, encodings,
+  indexes and Bloom filters of a Parquet file; stripes, row groups, encodings, streams and Bloom
+  filters of an ORC file; of a Delta Lake or Iceberg table (its folder or metadata file, with the
+  time travel flags of ``scan``) the version or snapshot, schema, partitioning, data files, rows
+  and deletes (:mod:`lazyscan.cli.describe`); of a plain folder the files it holds and their
+  merged schema;
 - ``lazyscan warmup``: compile the kernels into numba's cache ahead of the first query (see
   :mod:`lazyscan.scan.warmup`); exit code 1 when a step failed.
 
@@ -41,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
             "--option", "-o", action="append", default=[], metavar="NAME=VALUE",
             help="a scan option, e.g. -o prune_bloom=false -o materialization_threshold=10",
         )
+        tables(sp)
+
+    def tables(sp: argparse.ArgumentParser) -> None:
         sp.add_argument(
             "--raw-files", action="store_true",
             help="read a Delta Lake or Iceberg table's folder as plain files, files the table removed included",
@@ -62,11 +69,18 @@ def _parser() -> argparse.ArgumentParser:
     common(s)
     s.add_argument("--limit", "-n", type=int, default=20, help="rows to print (default 20; 0 = all)")
     s.add_argument("--output", default=None, help="write all rows to FILE.parquet, .csv or .json")
+    s.add_argument("--profile", action="store_true", help="print the scan's full profile (every counter and timing) on stderr")
     e = sub.add_parser("explain", help="show the plan, the pruning decisions and the profile")
     common(e)
     e.add_argument("--no-run", action="store_true", help="plan only, do not run the scan")
-    i = sub.add_parser("inspect", help="describe a Parquet or ORC file's layout")
-    i.add_argument("path")
+    i = sub.add_parser(
+        "inspect", help="describe a Parquet or ORC file's layout, a Delta Lake or Iceberg table, or a folder's files",
+    )
+    i.add_argument("path", help="a Parquet or ORC file, a Delta Lake or Iceberg table (folder or metadata file), or a folder")
+    tables(i)
+    i.add_argument("--files", action="store_true", help="a table or folder: one line per data file")
+    i.add_argument("--history", action="store_true", help="a table: its versions (Delta Lake) or snapshots (Iceberg)")
+    i.add_argument("--json", action="store_true", help="a table or folder: the description as JSON")
     w = sub.add_parser(
         "warmup",
         help="compile the kernels into numba's cache (NUMBA_CACHE_DIR) before the first query",
@@ -128,6 +142,13 @@ def _make_scan(args: argparse.Namespace) -> object:
     options: dict[str, Any] = _options(args.option)
     if args.raw_files:
         options["raw_files"] = True
+    options.update(_table_options(args))
+    return lazyscan.scan(args.path, columns=columns, where=args.where, threads=args.threads, **options)
+
+
+def _table_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The table options the flags ``--table-version``, ``--as-of`` and ``--reroot`` give."""
+    options: dict[str, Any] = {}
     if args.table_version is not None:
         options["version"] = args.table_version
     if args.as_of is not None:
@@ -139,7 +160,7 @@ def _make_scan(args: argparse.Namespace) -> object:
             raise OptionError(f"--as-of {args.as_of!r} is not an ISO 8601 time") from None
     if args.reroot:
         options["reroot"] = _options(args.reroot)
-    return lazyscan.scan(args.path, columns=columns, where=args.where, threads=args.threads, **options)
+    return options
 
 
 def _batches_with_progress(scan: object) -> list[pa.RecordBatch]:
@@ -288,11 +309,64 @@ def _inspect(path: str) -> str:
     return "\n".join(lines)
 
 
+def _inspect_path(args: argparse.Namespace) -> str:
+    """``lazyscan inspect``: a table's snapshot, a plain folder's files, or one file's layout."""
+    import json
+    import os
+
+    from lazyscan.cli.describe import describe_folder, describe_table, render
+    from lazyscan.errors import ObjectNotFoundError, TableFolderError
+    from lazyscan.scan.dataset import discover
+    from lazyscan.scan.table_source import table_of
+
+    path = args.path[len("file://") :] if args.path.startswith("file://") else args.path
+    given = _table_options(args)
+    plan = table_of(path, args.raw_files, given)
+    if plan is not None:
+        desc = describe_table(plan, files=args.files, history=args.history, reroot=given.get("reroot"))
+        return json.dumps(desc, indent=2) if args.json else render(desc)
+    remote = "://" in path
+    if not remote and not os.path.exists(path):
+        raise ObjectNotFoundError(f"{args.path}: no such file or folder")
+    if not remote and os.path.isdir(path):
+        if args.history:
+            raise OptionError(f"--history lists a table's versions; {args.path} is a folder of plain files")
+        desc = describe_folder(path, raw_files=args.raw_files, files=args.files)
+        return json.dumps(desc, indent=2) if args.json else render(desc)
+    wrong = [flag for flag, on in (("--files", args.files), ("--history", args.history), ("--json", args.json)) if on]
+    if wrong:
+        raise OptionError(f"{', '.join(wrong)}: flags for a table or a folder; {args.path} is one file")
+    text = _inspect(args.path)
+    if not remote and not args.raw_files:
+        try:
+            discover(path)
+        except TableFolderError as e:
+            text += (
+                f"\nnote: this file lies inside {'a Delta Lake' if e.kind == 'delta' else 'an Apache Iceberg'} "
+                f"table at {e.root}, which may no longer hold its rows: `lazyscan inspect {e.root}` describes the table"
+            )
+    return text
+
+
+def _table_summary(scan: Any) -> str | None:
+    """The table level of a finished scan of a table, one line: files pruned by partition
+    values and by the table's statistics, rows removed by deletes; None for plain files."""
+    if scan.table is None:
+        return None
+    c = scan.profile.counters
+    return (
+        f"table {scan.table.context}: {c.get('files', 0):,} data files, pruned: partition "
+        f"{c.get('files_pruned_partition', 0):,}, table statistics {c.get('files_pruned_table_stats', 0):,}; "
+        f"rows removed: {c.get('rows_removed_position_deletes', 0):,} by deletion vectors and position deletes, "
+        f"{c.get('rows_removed_equality_deletes', 0):,} by equality deletes"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "inspect":
-            print(_inspect(args.path))
+            print(_inspect_path(args))
             return 0
         if args.command == "warmup":
             return _warm_up(args)
@@ -308,6 +382,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             _print_table(table, args.limit)
         print(scan.profile.summary(), file=sys.stderr)  # type: ignore[attr-defined]
+        table_line = _table_summary(scan)
+        if table_line:
+            print(table_line, file=sys.stderr)
+        if args.profile:
+            print(scan.profile.table(), file=sys.stderr)  # type: ignore[attr-defined]
         return 0
     except LazyScanError as e:
         print(f"lazyscan: error: {e}", file=sys.stderr)
