@@ -51,16 +51,22 @@ import scala.jdk.javaapi.CollectionConverters;
 final class FilterText {
   private FilterText() {}
 
-  /** The conjuncts of {@code condition} that translate, ANDed; null when none does. */
+  /**
+   * The conjuncts of {@code condition} that translate, ANDed; null when none does, or when only
+   * {@code IS NOT NULL} ones do (Spark infers those for join keys and compared columns; alone
+   * they remove too few rows to pay for the switch).
+   */
   static String conjuncts(Expression condition, AttributeSet columns) {
     List<String> parts = new ArrayList<>();
+    boolean selective = false;
     for (Expression e : splitAnd(condition)) {
       String text = translate(e, columns);
       if (text != null) {
         parts.add(text);
+        selective |= !(e instanceof IsNotNull);
       }
     }
-    if (parts.isEmpty()) {
+    if (!selective) {
       return null;
     }
     if (parts.size() == 1) {

@@ -1,0 +1,318 @@
+"""Transparent mode: the Catalyst rule reads filtered ``spark.read.parquet`` scans through lazyscan.
+
+Every case runs the same query with the rule on and off (``spark.lazyscan.enabled``, read at each
+optimization) and asserts the same rows, nulls and NaNs included, and that the optimized plan
+names the lazyscan relation (with its ``where`` and columns) exactly when the rule applies.
+
+The module's session carries the extension on the shared test SparkContext (a context's
+``spark.sql.extensions`` cannot change once it runs): the jar that :func:`configure` builds is
+loaded into a class loader of its own and its extension applied to a new session.
+:func:`test_configure_starts_a_session_with_the_rule` checks the user's route, ``configure``
+and ``enable`` on a fresh JVM, in a child process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import lazyscan.spark
+from lazyscan.errors import OptionError
+from lazyscan.spark.extension import (
+    ENABLED_CONF,
+    EXTENSION_CLASS,
+    _appended,
+    build_jar,
+    jar_path,
+)
+from tests.spark_support import assert_same_rows, get_spark
+from tests.support.jvm import TEST_JVM_OPTIONS
+
+pytestmark = pytest.mark.spark
+
+ROWS = 3000
+STRINGS = ["a1", "a2", "b%", "it's", "x_y", "back\\slash", "é", ""]
+
+
+def _table(n: int = ROWS, offset: int = 0) -> pa.Table:
+    ids = list(range(offset, offset + n))
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "i": pa.array([None if j % 9 == 0 else j % 100 - 20 for j in ids], pa.int32()),
+            "f": pa.array(
+                [None if j % 11 == 0 else float("nan") if j % 13 == 0 else -0.0 if j % 17 == 0 else (j % 50) / 4
+                 for j in ids],
+                pa.float64(),
+            ),
+            "fl": pa.array([None if j % 10 == 0 else (j % 8) / 2 for j in ids], pa.float32()),
+            "s": pa.array([None if j % 7 == 0 else STRINGS[j % len(STRINGS)] + ("" if j % 3 else str(j % 5))
+                           for j in ids]),
+            "d": pa.array([None if j % 15 == 0 else dt.date(2024, 1, 1) + dt.timedelta(days=j % 200) for j in ids]),
+            "dec": pa.array([None if j % 19 == 0 else decimal.Decimal(j % 3000) / 100 for j in ids],
+                            pa.decimal128(10, 2)),
+            "b": pa.array([None if j % 6 == 0 else j % 4 == 0 for j in ids]),
+            "ts": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(hours=j) for j in ids], pa.timestamp("us", "UTC")),
+            "k": pa.array([j % 5 for j in ids], pa.int32()),
+        }
+    )
+
+
+def _extension_session(shared: Any) -> Any:
+    """A session on ``shared``'s SparkContext with lazyscan's extension applied."""
+    from pyspark.sql import SparkSession
+
+    context = shared.sparkContext
+    jvm = context._jvm
+    gateway = context._gateway
+    urls = gateway.new_array(jvm.java.net.URL, 1)
+    urls[0] = jvm.java.io.File(str(build_jar())).toURI().toURL()
+    loader = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    extension_class = loader.loadClass(EXTENSION_CLASS)
+    extension = extension_class.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0)).newInstance(
+        gateway.new_array(jvm.java.lang.Object, 0)
+    )
+    extensions = jvm.org.apache.spark.sql.SparkSessionExtensions()
+    extension.apply(extensions)
+    options = jvm.java.util.HashMap()
+    options.put("spark.sql.extensions", EXTENSION_CLASS)  # what enable() checks
+    to_map = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap
+    none = jvm.scala.Option.empty()
+    java_class = SparkSession._get_j_spark_session_class(jvm)
+    session = SparkSession(
+        context,
+        jsparkSession=java_class(context._jsc.sc(), none, none, extensions, to_map(options),
+                                 to_map(jvm.java.util.HashMap())),
+    )
+    session.conf.set(ENABLED_CONF, "true")
+    java_class.setActiveSession(session._jsparkSession)
+    try:
+        lazyscan.spark.enable(session)
+    finally:
+        java_class.setActiveSession(shared._jsparkSession)
+    return session
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    shared = get_spark()
+    session = _extension_session(shared)
+    yield session
+    lazyscan.spark.register(shared)  # the shared session's profile accumulator back in place
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("extension")
+    pq.write_table(_table(), root / "t.parquet", row_group_size=500)
+    folder = root / "parts"
+    for year in (2020, 2021, 2022):
+        (folder / f"year={year}").mkdir(parents=True)
+        pq.write_table(_table(600, offset=year * 10), folder / f"year={year}" / "part-0.parquet", row_group_size=200)
+    return root
+
+
+def _optimized(df: Any) -> str:
+    return str(df._jdf.queryExecution().optimizedPlan().toString())
+
+
+def _both(spark: Any, build: Any, *, parquet_pushdown: bool = True) -> tuple[list[Any], list[Any], str, str]:
+    """Rows and optimized plans of ``build(spark)`` with the rule on and off.
+
+    ``parquet_pushdown=False``: Spark's reader runs without Parquet filter pushdown, for
+    filters on NaN (Spark's reader drops NaN rows that match them, statistics leaving NaN
+    out; Spark SQL's own answer, which lazyscan gives, is the one without pushdown: see
+    docs/SPARK.md, Notes)."""
+    spark.conf.set(ENABLED_CONF, "true")
+    on = build(spark)
+    on_plan, on_rows = _optimized(on), on.collect()
+    spark.conf.set(ENABLED_CONF, "false")
+    spark.conf.set("spark.sql.parquet.filterPushdown", str(parquet_pushdown).lower())
+    try:
+        off = build(spark)
+        off_plan, off_rows = _optimized(off), off.collect()
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
+        spark.conf.set("spark.sql.parquet.filterPushdown", "true")
+    return on_rows, off_rows, on_plan, off_plan
+
+
+# filter, columns, whether lazyscan reads it (some conjunct translates)
+CASES = [
+    ("i > 10", ["id", "s"], True),
+    ("f = double('NaN')", ["id", "f"], True),
+    ("f >= 2.5 OR s IS NULL", ["id", "f", "s"], True),
+    ("f = 0.0", ["id", "f"], True),  # -0.0 = 0.0
+    ("s LIKE 'a%' AND i < 50", ["id"], True),
+    ("s LIKE '%\\\\%'", ["id", "s"], True),  # a literal % at the end (EndsWith)
+    ("contains(s, '''') OR s = 'back\\\\slash3'", ["id", "s"], True),
+    ("i IN (1, 2, 3, NULL)", ["id", "i"], True),
+    ("NOT (i IN (1, 2, 3))", ["id", "i"], True),
+    ("d >= DATE'2024-03-01' AND dec < 12.50", ["id", "d", "dec"], True),
+    ("b OR fl = 1.5", ["id", "fl"], True),
+    ("NOT b OR i <=> NULL", ["id", "b", "i"], True),
+    ("abs(i) > 5 AND s = 'a1'", ["id", "i", "s"], True),  # only s = 'a1' is pushed
+    ("ts > TIMESTAMP'2024-02-01 00:00:00'", ["id"], False),  # timestamps stay in Spark
+    ("i + 1 > 5", ["id"], False),  # nor IS NOT NULL alone, which Spark infers here
+]
+
+
+@pytest.mark.parametrize(("where", "columns", "pushed"), CASES, ids=[c[0] for c in CASES])
+def test_same_rows_on_and_off(spark: Any, data: Path, where: str, columns: list[str], pushed: bool) -> None:
+    path = str(data / "t.parquet")
+    query = lambda s: s.read.parquet(path).where(where).select(*columns)  # noqa: E731
+    on, off, on_plan, off_plan = _both(spark, query, parquet_pushdown="NaN" not in where)
+    assert_same_rows(on, off, where)
+    assert len(off) > 0, where  # every filter keeps some rows
+    assert ("lazyscan(where:" in on_plan) == pushed, on_plan
+    assert "lazyscan" not in off_plan, off_plan
+
+
+def test_plan_names_where_and_only_needed_columns(spark: Any, data: Path) -> None:
+    df = spark.read.parquet(str(data / "t.parquet")).where("abs(i) > 5 AND s = 'a1'").select("id")
+    plan = _optimized(df)
+    assert "lazyscan(where: `s` = 'a1', columns: id, i, s)" in plan, plan
+    physical = str(df._jdf.queryExecution().executedPlan().toString())
+    assert "BatchScan lazyscan(where: `s` = 'a1'" in physical, physical
+
+
+def test_count_without_columns(spark: Any, data: Path) -> None:
+    path = str(data / "t.parquet")
+    spark.conf.set(ENABLED_CONF, "true")
+    df = spark.read.parquet(path).where("i > 70")
+    assert "lazyscan(where:" in _optimized(df.groupBy().count())
+    on = df.count()
+    spark.conf.set(ENABLED_CONF, "false")
+    try:
+        assert on == spark.read.parquet(path).where("i > 70").count() > 0
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
+
+
+def test_self_join_keeps_each_sides_filter(spark: Any, data: Path) -> None:
+    path = str(data / "t.parquet")
+
+    def query(s: Any) -> Any:
+        t = s.read.parquet(path)
+        left = t.where("i > 60").select("k", "id")
+        right = t.where("s = 'a1'").select("k", t.id.alias("other"))
+        return left.join(right, "k")
+
+    on, off, on_plan, _ = _both(spark, query)
+    assert on_plan.count("lazyscan(where:") == 2, on_plan
+    assert "`i` > 60" in on_plan and "`s` = 'a1'" in on_plan, on_plan
+    assert_same_rows(on, off, "self-join")
+    assert len(off) > 0
+
+
+def test_cached_dataframe(spark: Any, data: Path) -> None:
+    path = str(data / "t.parquet")
+    spark.conf.set(ENABLED_CONF, "true")
+    cached = spark.read.parquet(path).where("f > 5 AND s LIKE 'b%'").select("id", "f").cache()
+    try:
+        first = cached.collect()
+        again = cached.where("id > 100").collect()
+        spark.conf.set(ENABLED_CONF, "false")
+        expected = spark.read.parquet(path).where("f > 5 AND s LIKE 'b%'").select("id", "f").collect()
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
+        cached.unpersist()
+    assert_same_rows(first, expected, "cached")
+    assert_same_rows(again, [r for r in expected if r.id > 100], "cached, filtered again")
+
+
+def test_sql_over_a_temp_view(spark: Any, data: Path) -> None:
+    path = str(data / "t.parquet")
+
+    def query(s: Any) -> Any:
+        s.read.parquet(path).createOrReplaceTempView("extension_t")
+        return s.sql("SELECT id, dec FROM extension_t WHERE dec BETWEEN 3 AND 9.5 AND k = 2")
+
+    on, off, on_plan, off_plan = _both(spark, query)
+    assert "lazyscan(where:" in on_plan and "lazyscan" not in off_plan
+    assert_same_rows(on, off, "SQL over a view")
+    assert len(off) > 0
+
+
+@pytest.mark.parametrize("where", ["year = 2021 AND i > 40", "year >= 2021", "year = 2022 OR s = 'a1'"])
+def test_partitioned_folder(spark: Any, data: Path, where: str) -> None:
+    path = str(data / "parts")
+    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where(where).select("id", "year", "s"))
+    assert "lazyscan(where:" in on_plan, on_plan
+    assert_same_rows(on, off, where)
+    assert len(off) > 0
+
+
+def test_without_registered_source_spark_reader_is_kept(spark: Any, data: Path) -> None:
+    """A session with the extension but no lazyscan data source keeps Spark's reader."""
+    fresh = spark.newSession()  # same extensions, no Python data source registered
+    fresh.conf.set(ENABLED_CONF, "true")
+    df = fresh.read.parquet(str(data / "t.parquet")).where("i > 10").select("id")
+    assert "lazyscan" not in _optimized(df)
+    assert df.count() > 0
+
+
+def test_columns_option_limits_the_schema(spark: Any, data: Path) -> None:
+    path = str(data / "t.parquet")
+    df = spark.read.format("lazyscan").option("columns", "S, id").option("where", "i > 90").load(path)
+    assert df.columns == ["s", "id"]
+    expected = spark.read.parquet(path).where("i > 90").select("s", "id")
+    assert_same_rows(df.collect(), expected.collect(), "columns option")
+
+
+def test_appended_settings() -> None:
+    assert _appended(None, "x.jar") == "x.jar"
+    assert _appended("a.jar, b.jar", "x.jar") == "a.jar,b.jar,x.jar"
+    assert _appended("a.jar,x.jar", "x.jar") == "a.jar,x.jar"
+
+
+def test_enable_needs_the_extension() -> None:
+    with pytest.raises(OptionError, match="configure"):
+        lazyscan.spark.enable(get_spark())
+
+
+def test_jar_is_cached_per_version_and_sources(tmp_path: Path) -> None:
+    jar = build_jar(tmp_path)
+    assert jar == jar_path(tmp_path) and jar.exists()
+    stamp = jar.stat().st_mtime_ns
+    assert build_jar(tmp_path).stat().st_mtime_ns == stamp  # not compiled again
+
+
+def test_configure_starts_a_session_with_the_rule(tmp_path: Path) -> None:
+    """The user's route on a fresh JVM: configure(builder), getOrCreate, enable."""
+    pq.write_table(_table(400), tmp_path / "t.parquet")
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        from pyspark.sql import SparkSession
+        import lazyscan.spark
+        builder = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+                   .config("spark.driver.extraJavaOptions", {TEST_JVM_OPTIONS!r})
+                   .config("spark.jars", "/nonexistent/other.jar"))
+        spark = lazyscan.spark.configure(builder).getOrCreate()
+        lazyscan.spark.enable(spark)
+        assert spark.conf.get("spark.jars").startswith("/nonexistent/other.jar,"), spark.conf.get("spark.jars")
+        df = spark.read.parquet({str(tmp_path / "t.parquet")!r}).where("i > 50").select("id")
+        plan = df._jdf.queryExecution().optimizedPlan().toString()
+        assert "lazyscan(where: `i` > 50" in plan, plan
+        print("ROWS", df.count())
+        """
+    )
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = _table(400).filter(pa.compute.greater(pa.compute.field("i"), 50)).num_rows
+    assert f"ROWS {expected}" in done.stdout
