@@ -95,6 +95,9 @@ class FilterMaker:
     def lit(self, f: Any, v: Any) -> Any:
         if isinstance(v, bytes):
             v = bytearray(v)
+        if type(v) is dt.date:
+            # py4j cannot pass dates before the Gregorian cut-over (0001-01-01 raises)
+            return F.to_date(F.lit(v.isoformat()))
         return F.lit(v).cast(f.dataType)
 
     def predicate(self) -> tuple[Any, str, set[str]]:

@@ -164,3 +164,49 @@ def test_delta_table_on_an_object_store(spark: Any, s3_server: Any) -> None:
         assert_same_rows(got.collect(), in_process(spark, root, None, "col1 > 3 OR part = 7"), f"s3 ({route})")
     old = lazyscan.spark.read(spark, f"s3://{bucket}/lake", ["col1"], "true", version=2, route="tasks", **options)
     assert old.count() == replay_rows("dv-with-columnmapping")[2]
+
+
+@pytest.fixture(scope="module")
+def written_delta(tmp_path_factory: Any) -> tuple[str, list[str]]:
+    """A Delta table written with ``deltalake`` in three appends, partitioned by ``b``, then a
+    delete that rewrites its files: the folder holds files the snapshot removed. Returns the
+    table's folder and the snapshot's data files (as the log lists them)."""
+    from deltalake import DeltaTable, write_deltalake
+
+    from lazyscan.tables.delta import plan_delta
+    from tests.spark_support import typed_table
+
+    t = typed_table(3000, seed=23, nested=False)
+    t = t.select([n for n in t.schema.names if not n.startswith("u") and n != "ts_ms"])  # Delta has no unsigned types
+    root = str(tmp_path_factory.mktemp("delta_written") / "t")
+    for part in (t.slice(0, 1000), t.slice(1000, 1000), t.slice(2000)):
+        write_deltalake(root, part, mode="append", partition_by=["b"])
+    DeltaTable(root).delete("rid % 7 = 3")
+    files = [f.path for f in plan_delta(root).files]
+    assert len(files) < len(list(Path(root).rglob("*.parquet"))), "the delete left stale files in the folder"
+    return root, files
+
+
+@pytest.mark.skipif(not HAS_PYTHON_DATA_SOURCE, reason="the Python data source needs Spark 4.1")
+@pytest.mark.parametrize("round_", range(2))
+def test_random_filters_on_a_table_equal_spark_over_its_files(spark: Any, written_delta: tuple[str, list[str]], round_: int) -> None:
+    """Random filters on every column, pushed into the ``lazyscan`` data source reading the table
+    folder, give the rows Spark's own Parquet reader gives over the snapshot's file list
+    (``basePath`` for the partition column; Spark's Parquet filter pushdown off, see
+    test_spark_differential)."""
+    from tests.test_spark_differential import FilterMaker
+
+    root, files = written_delta
+    spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+    try:
+        plain = spark.read.option("basePath", root).parquet(*files)
+        maker = FilterMaker(plain.schema, plain.collect(), seed=300 + round_)
+        filters = [maker.filter() for _ in range(12)]
+        want = [sorted(r.rid for r in plain.where(e).select("rid").collect()) for e, _, _ in filters]
+    finally:
+        spark.conf.unset("spark.sql.parquet.filterPushdown")
+    options = {**ONE_TASK, "pushFilters": "true"} if round_ % 2 else {"pushFilters": "true", "late_materialization": "false"}
+    for (expr, text, _), expected in zip(filters, want):
+        table = spark.read.format("lazyscan").options(**options).load(root)  # a new reader per filter
+        got = sorted(r.rid for r in table.where(expr).select("rid").collect())
+        assert got == expected, f"{text!r}: lazyscan {len(got)} rows, Spark {len(expected)}"
