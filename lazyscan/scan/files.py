@@ -206,7 +206,7 @@ class FileContext:
                 # and its tail read tell)
                 check_planned(task.info, self.file)
             if read is not None:
-                self.table = TableFile(self.file, read, scan.dataset_schema, scan.filesystem)
+                self.table = TableFile(self.file, read, scan.dataset_schema)
                 self.file = self.table.file
             elif not scan.options.case_sensitive:
                 self.file = self._under_scan_names(self.file, task.info.partition_values)

@@ -522,7 +522,7 @@ class TableFile:
     """What the scan knows of an open data file of a table: its columns under logical names
     (:attr:`file`), the constants it adds, its deleted rows per unit and its equality deletes."""
 
-    def __init__(self, inner: UnitFile, read: FileRead, table_schema: pa.Schema, filesystem: Any = None) -> None:
+    def __init__(self, inner: UnitFile, read: FileRead, table_schema: pa.Schema) -> None:
         self.read = read
         ids = _file_columns_by_id(inner, read) if read.by_field_id else {}
         names = read.sources(inner.arrow_schema, ids)
