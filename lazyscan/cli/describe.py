@@ -84,9 +84,11 @@ def _schema_entries(plan: TablePlan | IcebergPlan) -> list[dict[str, Any]]:
 
 
 def _delta_history(root: str, version: int, everything: bool) -> tuple[int | None, list[dict[str, Any]]]:
-    """The commit time of ``version`` (None: the log holds no commit information for it) and,
-    with ``everything``, every version's. Only the commits from ``version`` on are read unless
-    ``everything``."""
+    """The time the commit information of ``version`` states (None: the log holds none for it)
+    and, with ``everything``, every version's. Only the commits from ``version`` on are read
+    unless ``everything``. (Time travel by timestamp goes by the commit files' modification
+    times instead, Delta protocol "Commit Provenance Information" and "In-Commit Timestamps":
+    in a copied table these differ.)"""
     import deltalake
 
     table = deltalake.DeltaTable(root)
@@ -239,7 +241,7 @@ def describe_folder(path: str, raw_files: bool = False, files: bool = False) -> 
     ds = discover(path, raw_files=raw_files)
     options = ReaderOptions()
     schemas: list[pa.Schema] = []
-    entries = []
+    entries: list[dict[str, Any]] = []
     unreadable = []
     for info in ds.files:
         try:
@@ -272,8 +274,8 @@ def describe_folder(path: str, raw_files: bool = False, files: bool = False) -> 
         "raw_files": raw_files,
         "data_files": len(entries),
         "formats": formats,
-        "data_bytes": sum(int(x["bytes"]) for x in entries),
-        "rows_total": sum(int(x["rows"]) for x in entries),
+        "data_bytes": sum(x["bytes"] for x in entries),
+        "rows_total": sum(x["rows"] for x in entries),
         "partition_columns": partition_names,
         "schema": [{"name": f.name, "type": str(f.type)} for f in schema]
         + [{"name": f.name, "type": str(f.type)} for f in ds.partition_schema if f.name in partition_names],
@@ -356,7 +358,7 @@ def _render_table(d: Mapping[str, Any]) -> list[str]:
     lines = [f"{_KIND_NAMES[d['kind']]} table {d['root']}"]
     pairs: list[tuple[str, str]] = []
     if d["kind"] == "delta":
-        pairs.append(("version", f"{d['version']}" + (f" (committed {d['time']})" if d["time"] else "")))
+        pairs.append(("version", f"{d['version']}" + (f" (commit info time {d['time']})" if d["time"] else "")))
         if d["column_mapping"] != "none":
             pairs.append(("column mapping", f"by {d['column_mapping']}"))
         pairs.append(("partition columns", ", ".join(d["partition_columns"]) or "-"))
@@ -385,7 +387,7 @@ def _render_table(d: Mapping[str, Any]) -> list[str]:
     if "files" in d:
         lines.append(f"data files ({len(d['files'])}):")
         iceberg = d["kind"] == "iceberg"
-        rows = [["path", "#bytes", "#rows", "#deleted"] + (["#eq. delete files"] if iceberg else []) + ["partition"]]
+        rows: list[list[str]] = [["path", "#bytes", "#rows", "#deleted"] + (["#eq. delete files"] if iceberg else []) + ["partition"]]
         for f in d["files"]:
             rows.append(
                 [f["path"], f"{f['bytes']:,}", _count(f["rows"]), f"{f['rows_deleted']:,}"]
@@ -395,10 +397,11 @@ def _render_table(d: Mapping[str, Any]) -> list[str]:
         lines += _columns(rows)
     if "history" in d:
         lines.append(f"{'versions' if d['kind'] == 'delta' else 'snapshots'} ({len(d['history'])}):")
+        rows = []
         if not d["history"]:
             lines.append("  none recorded (the log holds no commit information)" if d["kind"] == "delta" else "  none")
         elif d["kind"] == "delta":
-            rows = [["#version", "committed", "operation", ""]]
+            rows = [["#version", "commit info time", "operation", ""]]
             rows += [[str(h["version"]), h["time"] or "-", h["operation"] or "-", "(read)" if h["current"] else ""] for h in d["history"]]
         else:
             rows = [["#snapshot", "committed", "operation", "#parent", ""]]
