@@ -48,7 +48,6 @@ ERROR_MESSAGES: dict[int, str] = {
 }
 
 
-
 class Kernel(CPUDispatcher):
     """A numba dispatcher that compiles a kernel once per argument *type*.
 
