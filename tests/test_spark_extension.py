@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import functions as F
 
 import lazyscan.spark
 from lazyscan.errors import OptionError
@@ -316,3 +317,32 @@ def test_configure_starts_a_session_with_the_rule(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     expected = _table(400).filter(pa.compute.greater(pa.compute.field("i"), 50)).num_rows
     assert f"ROWS {expected}" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        lambda df: df.where("i > 10").select("id", F.input_file_name().alias("file")),
+        lambda df: df.where("i > 10").select("id", "_metadata.file_name"),
+    ],
+    ids=["input_file_name", "_metadata"],
+)
+def test_file_columns_keep_spark_reader(spark: Any, data: Path, query: Any) -> None:
+    """What only Spark's file scan knows (the file a row came from) keeps Spark's reader."""
+    df = query(spark.read.parquet(str(data / "t.parquet")))
+    assert "lazyscan" not in _optimized(df)
+    rows = df.collect()
+    assert rows and all(r[1].endswith("t.parquet") for r in rows)
+
+
+def test_table_folder_read_as_spark_reads_it(spark: Any, data: Path, tmp_path: Path) -> None:
+    """``spark.read.parquet`` of a folder holding ``_delta_log`` reads its Parquet files as they
+    are (hidden folders skipped); so does the lazyscan scan the rule puts in its place."""
+    folder = tmp_path / "delta_like"
+    (folder / "_delta_log").mkdir(parents=True)
+    (folder / "_delta_log" / "00000000000000000000.json").write_text("{}\n")
+    pq.write_table(_table(500), folder / "part-0.parquet")
+    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(str(folder)).where("i > 30").select("id"))
+    assert "lazyscan(where:" in on_plan, on_plan
+    assert_same_rows(on, off, "table folder")
+    assert len(off) > 0

@@ -12,6 +12,9 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.InputFileBlockLength;
+import org.apache.spark.sql.catalyst.expressions.InputFileBlockStart;
+import org.apache.spark.sql.catalyst.expressions.InputFileName;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -39,13 +42,21 @@ import scala.runtime.AbstractFunction1;
  * stays above and checks every row again.
  *
  * <p>Left to Spark's reader: {@code spark.lazyscan.enabled=false} (read at each optimization, so
- * it switches per query), a filter with no translatable conjunct, catalog tables, bucketed or
- * streaming relations, reader options other than paths and {@code mergeSchema}, and sessions
- * where the {@code lazyscan} data source is not registered ({@code lazyscan.spark.enable}).
+ * it switches per query), a filter with no translatable conjunct other than {@code IS NOT NULL},
+ * catalog tables, bucketed or streaming relations, reader options other than paths and {@code
+ * mergeSchema}, scans whose {@code _metadata} columns are needed, queries calling {@code
+ * input_file_name()} (or the block start / length), sessions ignoring corrupt or missing files,
+ * and sessions where the {@code lazyscan} data source is not registered ({@code
+ * lazyscan.spark.enable}). The files are Spark's: the root paths of the relation, listed as
+ * Spark lists them (hidden files skipped, a table's folder read as plain files).
  */
 public final class LazyScanRule extends Rule<LogicalPlan> {
   /** The session setting that turns the rule off ({@code false}). */
   public static final String ENABLED = "spark.lazyscan.enabled";
+
+  private static final String IGNORE_CORRUPT = "spark.sql.files.ignoreCorruptFiles";
+  private static final String IGNORE_MISSING = "spark.sql.files.ignoreMissingFiles";
+  private static final String BINARY_AS_STRING = "spark.sql.parquet.binaryAsString";
 
   private static final Set<String> PLAIN_OPTIONS = Set.of("path", "paths", "mergeschema");
 
@@ -62,11 +73,43 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
-    String enabled = conf().getConfString(ENABLED, "true");
-    if (!"true".equalsIgnoreCase(enabled.trim())) {
+    if (!isTrue(ENABLED, "true") || isTrue(IGNORE_CORRUPT, "false") || isTrue(IGNORE_MISSING, "false")) {
       return plan;
     }
+    if (readsInputFile(plan)) {
+      return plan; // input_file_name() and friends are known to Spark's file scans only
+    }
     return rewrite(plan);
+  }
+
+  private boolean isTrue(String key, String fallback) {
+    return "true".equalsIgnoreCase(conf().getConfString(key, fallback).trim());
+  }
+
+  private static boolean readsInputFile(LogicalPlan plan) {
+    for (Expression e : CollectionConverters.asJava(plan.expressions())) {
+      if (readsInputFile(e)) {
+        return true;
+      }
+    }
+    for (LogicalPlan child : CollectionConverters.asJava(plan.children())) {
+      if (readsInputFile(child)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean readsInputFile(Expression e) {
+    if (e instanceof InputFileName || e instanceof InputFileBlockStart || e instanceof InputFileBlockLength) {
+      return true;
+    }
+    for (Expression child : CollectionConverters.asJava(e.children())) {
+      if (readsInputFile(child)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private LogicalPlan rewrite(LogicalPlan plan) {
@@ -74,8 +117,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (replaced != null) {
       return replaced;
     }
-    return (LogicalPlan)
-        plan.mapChildren(
+    return plan.mapChildren(
             new AbstractFunction1<LogicalPlan, LogicalPlan>() {
               @Override
               public LogicalPlan apply(LogicalPlan child) {
@@ -150,10 +192,14 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (where == null) {
       return null;
     }
+    HadoopFsRelation fs = (HadoopFsRelation) relation.relation();
     List<AttributeReference> columns = new ArrayList<>();
     List<StructField> fields = new ArrayList<>();
     for (AttributeReference a : CollectionConverters.asJava(relation.output())) {
       if (needed.contains(a)) {
+        if (fs.schema().getFieldIndex(a.name()).isEmpty()) {
+          return null; // a metadata column (_metadata): Spark's file scan fills it
+        }
         columns.add(a);
         fields.add(new StructField(a.name(), a.dataType(), true, a.metadata()));
       }
@@ -164,7 +210,6 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       columns.add(first);
       fields.add(new StructField(first.name(), first.dataType(), true, first.metadata()));
     }
-    HadoopFsRelation fs = (HadoopFsRelation) relation.relation();
     List<String> paths = new ArrayList<>();
     for (Path p : CollectionConverters.asJava(fs.location().rootPaths())) {
       paths.add(p.toString());
@@ -178,6 +223,9 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
               .option("where", where)
               .option("columns", jsonNames(columns))
               .option("pushFilters", "false")
+              // the files Spark's reader would read: a table's folder too, as plain files
+              .option("rawFiles", "true")
+              .option("binaryAsString", Boolean.toString(isTrue(BINARY_AS_STRING, "false")))
               .load(paths.toArray(new String[0]));
       LogicalPlan analyzed = df.queryExecution().analyzed();
       if (!(analyzed instanceof DataSourceV2Relation)) {
@@ -230,8 +278,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     org.slf4j.LoggerFactory.getLogger(LazyScanRule.class).warn(message);
   }
 
-  @SuppressWarnings("unchecked")
   private static <T> Seq<T> seq(List<T> items) {
-    return (Seq<T>) CollectionConverters.asScala(items).toSeq();
+    return CollectionConverters.asScala(items).toSeq();
   }
 }
