@@ -294,6 +294,28 @@ def test_byte_range_splits_of_table_files_keep_deletes(dv_table: Path) -> None:
     assert rows(got, plan.schema.names) == reference
 
 
+def test_a_file_read_in_byte_ranges_is_counted_once(dv_table: Path) -> None:
+    """Spark tasks read a file in byte ranges: what the profile counts per file (files, files and
+    rows pruned by the table's statistics or partition values) is counted once, not per range."""
+    from lazyscan.scan import FileSplit
+
+    plan = plan_delta(str(dv_table))
+    schema = pa.schema([f.remove_metadata() for f in plan.schema])
+    splits = [
+        FileSplit(read.path, start, read.size // 3 + 1, read.size, dict(read.constants), table=read)
+        for read in plan.file_reads()
+        for start in range(0, read.size, read.size // 3 + 1)
+    ]
+    assert len(splits) > len(plan.files)
+    whole = lazyscan.scan(str(dv_table), where="id < 12000", time_zone="UTC")
+    whole.to_table()
+    ranges = lazyscan.scan(splits, where="id < 12000", schema=schema, time_zone="UTC")
+    ranges.to_table()
+    for counter in ("files", "files_pruned_table_stats", "files_pruned_partition", "rows_total"):
+        assert ranges.profile[counter] == whole.profile[counter], counter
+    assert whole.profile["files"] == len(plan.files) and whole.profile["files_pruned_table_stats"] > 0
+
+
 # ---- pruning by the table's statistics ------------------------------------------------------------
 
 

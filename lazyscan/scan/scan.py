@@ -164,6 +164,12 @@ def _is_splits(source: Any) -> bool:
     return isinstance(source, (list, tuple)) and bool(source) and all(isinstance(s, FileSplit) for s in source)
 
 
+def _first_part(info: FileInfo | FileSplit) -> bool:
+    """Whether ``info`` is a whole file or its first byte range: what is counted per file is
+    counted once when a file is read in several ranges (Spark tasks)."""
+    return not isinstance(info, FileSplit) or info.start == 0
+
+
 def _partition_names(splits: Sequence[FileSplit]) -> list[str]:
     """The partition columns of ``splits``, in the order they first appear."""
     names: list[str] = []
@@ -431,10 +437,11 @@ class Scan:
             pruned_by = self._pruned_by_table_statistics(read)
             tier = TABLE_STATISTICS
         if pruned_by is not None:
-            self.profile.add("rows_total", read.num_records or 0)
-            self.profile.add("files_pruned_table_stats" if tier == TABLE_STATISTICS else "files_pruned_partition")
-            if tier == TABLE_STATISTICS:
-                self.profile.decide(pruned_by.text, tier)
+            if _first_part(task.info):  # the file's other byte ranges are ruled out alike
+                self.profile.add("rows_total", read.num_records or 0)
+                self.profile.add("files_pruned_table_stats" if tier == TABLE_STATISTICS else "files_pruned_partition")
+                if tier == TABLE_STATISTICS:
+                    self.profile.decide(pruned_by.text, tier)
             return None
         try:
             return FileContext(self, task)
@@ -448,7 +455,8 @@ class Scan:
     def _open(self, task: FileTask) -> FileContext | None:
         """The file of ``task`` opened for reading; None when its partition values rule it out
         (its units are counted as the partition tier's)."""
-        self.profile.add("files")
+        if _first_part(task.info):
+            self.profile.add("files")
         if task.info.table is not None:
             return self._open_table_file(task)
         pruned_by = self._file_pruned(task)
