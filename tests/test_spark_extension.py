@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 import lazyscan.spark
 from lazyscan.errors import OptionError
@@ -37,6 +38,7 @@ from lazyscan.spark.extension import (
     build_jar,
     jar_path,
 )
+from lazyscan.spark.source import LazyScanDataSource
 from tests.spark_support import assert_same_rows, get_spark
 from tests.support.jvm import TEST_JVM_OPTIONS
 
@@ -346,3 +348,17 @@ def test_table_folder_read_as_spark_reads_it(spark: Any, data: Path, tmp_path: P
     assert "lazyscan(where:" in on_plan, on_plan
     assert_same_rows(on, off, "table folder")
     assert len(off) > 0
+
+
+def test_columns_option_errors(data: Path) -> None:
+    path = str(data / "t.parquet")
+    with pytest.raises(OptionError, match="no column 'nope'"):
+        LazyScanDataSource({"path": path, "columns": "id, nope"}).schema()
+    with pytest.raises(OptionError, match="empty column"):
+        LazyScanDataSource({"path": path, "columns": "id,,s"})
+    with pytest.raises(OptionError, match="JSON array"):
+        LazyScanDataSource({"path": path, "columns": '["id", 3]'})
+    source = LazyScanDataSource({"path": path, "Columns": '["s", "ID"]'})
+    assert source.schema().fieldNames() == ["s", "id"]
+    with pytest.raises(OptionError, match="name different columns"):
+        source.reader(StructType([source.schema()["s"]]))

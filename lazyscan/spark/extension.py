@@ -126,6 +126,9 @@ def build_jar(folder: Path | None = None) -> Path:
         if jar.exists():  # compiled by another process while this one waited
             return jar
         _, spark_jars = _pyspark()
+        if not _sources():
+            raise JarBuildError(f"no Java sources of lazyscan's Spark extension in {JVM_SOURCES}: "
+                                "this lazyscan was installed without them")
         with tempfile.TemporaryDirectory(prefix="lazyscan-javac-") as tmp:
             classes = Path(tmp) / "classes"
             classes.mkdir()

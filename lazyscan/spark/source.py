@@ -873,6 +873,8 @@ class LazyScanDataSource(DataSource):
         spark.read.format("lazyscan").schema("a INT, b STRING").option("where", "c = 5").load(path)
         spark.read.format("lazyscan").load(path)                    # file, folder, glob, s3://...
         spark.read.format("lazyscan").option("batch_size", 8192).load(path)
+        # only a and b (a JSON array also takes names holding commas)
+        spark.read.format("lazyscan").option("columns", "a, b").load(path)
         spark.sql("CREATE TEMPORARY VIEW t USING lazyscan OPTIONS (path '/data/t')")
     """
 
