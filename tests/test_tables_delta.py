@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import pickle
 import shutil
 import struct
@@ -287,6 +288,16 @@ def test_time_travel_by_timestamp(tmp_path: Path) -> None:
     # deltalake loads version 0 for a time before it; Delta's time travel refuses
     with pytest.raises(OptionError, match="no version at"):
         plan_delta(str(tmp_path), timestamp=between - dt.timedelta(days=1))
+    # at exactly a commit's time (its commit file's, the protocol's commit timestamp) that
+    # version is read, though the commit information is stamped later (here 5 ms, by moving the
+    # files' times back: writers stamp it up to a few ms after the file)
+    stamped = {h["version"]: h["timestamp"] for h in deltalake.DeltaTable(tmp_path).history()}
+    for version in (0, 1):
+        commit_ms = stamped[version] - 5
+        os.utime(tmp_path / "_delta_log" / f"{version:020d}.json", ns=(commit_ms * 1_000_000,) * 2)
+    for version in (0, 1):
+        at = dt.datetime.fromtimestamp((stamped[version] - 5) / 1000, dt.timezone.utc)
+        assert plan_delta(str(tmp_path), timestamp=at).version == version
 
 
 def test_corrupt_commit_is_named(tmp_path: Path) -> None:

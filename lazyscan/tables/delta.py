@@ -585,16 +585,28 @@ def _without_backtrace(message: str) -> str:
 
 
 def _check_not_before_first(dt: Any, latest: Any, path: str, timestamp: datetime | str) -> None:
-    """Refuse a timestamp before the loaded version's commit: deltalake then loads the first
-    version, where Delta's time travel is an error (no version existed at that time). The commit
-    times come from the latest snapshot's history (deltalake 1.6.6 numbers the history of a
-    time-travelled table from the loaded version down, so it is not asked)."""
+    """Refuse a timestamp before the first version's commit: deltalake then loads the first
+    version, where Delta's time travel is an error (no version existed at that time).
+
+    deltalake picks the version by its commit file's modification time (the protocol's commit
+    timestamp), so a later version it loaded was committed by then. For the first version the
+    time is its commit file's (a local table) or its commit information's, whichever is earlier:
+    a writer stamps the commit information up to a few ms after the file. The times come from the
+    latest snapshot's history (deltalake 1.6.6 numbers the history of a time-travelled table from
+    the loaded version down, so it is not asked)."""
     wanted = datetime.fromisoformat(timestamp) if isinstance(timestamp, str) else timestamp
     if wanted.tzinfo is None:
         return
     loaded = int(dt.version())
-    stamps = [h.get("timestamp") for h in latest.history() if h.get("version") == loaded]
-    if stamps and stamps[0] is not None and wanted.timestamp() * 1000 < int(stamps[0]):
+    history = latest.history()
+    versions = [int(h["version"]) for h in history if h.get("version") is not None]
+    if versions and loaded != min(versions):
+        return
+    stamps = [int(h["timestamp"]) for h in history if h.get("version") == loaded and h.get("timestamp") is not None]
+    commit_file = os.path.join(path, "_delta_log", f"{loaded:020d}.json")
+    if "://" not in path and os.path.isfile(commit_file):
+        stamps.append(os.stat(commit_file).st_mtime_ns // 1_000_000)
+    if stamps and wanted.timestamp() * 1000 < min(stamps):
         raise OptionError(
             f"Delta table {path!r} has no version at {wanted.isoformat()}: its first commit is later"
         )
