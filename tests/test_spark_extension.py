@@ -362,3 +362,19 @@ def test_columns_option_errors(data: Path) -> None:
     assert source.schema().fieldNames() == ["s", "id"]
     with pytest.raises(OptionError, match="name different columns"):
         source.reader(StructType([source.schema()["s"]]))
+
+
+def test_corrupt_file_fails_with_lazyscans_error(spark: Any, tmp_path: Path) -> None:
+    """A page lazyscan cannot read fails the task with its located error; the next query works."""
+    t = pa.table({"a": pa.array(range(10_000), pa.int64()), "s": pa.array([f"v{i}" for i in range(10_000)])})
+    path = tmp_path / "broken.parquet"
+    pq.write_table(t, path, compression="snappy", use_dictionary=False)
+    data = bytearray(path.read_bytes())
+    data[200:4000] = b"\xab" * 3800
+    path.write_bytes(bytes(data))
+    df = spark.read.parquet(str(path)).where("a > 5").select("s")
+    assert "lazyscan(where:" in _optimized(df)
+    with pytest.raises(Exception, match=r"lazyscan cannot read .*broken.parquet"):
+        df.collect()
+    pq.write_table(t, tmp_path / "fine.parquet")
+    assert spark.read.parquet(str(tmp_path / "fine.parquet")).where("a > 5").count() == 10_000 - 6
