@@ -378,3 +378,35 @@ def test_corrupt_file_fails_with_lazyscans_error(spark: Any, tmp_path: Path) -> 
         df.collect()
     pq.write_table(t, tmp_path / "fine.parquet")
     assert spark.read.parquet(str(tmp_path / "fine.parquet")).where("a > 5").count() == 10_000 - 6
+
+
+def test_columns_spelled_in_another_case(spark: Any, tmp_path: Path) -> None:
+    """Spark resolves ``id`` to the file's ``ID``; the rule passes the file's spelling on."""
+    t = _table(1000).rename_columns(["ID", "I", "f", "fl", "Name", "d", "dec", "b", "ts", "k"])
+    pq.write_table(t, tmp_path / "t.parquet")
+    path = str(tmp_path / "t.parquet")
+    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where("i > 30 AND name LIKE 'a%'").select("id"))
+    assert "lazyscan(where: (`I` > 30) AND (`Name` LIKE 'a%'), columns: ID, I, Name)" in on_plan, on_plan
+    assert_same_rows(on, off, "another case")
+    assert len(off) > 0
+
+
+def test_cte_and_subqueries(spark: Any, data: Path) -> None:
+    path = str(data / "t.parquet")
+
+    def query(s: Any) -> Any:
+        s.read.parquet(path).createOrReplaceTempView("extension_q")
+        return s.sql(
+            """
+            WITH hot AS (SELECT id, s, k FROM extension_q WHERE i > 10)
+            SELECT k, count(*) AS n, max(id) AS top FROM hot
+            WHERE s IN (SELECT s FROM extension_q WHERE d < DATE'2024-02-01')
+              AND id > (SELECT min(id) FROM extension_q WHERE dec > 20)
+            GROUP BY k
+            """
+        )
+
+    on, off, on_plan, _ = _both(spark, query)
+    assert on_plan.count("lazyscan(where:") == 3, on_plan
+    assert_same_rows(on, off, "CTE and subqueries")
+    assert len(off) > 0

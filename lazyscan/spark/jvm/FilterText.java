@@ -3,13 +3,14 @@ package lazyscan.spark.jvm;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
-import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.Contains;
 import org.apache.spark.sql.catalyst.expressions.EndsWith;
 import org.apache.spark.sql.catalyst.expressions.EqualNullSafe;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GreaterThan;
 import org.apache.spark.sql.catalyst.expressions.GreaterThanOrEqual;
@@ -56,7 +57,7 @@ final class FilterText {
    * {@code IS NOT NULL} ones do (Spark infers those for join keys and compared columns; alone
    * they remove too few rows to pay for the switch).
    */
-  static String conjuncts(Expression condition, AttributeSet columns) {
+  static String conjuncts(Expression condition, Map<ExprId, AttributeReference> columns) {
     List<String> parts = new ArrayList<>();
     boolean selective = false;
     for (Expression e : splitAnd(condition)) {
@@ -95,7 +96,7 @@ final class FilterText {
   }
 
   /** {@code e} as lazyscan SQL text, or null when it is not translated exactly. */
-  static String translate(Expression e, AttributeSet columns) {
+  static String translate(Expression e, Map<ExprId, AttributeReference> columns) {
     if (!e.deterministic()) {
       return null;
     }
@@ -181,7 +182,7 @@ final class FilterText {
     return null;
   }
 
-  private static String binary(String op, Expression l, Expression r, AttributeSet columns) {
+  private static String binary(String op, Expression l, Expression r, Map<ExprId, AttributeReference> columns) {
     String a = translate(l, columns);
     String b = translate(r, columns);
     return a == null || b == null ? null : "(" + a + ") " + op + " (" + b + ")";
@@ -209,7 +210,7 @@ final class FilterText {
     return null;
   }
 
-  private static String compare(Expression attr, String op, Literal value, AttributeSet columns, boolean flipped) {
+  private static String compare(Expression attr, String op, Literal value, Map<ExprId, AttributeReference> columns, boolean flipped) {
     String c = column(attr, columns);
     if (c == null) {
       return null;
@@ -228,12 +229,17 @@ final class FilterText {
     return flipped ? v + " " + op + " " + c : c + " " + op + " " + v;
   }
 
-  /** The column as a quoted name, when it belongs to the relation and has a translated type. */
-  static String column(Expression e, AttributeSet columns) {
-    if (!(e instanceof AttributeReference) || !columns.contains((AttributeReference) e)) {
+  /** The column as a quoted name, when it is one of {@code columns} (by expression id) and has a
+   * translated type. */
+  static String column(Expression e, Map<ExprId, AttributeReference> columns) {
+    if (!(e instanceof AttributeReference)) {
       return null;
     }
-    AttributeReference a = (AttributeReference) e;
+    // the relation's attribute: its name is the file's spelling, the query's may differ in case
+    AttributeReference a = columns.get(((AttributeReference) e).exprId());
+    if (a == null) {
+      return null;
+    }
     if (!supported(a.dataType())) {
       return null;
     }

@@ -1,8 +1,10 @@
 package lazyscan.spark.jvm;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Dataset;
@@ -11,6 +13,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.InputFileBlockLength;
 import org.apache.spark.sql.catalyst.expressions.InputFileBlockStart;
@@ -188,7 +191,11 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    * translates or the data source cannot be loaded.
    */
   private LogicalPlan lazyscanRelation(LogicalRelation relation, Expression condition, AttributeSet needed) {
-    String where = FilterText.conjuncts(condition, relation.outputSet());
+    Map<ExprId, AttributeReference> byId = new HashMap<>();
+    for (AttributeReference a : CollectionConverters.asJava(relation.output())) {
+      byId.put(a.exprId(), a);
+    }
+    String where = FilterText.conjuncts(condition, byId);
     if (where == null) {
       return null;
     }
