@@ -444,6 +444,24 @@ def test_unknown_reader_feature_is_refused(tmp_path: Path) -> None:
         plan_delta(str(tmp_path))
 
 
+def test_variant_feature_without_a_variant_column_reads(tmp_path: Path) -> None:
+    """deltalake 1.6.6 lists the reader feature ``variantType`` on every table written with
+    deletion vectors enabled: without a variant column the table reads; with one it is refused."""
+    deltalake.write_deltalake(tmp_path, pa.table({"x": [1, 2]}), configuration={"delta.enableDeletionVectors": "true"})
+    assert "variantType" in (deltalake.DeltaTable(tmp_path).protocol().reader_features or [])
+    assert plan_delta(str(tmp_path)).num_rows == 2
+    first = tmp_path / "_delta_log" / "00000000000000000000.json"
+    lines = [json.loads(line) for line in first.read_text().splitlines()]
+    for action in lines:
+        if "metaData" in action:
+            schema = json.loads(action["metaData"]["schemaString"])
+            schema["fields"].append({"name": "v", "type": "variant", "nullable": True, "metadata": {}})
+            action["metaData"]["schemaString"] = json.dumps(schema)
+    first.write_text("\n".join(json.dumps(a) for a in lines) + "\n")
+    with pytest.raises(UnsupportedFeatureError, match="variantType"):
+        plan_delta(str(tmp_path))
+
+
 def test_type_widening_is_refused() -> None:
     with pytest.raises(UnsupportedFeatureError, match="typeWidening-preview"):
         plan_delta(str(TABLES / "type-widening"))

@@ -55,6 +55,11 @@ SUPPORTED_READER_FEATURES = frozenset(
     {"columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
 )
 
+#: reader features that only announce a column type: a table whose schema holds no column of
+#: the type reads as any other (deltalake 1.6.6 lists ``variantType`` on every table it writes
+#: with deletion vectors enabled)
+TYPE_READER_FEATURES = {"variantType": "variant", "variantType-preview": "variant"}
+
 #: the first four bytes of a serialized deletion vector (little-endian), Delta protocol
 DV_MAGIC = 1681511377
 #: RoaringBitmap portable serialization cookies
@@ -506,6 +511,22 @@ def _deltalake() -> Any:
     return deltalake
 
 
+def _schema_types(node: Any) -> set[str]:
+    """Every type name a Delta schema (its JSON form) uses, at any depth."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        kind = node.get("type")
+        if isinstance(kind, str):
+            found.add(kind)
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                found |= _schema_types(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= _schema_types(value)
+    return found
+
+
 def _check_protocol(dt: Any, root: str, version: int) -> None:
     protocol = dt.protocol()
     where = f"Delta table {root!r} version {version}"
@@ -515,6 +536,9 @@ def _check_protocol(dt: Any, root: str, version: int) -> None:
             file=root,
         )
     unsupported = sorted(set(protocol.reader_features or ()) - SUPPORTED_READER_FEATURES)
+    if any(f in TYPE_READER_FEATURES for f in unsupported):
+        used = _schema_types(json.loads(dt.schema().to_json()))
+        unsupported = [f for f in unsupported if TYPE_READER_FEATURES.get(f) in used or f not in TYPE_READER_FEATURES]
     if unsupported:
         raise UnsupportedFeatureError(
             f"{where} uses reader feature(s) lazyscan does not read: {', '.join(unsupported)}",
