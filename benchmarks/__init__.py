@@ -8,10 +8,12 @@ Parts:
   lazyscan, DuckDB, Polars, DataFusion with and without filter pushdown, pyarrow) and the
   measurement loop (warm-up, median of repetitions, row-count agreement).
 - `benchmarks.scenarios`: the scenarios (seed, selectivity, width, encodings, skipping, reader; by
-  name only: orc, s3, checksums, coldstart);
+  name only: orc, s3, checksums, coldstart, tables);
 - `benchmarks.coldstart`: a new process's import, first and second query with an empty numba cache,
   with one present, with shipped kernels, two processes on one cache, and a new Spark application
   (issue 36's targets).
+- `benchmarks.tables_bench`: TPC-H lineitem as a Delta and an Iceberg table with 1 % of rows
+  deleted, against Polars, deltalake, pyiceberg and Spark; planning 1,000 files.
 - `benchmarks.report`: JSON, markdown and PNG reports; the README headline table.
 - `benchmarks.demo`: the product demo.
 
