@@ -221,6 +221,13 @@ class UnitScan:
             self.profile.add("rows_removed_position_deletes", self.n - live.row_count)
         return live
 
+    def _rows_to_filter(self, live: RowRanges) -> RowRanges:
+        """The rows the tiers and row-level predicates start from: every row of the unit when
+        more than ``dense_threshold`` of them are live, else the live rows."""
+        if live.row_count == self.n or live.row_count > self.opts.dense_threshold * self.n:
+            return RowRanges.all(self.n)
+        return live
+
     def _without_equality_deletes(self, selection: RowRanges) -> RowRanges:
         """``selection`` without the rows a table's equality deletes remove: their key columns
         read for the selected rows (kept for the payload), the rows whose key is deleted dropped."""
@@ -247,7 +254,10 @@ class UnitScan:
             return self._plain(live)
         if all(scan.key_switch.get(i) for i in range(len(conjuncts))):
             return self._plain(live)  # only adaptive key filters, all switched off: the join filters
-        unit = _UnitPruning(live)
+        # deleted rows are filtered with the others when live rows are most of the unit: the
+        # filter columns decode whole pages instead of thousands of ranges between deleted rows,
+        # and the deletes narrow the survivors before any payload is read
+        unit = _UnitPruning(self._rows_to_filter(live))
         for tier in (self._by_statistics, self._by_bloom, self._by_dictionary, self._by_page_index):
             ruled_out = tier(unit)
             if ruled_out is not None:
@@ -255,10 +265,13 @@ class UnitScan:
                 return None
         p = self.profile
         p.add("row_groups_read")
-        p.add("rows_after_pruning", unit.selection.row_count)
+        candidates = unit.selection if live.row_count == self.n else unit.selection.intersect(live)
+        p.add("rows_after_pruning", candidates.row_count)
         if not self.opts.late_materialization:
-            return self._filter_after_decode(unit.selection, unit.must_match)
+            return self._filter_after_decode(candidates, unit.must_match)
         selection = unit.selection if unit.must_match else self._by_values(unit.selection)
+        if live.row_count < self.n:
+            selection = selection.intersect(live)
         selection = self._without_equality_deletes(selection)
         # payload: only for surviving rows
         if selection.is_empty:
