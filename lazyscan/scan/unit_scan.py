@@ -537,7 +537,6 @@ class UnitScan:
     def _materialize(self, selection: RowRanges) -> pa.Table:
         scan = self.scan
         n_sel = selection.row_count
-        dense = n_sel > self.opts.dense_threshold * self.n
         arrays: dict[str, pa.Array] = {}
         selective: list[str] = []
         for name in scan.output_columns:
@@ -551,9 +550,7 @@ class UnitScan:
                 continue
             if name in self.ctx.partition_values or not self.ctx.has(name):
                 arrays[name] = self._constant_array(name, n_sel)
-            # byte arrays never take the dense path: a selected read copies each kept value
-            # once, a full read plus take copies it twice
-            elif dense and n_sel < self.n and self.ctx.flat(name) and not self._byte_array(name):
+            elif n_sel < self.n and self._dense(name, n_sel):
                 full = self._read(name, None)
                 arrays[name] = full.take(pa.array(selection.to_indices()))
             else:
@@ -572,7 +569,25 @@ class UnitScan:
         an equality delete read it already."""
         if name in self.decoded:
             return self._decoded(name, selection)
-        return self._read(name, None if selection.row_count == self.n else selection)
+        if selection.row_count == self.n:
+            return self._read(name, None)
+        if self._dense(name, selection.row_count):
+            # most rows, the others scattered (deleted rows): whole pages decode faster than
+            # the many ranges between them
+            return self._read(name, None).take(pa.array(selection.to_indices()))
+        return self._read(name, selection)
+
+    def _dense(self, name: str, rows: int) -> bool:
+        """Whether column ``name`` is read whole and narrowed for ``rows`` of the unit's rows:
+        more than ``dense_threshold`` of them, and values of a fixed width (a selected read
+        copies each kept byte-array value once, a whole read plus take twice)."""
+        return (
+            rows > self.opts.dense_threshold * self.n
+            and name not in self.ctx.partition_values
+            and self.ctx.has(name)
+            and self.ctx.flat(name)
+            and not self._byte_array(name)
+        )
 
     def _byte_array(self, name: str) -> bool:
         return self.file.byte_array(name)
@@ -580,37 +595,32 @@ class UnitScan:
     def _plain(self, live: RowRanges) -> pa.Table | None:
         """No filter in the scan: read every needed column whole (the ``live`` rows of a
         table's file), then filter."""
-        scan = self.scan
         p = self.profile
         p.add("row_groups_read")
         selection = self._without_equality_deletes(live)
         p.add("rows_after_pruning", selection.row_count)
         if selection.is_empty:
             return None
+        return self._read_and_filter(selection, True)
+
+    def _read_and_filter(self, selection: RowRanges, filtering: bool) -> pa.Table | None:
+        """Every needed column for ``selection``, then the scan's filter when ``filtering``."""
+        scan = self.scan
         names = scan.needed_columns
         arrays = {name: self._whole_or_selected(name, selection) for name in names}
         table = pa.Table.from_batches([self._batch(names, arrays, selection.row_count)])
-        if scan.bound is not None:
+        if filtering and scan.bound is not None:
             t0 = time.perf_counter()
             mask = evaluate(scan.bound, table)
-            p.time("filter", time.perf_counter() - t0)
+            self.profile.time("filter", time.perf_counter() - t0)
             table = table.filter(pa.array(mask))
         return table.select(scan.output_columns) if table.num_rows else None
 
     def _filter_after_decode(self, selection: RowRanges, must_all: bool) -> pa.Table | None:
         """Late materialization off: decode every needed column for the candidate rows, then
         filter."""
-        scan = self.scan
-        names = scan.needed_columns
         selection = self._without_equality_deletes(selection)
         if selection.is_empty:
             return None
-        arrays = {name: self._whole_or_selected(name, selection) for name in names}
-        table = pa.Table.from_batches([self._batch(names, arrays, selection.row_count)])
-        if not must_all and scan.bound is not None:
-            t0 = time.perf_counter()
-            mask = evaluate(scan.bound, table)
-            self.profile.time("filter", time.perf_counter() - t0)
-            table = table.filter(pa.array(mask))
-        return table.select(scan.output_columns) if table.num_rows else None
+        return self._read_and_filter(selection, not must_all)
 
