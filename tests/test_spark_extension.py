@@ -158,7 +158,8 @@ CASES = [
     ("f >= 2.5 OR s IS NULL", ["id", "f", "s"], True),
     ("f = 0.0", ["id", "f"], True),  # -0.0 = 0.0
     ("s LIKE 'a%' AND i < 50", ["id"], True),
-    ("s LIKE '%\\\\%'", ["id", "s"], True),  # a literal % at the end (EndsWith)
+    ("s LIKE '%\\\\%'", ["id", "s"], True),  # a literal % at the end
+    ("s LIKE '_1%' OR s LIKE 'x!_y%' ESCAPE '!'", ["id", "s"], True),
     ("contains(s, '''') OR s = 'back\\\\slash3'", ["id", "s"], True),
     ("i IN (1, 2, 3, NULL)", ["id", "i"], True),
     ("NOT (i IN (1, 2, 3))", ["id", "i"], True),

@@ -20,6 +20,7 @@ import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
 import org.apache.spark.sql.catalyst.expressions.LessThan;
 import org.apache.spark.sql.catalyst.expressions.LessThanOrEqual;
+import org.apache.spark.sql.catalyst.expressions.Like;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.Not;
 import org.apache.spark.sql.catalyst.expressions.Or;
@@ -42,7 +43,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * Catalyst filters as the text of lazyscan's {@code where} option (Spark SQL syntax).
  *
  * <p>Only what lazyscan evaluates with exactly Spark's result is translated: comparisons,
- * {@code <=>}, {@code IN}, {@code IS [NOT] NULL}, prefix/suffix/substring matches, and AND, OR,
+ * {@code <=>}, {@code IN}, {@code IS [NOT] NULL}, {@code LIKE} (prefix, suffix and substring
+ * matches as Spark simplifies them, other patterns with their escape character), and AND, OR,
  * NOT of those, between a column of the scanned relation and a literal of a boolean, integral,
  * floating, decimal, date or binary-collated string type. Anything else (timestamps, binary,
  * casts, functions, other collations, column-to-column comparisons) gives {@code null}: that
@@ -167,6 +169,19 @@ final class FilterText {
         values.add(t);
       }
       return values.isEmpty() ? null : c + " IN (" + String.join(", ", values) + ")";
+    }
+    if (e instanceof Like) {
+      Like like = (Like) e;
+      String c = column(like.left(), columns);
+      if (c == null || !(like.right() instanceof Literal) || ((Literal) like.right()).value() == null) {
+        return null;
+      }
+      String pattern = ((Literal) like.right()).value().toString();
+      char escape = like.escapeChar();
+      if (!wellEscaped(pattern, escape) || escape == '\'') {
+        return null;
+      }
+      return c + " LIKE " + quote(pattern) + (escape == '\\' ? "" : " ESCAPE " + quote(String.valueOf(escape)));
     }
     if (e instanceof StartsWith || e instanceof EndsWith || e instanceof Contains) {
       Expression left = e.children().apply(0);
@@ -320,6 +335,23 @@ final class FilterText {
 
   static String quote(String s) {
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'";
+  }
+
+  /** Whether every escape character in {@code pattern} precedes {@code _}, {@code %} or itself
+   * (Spark refuses other patterns). */
+  private static boolean wellEscaped(String pattern, char escape) {
+    for (int i = 0; i < pattern.length(); i++) {
+      if (pattern.charAt(i) == escape) {
+        if (i + 1 == pattern.length()) {
+          return false;
+        }
+        char next = pattern.charAt(++i);
+        if (next != '_' && next != '%' && next != escape) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   private static String likeEscaped(String s) {
