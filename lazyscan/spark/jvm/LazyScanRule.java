@@ -46,12 +46,13 @@ import scala.runtime.AbstractFunction1;
  *
  * <p>Left to Spark's reader: {@code spark.lazyscan.enabled=false} (read at each optimization, so
  * it switches per query), a filter with no translatable conjunct other than {@code IS NOT NULL},
- * catalog tables, bucketed or streaming relations, reader options other than paths and {@code
- * mergeSchema}, scans whose {@code _metadata} columns are needed, queries calling {@code
- * input_file_name()} (or the block start / length), sessions ignoring corrupt or missing files,
- * and sessions where the {@code lazyscan} data source is not registered ({@code
- * lazyscan.spark.enable}). The files are Spark's: the root paths of the relation, listed as
- * Spark lists them (hidden files skipped, a table's folder read as plain files).
+ * catalog tables, files outside the local file system, bucketed or streaming relations, reader
+ * options other than paths and {@code mergeSchema}, scans whose {@code _metadata} columns are
+ * needed, queries calling {@code input_file_name()} (or the block start / length), sessions
+ * ignoring corrupt or missing files, and sessions where the {@code lazyscan} data source is not
+ * registered ({@code lazyscan.spark.enable}). The files are Spark's: the root paths of the
+ * relation, listed as Spark lists them (hidden files skipped, a table's folder read as plain
+ * files).
  */
 public final class LazyScanRule extends Rule<LogicalPlan> {
   /** The session setting that turns the rule off ({@code false}). */
@@ -219,6 +220,10 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     }
     List<String> paths = new ArrayList<>();
     for (Path p : CollectionConverters.asJava(fs.location().rootPaths())) {
+      if (!"file".equals(p.toUri().getScheme())) {
+        // object stores: the credentials and settings are Hadoop's (fs.s3a.*), not yet passed on
+        return null;
+      }
       paths.add(p.toString());
     }
     try {
