@@ -30,12 +30,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 import lazyscan.spark
-from lazyscan.errors import OptionError
+from lazyscan.errors import OptionError, UnsupportedFeatureError
 from lazyscan.spark.extension import (
     ENABLED_CONF,
     EXTENSION_CLASS,
     _appended,
     build_jar,
+    configure,
     jar_path,
 )
 from lazyscan.spark.source import LazyScanDataSource
@@ -411,3 +412,12 @@ def test_cte_and_subqueries(spark: Any, data: Path) -> None:
     assert on_plan.count("lazyscan(where:") == 3, on_plan
     assert_same_rows(on, off, "CTE and subqueries")
     assert len(off) > 0
+
+
+def test_configure_needs_spark_41(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lazyscan.spark.extension as extension
+
+    monkeypatch.setattr(extension, "spark_version", lambda: (3, 5))
+    monkeypatch.setattr(extension, "spark_version_text", lambda: "3.5.9")
+    with pytest.raises(UnsupportedFeatureError, match=r"Spark 4.1 .* 3.5.9: use lazyscan.spark.read"):
+        configure(object())
