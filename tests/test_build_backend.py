@@ -65,3 +65,18 @@ def test_a_failed_compile_still_builds_the_wheel(monkeypatch: pytest.MonkeyPatch
     assert lazyscan_build.compile_kernels() is False
     assert "'warmup', '--ship'" in seen[0][-1]
     assert "the wheel has none" in capsys.readouterr().err
+
+
+def test_package_data_covers_every_file_read_at_run_time() -> None:
+    """Files the package reads at run time that are not Python (the Catalyst rule's Java sources,
+    compiled at the first ``lazyscan.spark.configure``) are named in the package data, so a
+    wheel carries them."""
+    import fnmatch
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["lazyscan"]
+    package = REPO / "lazyscan"
+    sources = sorted(p.relative_to(package).as_posix() for p in (package / "spark" / "jvm").glob("*.java"))
+    assert sources, "the Catalyst rule's sources are in lazyscan/spark/jvm"
+    missing = [s for s in sources if not any(fnmatch.fnmatch(s, pattern) for pattern in patterns)]
+    assert not missing, f"not in [tool.setuptools.package-data]: {missing}"
