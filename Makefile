@@ -20,7 +20,7 @@ TEST_WORKERS ?= 2
 # were built from the current sources): the demo's and the tests' processes load them instead
 # of each compiling its own
 
-.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-old-spark bench java clean kernels
+.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-old-spark bench java jdk clean kernels
 
 # constraints.txt: the versions the environment is made of (pip resolves at once, no backtracking)
 $(STAMP): pyproject.toml constraints.txt
@@ -45,6 +45,10 @@ $(STAMP34): pyproject.toml
 java:
 	@bash scripts/ensure-java.sh
 
+# the tests also compile the Spark extension's Catalyst rule (javac)
+jdk:
+	@bash scripts/ensure-java.sh --jdk
+
 kernels: $(STAMP)
 	$(VENV)/bin/lazyscan warmup --ship
 
@@ -57,7 +61,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) kernels java
+unit: $(STAMP) kernels jdk
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 unit-spark35: $(STAMP35) kernels java
