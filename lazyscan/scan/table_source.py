@@ -328,9 +328,20 @@ def conform(arr: pa.Array, want: pa.DataType) -> pa.Array:
     return arr.cast(want)
 
 
+def _same_values(have: pa.DataType, want: pa.DataType) -> bool:
+    """Whether a column stored as ``have`` holds ``want``'s values byte for byte: the same type,
+    or text (binary) types that differ only in their offsets' width (Iceberg's Arrow schema
+    says ``large_string`` where writers store ``string``)."""
+    if have == want:
+        return True
+    text = (pa.string(), pa.large_string())
+    binary = (pa.binary(), pa.large_binary())
+    return (have in text and want in text) or (have in binary and want in binary)
+
+
 def _same_domain(have: pa.DataType, want: pa.DataType) -> bool:
     """Whether statistics of a column stored as ``have`` compare with literals of ``want``."""
-    if have == want:
+    if _same_values(have, want):
         return True
     return (pa.types.is_integer(have) and pa.types.is_integer(want)) or (
         pa.types.is_floating(have) and pa.types.is_floating(want)
@@ -393,7 +404,7 @@ class TableUnitFile(UnitFile):
         self.want = {n: table_schema.field(n).type for n in self.names}
         stored = {n: inner.arrow_schema.field(p).type for n, p in self.names.items()}
         self.arrow_schema = pa.schema([pa.field(n, stored[n]) for n in self.names])
-        self.same_type = {n for n in self.names if stored[n] == self.want[n]}
+        self.same_type = {n for n in self.names if _same_values(stored[n], self.want[n])}
         self.comparable = {n for n in self.names if _same_domain(stored[n], self.want[n])}
         self.encoded = None if inner.encoded is None else _TableEncoded(inner.encoded, self.names, self.same_type)
 
