@@ -5,7 +5,7 @@
 - :mod:`.profile` counters and timings by tier and phase (:class:`Profile`);
 - :mod:`.conjuncts` the filter's conjuncts and their adaptive order (:class:`PredicateOrder`);
 - :mod:`.table_source` Delta Lake and Iceberg tables read as tables: a plan's data files with
-  their logical columns, constants, deleted rows (excluded before values are read), equality
+  their logical columns, constants, deleted rows (excluded before payload values are read), equality
   deletes (an anti filter before the payload) and statistics (files pruned unopened);
 - :mod:`.files` a file being read: its units, version checks and read-ahead;
 - :mod:`.unit_scan` the per-unit algorithm and its pruning tiers;
