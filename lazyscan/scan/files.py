@@ -180,39 +180,12 @@ class FileContext:
     def __init__(self, scan: PlannedScan, task: FileTask) -> None:
         self.scan = scan
         self.info = task.info
-        kept = scan.dataset.take_opened(task.info.path) if scan.dataset is not None else None
-        if kept is not None and _size_only(kept.source.identity):
-            # nothing but its bytes tells another version of this file apart: opened again
-            # below, and the footer read compared with the plan's
-            kept.close()
-            kept = None
         read = task.info.table
         #: the format the file is opened as (a table's plan names it)
         self.format = read.file_format if read is not None else scan.options.format
-        if kept is not None:
-            kept.use_options(scan.reader_options)
-            self.file: UnitFile = kept
-        else:
-            self.file = open_units(task.info.path, scan.filesystem, scan.reader_options, self.format)
         #: a data file of a table: its logical columns, constants and deletes
         self.table: TableFile | None = None
-        try:
-            if kept is not None:
-                # opened while planning: the scan reads with that open's footer, so the file must
-                # still be that version (one stat, or one HEAD request on an object store)
-                kept.source.check_unchanged(kept.source.identity)
-            else:
-                # the version the plan was made from (no request: the open's own stat or HEAD
-                # and its tail read tell)
-                check_planned(task.info, self.file)
-            if read is not None:
-                self.table = TableFile(self.file, read, scan.dataset_schema)
-                self.file = self.table.file
-            elif not scan.options.case_sensitive:
-                self.file = self._under_scan_names(self.file, task.info.partition_values)
-        except BaseException:
-            self.file.close()
-            raise
+        self.file: UnitFile = self._open_checked(task)
         self.partition_values = dict(task.info.partition_values)
         if self.table is not None:
             self.partition_values.update(self.table.constants)
@@ -240,6 +213,41 @@ class FileContext:
         self._requests_checked = self.file.source.stats.requests
         #: (column, its type in the file) -> that type spelled as the scan spells its fields
         self._respelled: dict[tuple[str, pa.DataType], pa.DataType] = {}
+
+    def _open_checked(self, task: FileTask) -> UnitFile:
+        """The file of ``task`` open (the one opened while planning, when kept), checked to be the
+        version the plan was made from, and read under the scan's names: a table's logical
+        columns, or columns the file spells in another case."""
+        scan = self.scan
+        kept = scan.dataset.take_opened(task.info.path) if scan.dataset is not None else None
+        if kept is not None and _size_only(kept.source.identity):
+            # nothing but its bytes tells another version of this file apart: opened again
+            # below, and the footer read compared with the plan's
+            kept.close()
+            kept = None
+        if kept is not None:
+            kept.use_options(scan.reader_options)
+            file: UnitFile = kept
+        else:
+            file = open_units(task.info.path, scan.filesystem, scan.reader_options, self.format)
+        try:
+            if kept is not None:
+                # opened while planning: the scan reads with that open's footer, so the file must
+                # still be that version (one stat, or one HEAD request on an object store)
+                kept.source.check_unchanged(kept.source.identity)
+            else:
+                # the version the plan was made from (no request: the open's own stat or HEAD
+                # and its tail read tell)
+                check_planned(task.info, file)
+            if task.info.table is not None:
+                self.table = TableFile(file, task.info.table, scan.dataset_schema)
+                return self.table.file
+            if not scan.options.case_sensitive:
+                return self._under_scan_names(file, task.info.partition_values)
+            return file
+        except BaseException:
+            file.close()
+            raise
 
     def _under_scan_names(self, file: UnitFile, partition_values: Collection[str]) -> UnitFile:
         """``file`` read under the scan's column names when it spells some of the columns the
