@@ -301,16 +301,18 @@ class PolarsEngine(Engine):
     def _run(self, query: Query) -> tuple[int, float]:
         pl = self.pl
 
-        def go() -> Any:
-            lf = pl.scan_parquet(list(query.paths))
-            if query.where:
-                lf = lf.filter(pl.sql_expr(query.where))
-            if query.columns:
-                lf = lf.select(list(query.columns))
-            return lf.collect()
-
-        df, seconds = _timed(go)
+        df, seconds = _timed(lambda: polars_collect(pl, pl.scan_parquet(list(query.paths)), query))
         return df.height, seconds
+
+
+def polars_collect(pl: Any, lf: Any, query: Query) -> Any:
+    """The rows of ``query`` from the Polars LazyFrame ``lf``: its filter (SQL text), then its
+    columns, collected."""
+    if query.where:
+        lf = lf.filter(pl.sql_expr(query.where))
+    if query.columns:
+        lf = lf.select(list(query.columns))
+    return lf.collect()
 
 
 class DataFusionEngine(Engine):

@@ -95,6 +95,7 @@ from benchmarks.engines import (
     SparkEngine,
     _profile_dict,
     _timed,
+    polars_collect,
     run_queries,
 )
 from benchmarks.ui import progress_or
@@ -735,11 +736,7 @@ class PolarsTableEngine(Engine):
                 lf = pl.scan_delta(query.paths[0], version=query.version)
             else:
                 lf = pl.scan_iceberg(self.table, snapshot_id=query.version)
-            if query.where:
-                lf = lf.filter(pl.sql_expr(query.where))
-            if query.columns:
-                lf = lf.select(list(query.columns))
-            return lf.collect()
+            return polars_collect(pl, lf, query)
 
         df, seconds = _timed(go)
         return df.height, seconds
