@@ -101,6 +101,23 @@ class S3Server(_Endpoint):
         self.client.upload_file(str(local), bucket, key)
         return f"s3://{bucket}/{key}"
 
+    def upload_tree(self, local: Path | str, bucket: str, prefix: str) -> str:
+        """Upload every file under the folder ``local`` to ``prefix/<its relative path>``;
+        returns the folder's ``s3://`` URI."""
+        root = Path(local)
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                self.upload(path, bucket, f"{prefix}/{path.relative_to(root).as_posix()}")
+        return f"s3://{bucket}/{prefix}"
+
+    def storage_options(self) -> dict[str, str]:
+        """This endpoint and its credentials as the ``storage_options`` deltalake (object_store)
+        takes."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION, "AWS_ALLOW_HTTP": "true",
+        }
+
     def put(self, bucket: str, key: str, data: bytes) -> str:
         self.bucket(bucket)
         self.client.put_object(Bucket=bucket, Key=key, Body=data)

@@ -313,21 +313,15 @@ def test_table_data_files_cost_no_second_footer_read_on_an_object_store(
     them start from; those reads go through lazyscan's source. The files being smaller than the
     tail read, each costs one HEAD (the open) and one GET (the tail), nested columns read or not,
     as the same file scanned alone as Parquet does."""
-    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
 
     name = "table-with-columnmapping-mode-id"
     local = TABLES / "delta" / name
     files = sorted(local.glob("*.parquet"))
     bucket = s3_server.bucket("field-ids")
-    for p in local.rglob("*"):
-        if p.is_file():
-            s3_server.upload(p, bucket, f"{name}/{p.relative_to(local).as_posix()}")
+    s3_server.upload_tree(local, bucket, name)
     for p in files:
         s3_server.upload(p, bucket, f"alone/{p.name}")
-    options = {
-        "AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-        "AWS_REGION": REGION, "AWS_ALLOW_HTTP": "true",
-    }
+    options = s3_server.storage_options()
     fs = s3_server.arrow_filesystem()
     logical = ["ByteType", "StringType", "TimestampType"]
     nested = ["nested_struct", "array_of_structs", "map_of_rows"]

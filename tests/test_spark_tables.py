@@ -147,17 +147,11 @@ def test_iceberg_table_by_path(spark: Any, tmp_path: Path) -> None:
 def test_delta_table_on_an_object_store(spark: Any, s3_server: Any) -> None:
     """A Delta table's folder on S3 (moto's server): the listing finds the log, ``deltalake``
     reads it with the ``storage.*`` options, the tasks read the data files through ``fs.*``."""
-    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
 
     bucket = s3_server.bucket("spark-tables")
     root = DELTA / "dv-with-columnmapping"
-    for path in root.rglob("*"):
-        if path.is_file():
-            s3_server.upload(path, bucket, f"lake/{path.relative_to(root).as_posix()}")
-    storage = {
-        "storage.AWS_ENDPOINT_URL": s3_server.endpoint, "storage.AWS_ACCESS_KEY_ID": ACCESS_KEY,
-        "storage.AWS_SECRET_ACCESS_KEY": SECRET_KEY, "storage.AWS_REGION": REGION, "storage.AWS_ALLOW_HTTP": "true",
-    }
+    s3_server.upload_tree(root, bucket, "lake")
+    storage = {f"storage.{k}": v for k, v in s3_server.storage_options().items()}
     options = {**s3_server.fs_options(), **storage, **ONE_TASK}
     for route in ROUTES:
         got = lazyscan.spark.read(spark, f"s3://{bucket}/lake", None, "col1 > 3 OR part = 7", route=route, **options)

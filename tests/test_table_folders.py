@@ -281,12 +281,7 @@ def test_object_store_table_folders(s3_server: Any, delta_table: Path, iceberg_t
 
 
 def _storage_options(s3_server: Any) -> dict[str, str]:
-    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
-
-    return {
-        "AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-        "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION, "AWS_ALLOW_HTTP": "true",
-    }
+    return dict(s3_server.storage_options())
 
 
 def _keys(fs: Any, folder: str) -> list[str]:

@@ -527,20 +527,11 @@ def test_table_plan_type_is_exported() -> None:
 def test_delta_table_on_an_object_store(s3_server: Any) -> None:
     """The log through deltalake (``storage_options``), the data files and deletion vectors through
     the filesystem given: the same rows as the local copy."""
-    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
 
     name = "dv-with-columnmapping"
     bucket = s3_server.bucket("table-scan")
-    for local in (DELTA / name).rglob("*"):
-        if local.is_file():
-            s3_server.upload(local, bucket, f"{name}/{local.relative_to(DELTA / name).as_posix()}")
-    options = {
-        "AWS_ENDPOINT_URL": s3_server.endpoint,
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-        "AWS_REGION": REGION,
-        "AWS_ALLOW_HTTP": "true",
-    }
+    s3_server.upload_tree(DELTA / name, bucket, name)
+    options = s3_server.storage_options()
     fs = s3_server.arrow_filesystem()
     expected = rows(lazyscan.scan(str(DELTA / name), version=12).to_table())
     got = lazyscan.scan(f"{bucket}/{name}", filesystem=fs, storage_options=options, version=12).to_table()

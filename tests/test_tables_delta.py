@@ -580,18 +580,8 @@ def test_table_on_an_object_store(s3_server: Any) -> None:
     from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
 
     name = "dv-with-columnmapping"
-    for local in (TABLES / name).rglob("*"):
-        if local.is_file():
-            s3_server.upload(
-                local, "delta-tables", f"{name}/{local.relative_to(TABLES / name).as_posix()}"
-            )
-    options = {
-        "AWS_ENDPOINT_URL": s3_server.endpoint,
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-        "AWS_REGION": REGION,
-        "AWS_ALLOW_HTTP": "true",
-    }
+    s3_server.upload_tree(TABLES / name, "delta-tables", name)
+    options = s3_server.storage_options()
     filesystem = pafs.S3FileSystem(
         access_key=ACCESS_KEY,
         secret_key=SECRET_KEY,
