@@ -654,7 +654,33 @@ def _where_sql(query: Query) -> str:
     return query.sql("t")
 
 
-class LazyscanTableEngine(Engine):
+class _LazyscanEngine(Engine):
+    """``lazyscan.scan(...).to_table()`` on what :meth:`_source` gives, its profile kept."""
+
+    def setup(self) -> None:
+        import lazyscan
+
+        self.scan = lazyscan.scan
+
+    def _source(self, query: TableQuery) -> tuple[Any, dict[str, Any]]:
+        """The scan's source and its table options."""
+        raise NotImplementedError
+
+    def _run(self, query: Query) -> tuple[int, float]:
+        assert isinstance(query, TableQuery)
+        columns = list(query.columns) if query.columns else None
+        source, options = self._source(query)
+
+        def go() -> tuple[Any, pa.Table]:
+            s = self.scan(source, columns=columns, where=query.where, threads=THREADS, **options)
+            return s, s.to_table()
+
+        (s, table), seconds = _timed(go)
+        self.last_profile = _profile_dict(getattr(s, "profile", None))
+        return table.num_rows, seconds
+
+
+class LazyscanTableEngine(_LazyscanEngine):
     """lazyscan on the table: ``lazyscan.scan(root, columns, where, version=..., threads=2)``."""
 
     def __init__(self, fmt: str) -> None:
@@ -663,48 +689,19 @@ class LazyscanTableEngine(Engine):
         self.name = "lazyscan"
         self.label = "lazyscan table"
 
-    def setup(self) -> None:
-        import lazyscan
-
-        self.scan = lazyscan.scan
-
-    def _run(self, query: Query) -> tuple[int, float]:
-        assert isinstance(query, TableQuery)
-        columns = list(query.columns) if query.columns else None
-
-        def go() -> tuple[Any, pa.Table]:
-            s = self.scan(query.paths[0], columns=columns, where=query.where, version=query.version,
-                          threads=THREADS)
-            return s, s.to_table()
-
-        (s, table), seconds = _timed(go)
-        self.last_profile = _profile_dict(getattr(s, "profile", None))
-        return table.num_rows, seconds
+    def _source(self, query: TableQuery) -> tuple[Any, dict[str, Any]]:
+        return query.paths[0], {"version": query.version}
 
 
-class LazyscanFilesEngine(Engine):
+class LazyscanFilesEngine(_LazyscanEngine):
     """lazyscan on the version's data files as plain Parquet (``raw_files=True``): the deletes
     are not applied and a Delta partition column is not added."""
 
     name = "lazyscan-files"
     label = "lazyscan plain files"
 
-    def setup(self) -> None:
-        import lazyscan
-
-        self.scan = lazyscan.scan
-
-    def _run(self, query: Query) -> tuple[int, float]:
-        assert isinstance(query, TableQuery)
-        columns = list(query.columns) if query.columns else None
-
-        def go() -> tuple[Any, pa.Table]:
-            s = self.scan(list(query.files), columns=columns, where=query.where, threads=THREADS, raw_files=True)
-            return s, s.to_table()
-
-        (s, table), seconds = _timed(go)
-        self.last_profile = _profile_dict(getattr(s, "profile", None))
-        return table.num_rows, seconds
+    def _source(self, query: TableQuery) -> tuple[Any, dict[str, Any]]:
+        return list(query.files), {"raw_files": True}
 
 
 class PolarsTableEngine(Engine):
