@@ -18,6 +18,8 @@ Modules and their roles:
   (:func:`read` takes a table's name; :func:`table_options` gives the data source one).
 - :mod:`.extension` — :func:`configure` / :func:`enable`: transparent mode, a Catalyst rule (Java,
   ``jvm/``) that reads filtered ``spark.read.parquet`` scans through the data source (Spark 4.1+).
+- :mod:`.decision` — the rule's choice per scan, lazyscan or Spark's reader, by :mod:`.choose`'s
+  cost model, asked from the JVM through the Python data source ``lazyscanChoice``.
 - :mod:`.table_paths` — Delta Lake and Iceberg tables read by path: the snapshot planned once
   on the driver, each task's files carrying their deletes and column mapping.
 

@@ -507,6 +507,29 @@ def estimate(
     return plan.estimate(max_selectivity, overhead, sample_files, sample_row_groups, costs or CostModel())
 
 
+def estimate_source(
+    options: dict[str, Any],
+    columns: Sequence[str] | None,
+    where: str | None,
+    *,
+    defaults: Any,
+    cores: int,
+    max_selectivity: float = DEFAULT_MAX_SELECTIVITY,
+    overhead: float = DEFAULT_OVERHEAD,
+    costs: CostModel | None = None,
+) -> Estimate:
+    """:func:`estimate` of a read given as ``lazyscan`` data source ``options`` (``path`` /
+    ``paths``, or ``table`` and ``catalogTable``, and scan options), without a session: its
+    settings come as ``defaults`` (a :class:`~lazyscan.spark.options.SessionDefaults`, as
+    :func:`lazyscan.spark.register` snapshots them) and ``cores`` (its default parallelism).
+    For the planning calls of a Python data source, which run in a Python worker
+    (:mod:`.decision`)."""
+    plan = _Plan.from_source_options(options, columns, where, defaults, cores)
+    return plan.estimate(
+        max_selectivity, overhead, DEFAULT_SAMPLE_FILES, DEFAULT_SAMPLE_ROW_GROUPS, costs or CostModel()
+    )
+
+
 @dataclass
 class _Plan:
     spark: Any
@@ -529,6 +552,8 @@ class _Plan:
     table: CatalogTable | None = None
     #: the table's name as given
     table_name: str | None = None
+    #: the session's cores when the plan was made without a session (None: ask the session)
+    cores: int | None = None
 
     @property
     def filter_expr(self) -> Expr | None:
@@ -613,6 +638,39 @@ class _Plan:
             defaults=defaults, bound=bound, table=table, table_name=table_name,
         )
 
+    @classmethod
+    def from_source_options(
+        cls, options: dict[str, Any], columns: Sequence[str] | None, where: str | None, defaults: Any, cores: int
+    ) -> _Plan:
+        """The plan of a read given as data source options, with no session (see
+        :func:`estimate_source`)."""
+        from lazyscan.spark.options import SourceSettings
+        from lazyscan.spark.source import build_listing, table_listing
+
+        opts = {str(k): str(v) for k, v in options.items()}
+        settings = SourceSettings.from_options(opts, defaults)
+        expr, error = None, None
+        if where is not None:
+            try:
+                with session_time_zone(settings.time_zone):
+                    expr = to_expr(where)
+            except LazyScanError as e:
+                error = str(e)
+        table = settings.table
+        listing = table_listing(settings, table, where=expr) if table is not None else build_listing(settings)
+        bound = None
+        if expr is not None:
+            try:
+                with session_time_zone(settings.time_zone):
+                    bound = bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive)
+            except LazyScanError as e:
+                expr, bound, error = None, None, str(e)
+        return cls(
+            None, list(settings.paths), opts, settings, listing, list(columns) if columns else None, where, expr,
+            error, defaults=defaults, bound=bound, table=table, table_name=None if table is None else table.name,
+            cores=cores,
+        )
+
     @property
     def source(self) -> str:
         """What is read, for messages: the table's name or the paths."""
@@ -656,7 +714,7 @@ class _Plan:
         return [c for c in self.output_columns() if c not in parts and c in names]
 
     def _cores(self) -> int:
-        cores = default_parallelism(self.spark)
+        cores = self.cores if self.cores is not None else default_parallelism(self.spark)
         return cores if cores is not None else max(1, self.settings.split_policy.min_partition_num)
 
     def _files_left(self) -> list[FileInfo]:
@@ -1088,4 +1146,4 @@ def resolve_route(route: str, spark: Any = None) -> str:
     return route
 
 
-__all__ = ["CostModel", "Estimate", "Workload", "decide", "estimate", "read"]
+__all__ = ["CostModel", "Estimate", "Workload", "decide", "estimate", "estimate_source", "read"]

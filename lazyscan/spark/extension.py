@@ -30,6 +30,11 @@ How the parts meet:
   Spark's reader and logs a warning on the driver.
 - ``spark.lazyscan.enabled`` (default ``true``) is read each time a query is optimized: set it
   to ``false`` for the session or around one query.
+- Which reader is faster for a scan the rule can take is decided by the cost model of
+  :func:`lazyscan.spark.read` (:mod:`.choose`), asked from the JVM through a planning call of
+  the Python data source ``lazyscanChoice`` that :func:`enable` registers (see :mod:`.decision`);
+  the decision is kept per session, files and filter. ``spark.lazyscan.choice=lazyscan`` takes
+  every scan the rule can take without asking.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from lazyscan.errors import LazyScanError, OptionError, UnsupportedFeatureError
+from lazyscan.spark.choose import CostModel
 from lazyscan.spark.compat import conf_value, spark_version, spark_version_text
 
 #: the value of ``spark.sql.extensions`` that injects the rule
@@ -178,8 +184,10 @@ def configure(builder: Any) -> Any:
     return builder
 
 
-def enable(spark: Any, push_filters: bool | str = "auto") -> None:
-    """Register the ``lazyscan`` data source with ``spark`` for the rule to read through.
+def enable(spark: Any, push_filters: bool | str = "auto", costs: CostModel | None = None) -> None:
+    """Register the ``lazyscan`` data source with ``spark`` for the rule to read through, and
+    ``lazyscanChoice``, through which the rule asks the cost model (``costs``, default
+    :class:`~lazyscan.spark.choose.CostModel`) which reader is faster.
 
     Raises :class:`~lazyscan.errors.OptionError` when the session was started without
     :func:`configure` (the extension is a static setting of the session).
@@ -193,5 +201,7 @@ def enable(spark: Any, push_filters: bool | str = "auto") -> None:
             ".getOrCreate(); an existing session keeps its static settings"
         )
     from lazyscan.spark import register
+    from lazyscan.spark.decision import register_choice
 
     register(spark, push_filters)
+    register_choice(spark, costs)

@@ -1,0 +1,135 @@
+"""Transparent mode's choice per scan: lazyscan or Spark's reader, by :mod:`.choose`'s cost model.
+
+The rule (``jvm/LazyScanRule.java``) asks ``jvm/LazyScanChoice.java`` about each scan it could
+take over, with the options it gives the ``lazyscan`` data source (files or table, ``where``,
+the needed ``columns``). That class asks the cost model of :func:`lazyscan.spark.read` (one
+model, in Python) through a planning call of a Python data source: it loads
+``format("lazyscanChoice")`` with those options and the session's cores and no schema, so Spark
+calls :meth:`LazyScanChoiceSource.schema` in a Python worker on the driver, which runs
+:func:`~lazyscan.spark.choose.estimate_source` and returns the verdict in the metadata of its
+one field. Nothing is read through the source.
+
+Why a planning call and not a Py4J callback into the driver's Python process: it works wherever
+the rule runs, on a classic session and on a Spark Connect server (whose JVM has no Python
+driver to call back; the client's ``enable`` registers the source with the server's session),
+and needs no callback server. A callback saves the worker round trip (measured on ``local[2]``,
+see ``tests/test_spark_extension_choice.py``); the JVM keeps each decision per session, files
+and options, so a query planned twice (``explain()``, then an action) asks once.
+
+A decision that fails (the source not registered, a worker that cannot import lazyscan, an
+error in the model) keeps Spark's reader with the reason logged on the driver; it is not kept,
+so the next query asks again.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from pyspark.sql.types import StringType, StructField, StructType
+
+from lazyscan.errors import OptionError
+from lazyscan.spark.choose import CostModel, Estimate, estimate_source
+from lazyscan.spark.compat import DataSource
+from lazyscan.spark.options import SessionDefaults
+from lazyscan.spark.source import COLUMNS_OPTION, parse_columns
+
+log = logging.getLogger("lazyscan.spark")
+
+#: the name the choice source is registered under (``LazyScanChoice.SOURCE`` in Java)
+CHOICE_SOURCE = "lazyscanChoice"
+#: the one field of its schema, whose metadata holds the verdict
+VERDICT_FIELD = "lazyscan_choice"
+#: the option with the session's cores (``spark.sparkContext.defaultParallelism``)
+CORES_OPTION = "cores"
+#: the session setting: ``auto`` (the cost model decides) or ``lazyscan`` (every scan the rule
+#: can take, as before the cost model)
+CHOICE_CONF = "spark.lazyscan.choice"
+
+
+def decide_options(
+    options: dict[str, str], defaults: SessionDefaults, costs: CostModel | None = None
+) -> Estimate:
+    """The cost model's estimate of the ``lazyscan`` read with data source ``options`` (with
+    ``where``, ``columns`` and ``cores``), for a session with settings ``defaults``."""
+    rest = {str(k): str(v) for k, v in options.items()}
+    lowered = {k.lower(): k for k in rest}
+    where = rest.pop(lowered["where"]) if "where" in lowered else None
+    columns = parse_columns(rest.pop(lowered[COLUMNS_OPTION])) if COLUMNS_OPTION in lowered else None
+    cores_text = rest.pop(lowered[CORES_OPTION]) if CORES_OPTION in lowered else "1"
+    try:
+        cores = max(1, int(cores_text))
+    except ValueError:
+        raise OptionError(f"option 'cores' must be a whole number, got {cores_text!r}") from None
+    return estimate_source(rest, columns, where, defaults=defaults, cores=cores, costs=costs)
+
+
+def verdict_metadata(options: dict[str, str], defaults: SessionDefaults, costs: CostModel | None) -> dict[str, Any]:
+    """The metadata of the verdict field: ``useLazyscan``, ``reason`` and ``seconds`` (the time
+    the estimate took), or ``error`` when the model could not decide."""
+    try:
+        est = decide_options(options, defaults, costs)
+    except Exception as e:  # any failure keeps Spark's reader; the JVM logs the text
+        return {"error": f"{type(e).__name__}: {e}"}
+    return {"useLazyscan": est.use_lazyscan, "reason": est.reason, "seconds": round(est.seconds, 6)}
+
+
+class LazyScanChoiceSource(DataSource):
+    """Data source ``lazyscanChoice``: its schema is the cost model's verdict on a ``lazyscan``
+    read (see the module docs); it reads nothing. Registered by :func:`register_choice`."""
+
+    session_defaults: ClassVar[SessionDefaults] = SessionDefaults()
+    costs: ClassVar[CostModel | None] = None
+
+    @classmethod
+    def name(cls) -> str:
+        return CHOICE_SOURCE
+
+    def schema(self) -> StructType:
+        meta = verdict_metadata(dict(self.options), self.session_defaults, self.costs)
+        return StructType([StructField(VERDICT_FIELD, StringType(), True, meta)])
+
+    def reader(self, schema: StructType) -> Any:
+        raise OptionError(
+            f"the {CHOICE_SOURCE} data source only answers lazyscan's transparent mode which reader "
+            "to use; read with format('lazyscan')"
+        )
+
+
+def register_choice(spark: Any, costs: CostModel | None = None) -> type[LazyScanChoiceSource]:
+    """Register ``lazyscanChoice`` with ``spark``, carrying the session's settings (as
+    :func:`lazyscan.spark.register` snapshots them for ``lazyscan``) and ``costs`` (default:
+    :class:`~lazyscan.spark.choose.CostModel`)."""
+    from lazyscan.spark import session_defaults
+
+    cls = type(
+        "LazyScanChoiceSource",
+        (LazyScanChoiceSource,),
+        {
+            "__module__": LazyScanChoiceSource.__module__,
+            # a name the module does not define: the class travels by value, with its settings
+            "__qualname__": "RegisteredLazyScanChoiceSource",
+            "__doc__": LazyScanChoiceSource.__doc__,
+            "session_defaults": session_defaults(spark),
+            "costs": costs,
+        },
+    )
+    spark.dataSource.register(cls)
+    return cls
+
+
+def verdicts(spark: Any) -> list[str]:
+    """The decisions kept for ``spark`` (classic sessions): one line per scan and options."""
+    jvm = spark.sparkContext._jvm
+    return list(jvm.lazyscan.spark.jvm.LazyScanChoice.verdicts(spark._jsparkSession))
+
+
+__all__ = [
+    "CHOICE_CONF",
+    "CHOICE_SOURCE",
+    "LazyScanChoiceSource",
+    "decide_options",
+    "register_choice",
+    "verdict_metadata",
+    "verdicts",
+]

@@ -1,0 +1,216 @@
+package lazyscan.spark.jvm;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.datasources.FileIndex;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Whether lazyscan or Spark's reader reads a scan the rule could take over, by the cost model of
+ * {@code lazyscan.spark.read} (Python, {@code lazyscan/spark/decision.py}).
+ *
+ * <p>The model is asked through a planning call of the Python data source {@code lazyscanChoice}
+ * (registered by {@code lazyscan.spark.enable}): loading it with the lazyscan read's options and
+ * the session's cores and no schema makes Spark call its {@code schema()} in a Python worker,
+ * which answers in the metadata of its one field. That works on a classic session and on a Spark
+ * Connect server alike. Each decision is kept per session, options and file listing (paths,
+ * sizes, modification times), so planning a query twice asks once and decides the same. A
+ * decision that fails keeps Spark's reader (Spark's filter stays above the scan either way, so
+ * a decision costs time only, never rows) and is not kept.
+ *
+ * <p>The session setting {@code spark.lazyscan.choice}: {@code auto} (default, the cost model)
+ * or {@code lazyscan} (every scan the rule can take).
+ */
+public final class LazyScanChoice {
+  /** The session setting: {@code auto} or {@code lazyscan}. */
+  public static final String CHOICE = "spark.lazyscan.choice";
+  /** The name the Python choice source is registered under. */
+  public static final String SOURCE = "lazyscanChoice";
+
+  private static final String CORES_OPTION = "cores";
+  private static final int KEPT = 1024;
+  /** Decisions by session, options and listing; the least recently used go first. */
+  private static final Map<String, Verdict> DECIDED =
+      new LinkedHashMap<String, Verdict>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Verdict> eldest) {
+          return size() > KEPT;
+        }
+      };
+  private static final AtomicLong ASKED = new AtomicLong();
+
+  private LazyScanChoice() {}
+
+  /** One decision: lazyscan or not, and why (the model's text). */
+  private static final class Verdict {
+    final String session;
+    final String scan;
+    final boolean lazyscan;
+    final String reason;
+
+    Verdict(String session, String scan, boolean lazyscan, String reason) {
+      this.session = session;
+      this.scan = scan;
+      this.lazyscan = lazyscan;
+      this.reason = reason;
+    }
+
+    @Override
+    public String toString() {
+      return scan + ": " + (lazyscan ? "lazyscan: " : "Spark's reader: ") + reason;
+    }
+  }
+
+  /**
+   * Null when lazyscan should read the scan of {@code files} with the {@code lazyscan} data
+   * source {@code options} (as the rule loads it: {@code path} or {@code paths}, or {@code table}
+   * and {@code catalogTable}; {@code where}; {@code columns}; scan options); otherwise why Spark's
+   * reader is kept, for the log and the plan.
+   */
+  public static String keepSparkReason(SparkSession session, HadoopFsRelation files, Map<String, String> options) {
+    String mode = session.conf().get(CHOICE, "auto").trim().toLowerCase(Locale.ROOT);
+    if (mode.equals("lazyscan")) {
+      return null;
+    }
+    if (!mode.equals("auto")) {
+      return CHOICE + " is " + mode + " (auto or lazyscan)";
+    }
+    Map<String, String> asked = new TreeMap<>();
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      asked.put(e.getKey().toLowerCase(Locale.ROOT), e.getValue());
+    }
+    asked.put(CORES_OPTION, Integer.toString(session.sparkContext().defaultParallelism()));
+    String id = sessionId(session);
+    String key = id + "\n" + asked + "\n" + listing(files.location());
+    Verdict kept;
+    synchronized (DECIDED) {
+      kept = DECIDED.get(key);
+    }
+    if (kept == null) {
+      String scan = asked.containsKey("table") ? "table " + asked.get("table") : paths(asked);
+      try {
+        kept = ask(session, asked, id, scan);
+      } catch (Exception e) {
+        String reason = "lazyscan's cost model could not decide: " + firstLine(e);
+        log().warn("lazyscan: Spark's reader is kept for " + scan + ": " + reason);
+        return reason;
+      }
+      log().info("lazyscan: " + kept);
+      synchronized (DECIDED) {
+        DECIDED.put(key, kept);
+      }
+    }
+    return kept.lazyscan ? null : kept.reason;
+  }
+
+  /** The decisions kept for {@code session}, oldest first: {@code <scan>: lazyscan: <reason>}
+   * or {@code <scan>: Spark's reader: <reason>}. */
+  public static String[] verdicts(SparkSession session) {
+    List<String> out = new ArrayList<>();
+    synchronized (DECIDED) {
+      for (Verdict v : DECIDED.values()) {
+        if (v.session.equals(sessionId(session))) {
+          out.add(v.toString());
+        }
+      }
+    }
+    return out.toArray(new String[0]);
+  }
+
+  /** How many times this JVM has asked the cost model (decisions kept are not asked again). */
+  public static long modelCalls() {
+    return ASKED.get();
+  }
+
+  /** Forgets every decision kept for {@code session}. */
+  public static void forget(SparkSession session) {
+    synchronized (DECIDED) {
+      DECIDED.values().removeIf(v -> v.session.equals(sessionId(session)));
+    }
+  }
+
+  private static Verdict ask(SparkSession session, Map<String, String> options, String id, String scan) {
+    ASKED.incrementAndGet();
+    Map<String, String> given = new HashMap<>(options);
+    StructType schema = session.read().format(SOURCE).options(given).load().schema();
+    if (schema.fields().length != 1) {
+      throw new IllegalStateException("the " + SOURCE + " data source gave " + schema.simpleString());
+    }
+    StructField field = schema.fields()[0];
+    Metadata m = field.metadata();
+    if (m.contains("error")) {
+      throw new IllegalStateException(m.getString("error"));
+    }
+    if (!m.contains("useLazyscan") || !m.contains("reason")) {
+      throw new IllegalStateException("the " + SOURCE + " data source gave no verdict: " + m.json());
+    }
+    return new Verdict(id, scan, m.getBoolean("useLazyscan"), m.getString("reason"));
+  }
+
+  /** A digest of the files the index lists (path, length, modification time), or of its root
+   * paths and size where it lists none in memory (a catalog's index before pruning). */
+  private static String listing(FileIndex index) {
+    StringBuilder b = new StringBuilder();
+    if (index instanceof PartitioningAwareFileIndex) {
+      for (FileStatus s : CollectionConverters.asJava(((PartitioningAwareFileIndex) index).allFiles())) {
+        b.append(s.getPath()).append('\t').append(s.getLen()).append('\t').append(s.getModificationTime()).append('\n');
+      }
+    } else {
+      for (Path p : CollectionConverters.asJava(index.rootPaths())) {
+        b.append(p).append('\n');
+      }
+      b.append(index.sizeInBytes());
+    }
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(b.toString().getBytes(StandardCharsets.UTF_8));
+      StringBuilder hex = new StringBuilder();
+      for (byte x : digest) {
+        hex.append(String.format("%02x", x));
+      }
+      return hex.toString();
+    } catch (NoSuchAlgorithmException e) {
+      return b.toString();
+    }
+  }
+
+  private static String sessionId(SparkSession session) {
+    if (session instanceof org.apache.spark.sql.classic.SparkSession) {
+      return ((org.apache.spark.sql.classic.SparkSession) session).sessionUUID();
+    }
+    return session.getClass().getName() + "@" + Integer.toHexString(System.identityHashCode(session));
+  }
+
+  private static String paths(Map<String, String> options) {
+    if (options.containsKey("path")) {
+      return options.get("path");
+    }
+    return options.getOrDefault("paths", "?");
+  }
+
+  private static String firstLine(Throwable e) {
+    String text = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    int newline = text.indexOf('\n');
+    return newline < 0 ? text : text.substring(0, newline);
+  }
+
+  private static org.slf4j.Logger log() {
+    return org.slf4j.LoggerFactory.getLogger(LazyScanChoice.class);
+  }
+}

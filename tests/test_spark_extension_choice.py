@@ -1,0 +1,314 @@
+"""Transparent mode's choice: the rule asks :func:`lazyscan.spark.read`'s cost model whether
+lazyscan or Spark's reader reads a scan (``LazyScanChoice.java``, :mod:`lazyscan.spark.decision`).
+
+The module's session carries the extension on the shared test SparkContext, its jar loaded into a
+class loader of its own (as in ``tests/test_spark_extension.py``). Where the rule in the checkout
+does not ask ``LazyScanChoice`` yet, the jar is built from a copy of the rule sources with that
+call added after the lazyscan relation is made, which is where the rule is to ask.
+
+The cost model is the same class everywhere: the session is enabled with a :class:`CostModel`
+whose Spark reader is slow (:data:`COSTS`), so that on test-sized files a needle filter goes to
+lazyscan and decisions sit far from the model's break-even point (the sample's timings then
+cannot tip them); a filter that keeps most rows goes to Spark's reader whatever the timings
+(above ``max_selectivity``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import lazyscan.spark
+from lazyscan.spark import extension
+from lazyscan.spark.choose import CostModel, estimate
+from lazyscan.spark.decision import (
+    CHOICE_CONF,
+    CHOICE_SOURCE,
+    LazyScanChoiceSource,
+    register_choice,
+)
+from lazyscan.spark.extension import ENABLED_CONF, EXTENSION_CLASS, build_jar
+from tests.spark_support import assert_same_rows, get_spark
+
+pytestmark = pytest.mark.spark
+
+#: Spark's reader made 100 times slower than calibrated: lazyscan wins every selective read here
+COSTS = CostModel(spark_bytes_per_s=4.9e6, spark_value_s=1e-6)
+ROWS = 200_000
+CALL = "String choice = LazyScanChoice.keepSparkReason(session, fs, v2.options());"
+ANCHOR = "DataSourceV2Relation v2 = (DataSourceV2Relation) analyzed;"
+
+
+def _lineitem(n: int = ROWS, seed: int = 7) -> pa.Table:
+    """Columns shaped like TPC-H lineitem's (Q6 reads quantity, price, discount, ship date)."""
+    rng = np.random.default_rng(seed)
+    cents = lambda v: pa.array([decimal.Decimal(int(c)) / 100 for c in v], pa.decimal128(15, 2))  # noqa: E731
+    words = np.array(["carefully", "quickly", "final", "ironic", "bold", "pending", "regular", "express"])
+    comments = [" ".join(words[rng.integers(0, len(words), 3)]) for _ in range(n)]
+    comments[n // 2] = "needle in the lineitems"
+    days = rng.integers(0, 7 * 365, n)
+    return pa.table(
+        {
+            "l_orderkey": pa.array(np.arange(n, dtype=np.int64) * 4),
+            "l_quantity": cents(rng.integers(1, 51, n) * 100),
+            "l_extendedprice": cents(rng.integers(90_000, 10_000_000, n)),
+            "l_discount": cents(rng.integers(0, 11, n)),
+            "l_shipdate": pa.array([dt.date(1992, 1, 1) + dt.timedelta(days=int(d)) for d in days]),
+            "l_comment": pa.array(comments),
+        }
+    )
+
+
+def _choice_sources(folder: Path) -> Path:
+    """The rule's Java sources, the rule asking :class:`LazyScanChoice` (added when it does not)."""
+    shutil.copytree(extension.JVM_SOURCES, folder)
+    rule = folder / "LazyScanRule.java"
+    text = rule.read_text()
+    if "LazyScanChoice.keepSparkReason" not in text:
+        assert ANCHOR in text, "the rule has changed: say in this test where it asks LazyScanChoice"
+        record = "reasons.put(relation, choice); " if "Map<LogicalPlan, String> reasons" in text else ""
+        text = text.replace(ANCHOR, f"{ANCHOR}\n      {CALL}\n      if (choice != null) {{ {record}return null; }}")
+        rule.write_text(text)
+    return folder
+
+
+class _Session:
+    """A session with the extension, and the class loader of its jar."""
+
+    def __init__(self, shared: Any, jar: Path) -> None:
+        from pyspark.sql import SparkSession
+
+        context = shared.sparkContext
+        jvm, gateway = context._jvm, context._gateway
+        urls = gateway.new_array(jvm.java.net.URL, 1)
+        urls[0] = jvm.java.io.File(str(jar)).toURI().toURL()
+        self.loader = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+        cls = self.loader.loadClass(EXTENSION_CLASS)
+        ext = cls.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0)).newInstance(
+            gateway.new_array(jvm.java.lang.Object, 0)
+        )
+        extensions = jvm.org.apache.spark.sql.SparkSessionExtensions()
+        ext.apply(extensions)
+        options = jvm.java.util.HashMap()
+        options.put("spark.sql.extensions", EXTENSION_CLASS)
+        to_map = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap
+        none = jvm.scala.Option.empty()
+        java_class = SparkSession._get_j_spark_session_class(jvm)
+        self.spark = SparkSession(
+            context,
+            jsparkSession=java_class(context._jsc.sc(), none, none, extensions, to_map(options),
+                                     to_map(jvm.java.util.HashMap())),
+        )
+        java_class.setActiveSession(self.spark._jsparkSession)
+        try:
+            lazyscan.spark.enable(self.spark, costs=COSTS)
+        finally:
+            java_class.setActiveSession(shared._jsparkSession)
+        self.jvm, self.gateway = jvm, gateway
+
+    def call(self, name: str, *args: Any) -> Any:
+        """A static method of ``LazyScanChoice`` (through reflection: the class is in the loader)."""
+        cls = self.loader.loadClass("lazyscan.spark.jvm.LazyScanChoice")
+        for m in cls.getMethods():
+            if m.getName() == name and len(m.getParameterTypes()) == len(args):
+                values = self.gateway.new_array(self.jvm.java.lang.Object, len(args))
+                for i, a in enumerate(args):
+                    values[i] = a
+                return m.invoke(None, values)
+        raise AssertionError(f"LazyScanChoice has no {name} of {len(args)} arguments")
+
+    def model_calls(self) -> int:
+        return int(self.call("modelCalls"))
+
+    def verdicts(self) -> list[str]:
+        return [str(v) for v in self.call("verdicts", self.spark._jsparkSession)]
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Session]:
+    shared = get_spark()
+    sources = _choice_sources(tmp_path_factory.mktemp("choice") / "jvm")
+    saved = extension.JVM_SOURCES
+    extension.JVM_SOURCES = sources
+    try:
+        jar = build_jar()
+    finally:
+        extension.JVM_SOURCES = saved
+    s = _Session(shared, jar)
+    s.spark.conf.set(ENABLED_CONF, "true")
+    yield s
+    lazyscan.spark.register(shared)  # the shared session's profile accumulator back in place
+
+
+@pytest.fixture(scope="module")
+def lineitem(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("choice-data") / "lineitem.parquet"
+    pq.write_table(_lineitem(), path, row_group_size=20_000)
+    return path
+
+
+def _optimized(df: Any) -> str:
+    return str(df._jdf.queryExecution().optimizedPlan().toString())
+
+
+def _on_and_off(spark: Any, build: Any) -> tuple[list[Any], list[Any], str]:
+    """Rows of ``build(spark)`` with the rule on (and its optimized plan) and off."""
+    on = build(spark)
+    plan, on_rows = _optimized(on), on.collect()
+    spark.conf.set(ENABLED_CONF, "false")
+    try:
+        off_rows = build(spark).collect()
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
+    return on_rows, off_rows, plan
+
+
+def _verdict(session: _Session, path: Path) -> str:
+    """The latest verdict kept for ``path``."""
+    found = [v for v in session.verdicts() if str(path) in v]
+    assert found, session.verdicts()
+    return found[-1]
+
+
+Q6 = ("l_shipdate >= DATE'1992-01-01' AND l_shipdate < DATE'1999-01-01' "
+      "AND l_discount BETWEEN 0.00 AND 0.10 AND l_quantity < 50")
+NEEDLE = "l_comment = 'needle in the lineitems'"
+
+
+def test_q6_like_wide_filter_keeps_sparks_reader(session: _Session, lineitem: Path) -> None:
+    query = lambda s: (  # noqa: E731
+        s.read.parquet(str(lineitem)).where(Q6).selectExpr("sum(l_extendedprice * l_discount)")
+    )
+    on, off, plan = _on_and_off(session.spark, query)
+    assert on == off
+    assert "lazyscan(where:" not in plan, plan
+    verdict = _verdict(session, lineitem)
+    assert "Spark's reader: " in verdict and "of rows survive" in verdict, verdict
+
+
+def test_needle_goes_to_lazyscan(session: _Session, lineitem: Path) -> None:
+    query = lambda s: s.read.parquet(str(lineitem)).where(NEEDLE).select("l_orderkey", "l_shipdate")  # noqa: E731
+    on, off, plan = _on_and_off(session.spark, query)
+    assert_same_rows(on, off, NEEDLE)
+    assert len(on) == 1
+    assert "lazyscan(where: `l_comment` = 'needle in the lineitems'" in plan, plan
+    assert ": lazyscan: lazyscan ~" in _verdict(session, lineitem)
+
+
+# Spark SQL filters; the needed columns of the rule's scan (output and filter columns)
+FILTERS = [
+    (NEEDLE, ["l_orderkey", "l_comment"]),
+    ("l_orderkey = 4000", ["l_orderkey"]),
+    ("l_orderkey < 0", ["l_orderkey"]),  # statistics rule out every row group
+    ("l_quantity < 40", ["l_orderkey", "l_quantity"]),  # most rows survive
+    ("l_comment LIKE 'needle%' OR l_orderkey IN (8, 400004)", ["l_orderkey", "l_comment"]),
+    ("l_shipdate = DATE'1995-06-17' AND l_discount = 0.04", ["l_orderkey", "l_discount", "l_shipdate"]),
+]
+
+
+@pytest.mark.parametrize(("where", "needed"), FILTERS, ids=[f[0] for f in FILTERS])
+def test_same_decision_as_lazyscan_spark_read(session: _Session, lineitem: Path, where: str, needed: list[str]) -> None:
+    spark = session.spark
+    df = spark.read.parquet(str(lineitem)).where(where).select("l_orderkey")
+    taken = "lazyscan(where:" in _optimized(df)
+    chooser = estimate(spark, [str(lineitem)], needed, where, costs=COSTS, rawFiles="true")
+    assert taken == chooser.use_lazyscan, (where, _verdict(session, lineitem), chooser)
+
+
+def _keep_reason(session: _Session, path: Path, where: str, columns: str) -> Any:
+    """``LazyScanChoice.keepSparkReason`` for a scan of ``path``, as the rule asks it."""
+    relation = session.spark.read.parquet(str(path))._jdf.queryExecution().analyzed().relation()
+    options = session.jvm.java.util.HashMap()
+    for k, v in {"path": f"file:{path}", "where": where, "columns": columns, "rawFiles": "true"}.items():
+        options.put(k, v)
+    return session.call("keepSparkReason", session.spark._jsparkSession, relation, options)
+
+
+def test_decisions_are_kept_per_listing(session: _Session, tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    pq.write_table(_lineitem(), path, row_group_size=20_000)
+    # each DataFrame lists the files again and is optimized on its own
+    query = lambda: session.spark.read.parquet(str(path)).where(NEEDLE).select("l_orderkey")  # noqa: E731
+    before = session.model_calls()
+    query().explain()
+    assert len(query().collect()) == 1
+    assert "lazyscan(where:" in _optimized(query())
+    assert session.model_calls() == before + 1  # planned three times, asked once
+    # the file rewritten (another size, another time): asked again
+    pq.write_table(_lineitem(ROWS // 2), path, row_group_size=20_000)
+    os.utime(path, (1e9, 1e9))
+    assert len(query().collect()) == 1
+    assert session.model_calls() == before + 2
+    # another scan of the same files (only the filter column for a count): its own decision
+    assert query().count() == 1
+    assert session.model_calls() == before + 3
+
+
+def test_choice_setting_takes_every_scan(session: _Session, lineitem: Path) -> None:
+    spark = session.spark
+    build = lambda s: s.read.parquet(str(lineitem)).where("l_quantity < 40").select("l_orderkey")  # noqa: E731
+    assert "lazyscan(where:" not in _optimized(build(spark))
+    spark.conf.set(CHOICE_CONF, "lazyscan")
+    try:
+        on, off, plan = _on_and_off(spark, build)
+    finally:
+        spark.conf.unset(CHOICE_CONF)
+    assert "lazyscan(where: `l_quantity` < 40" in plan, plan
+    assert_same_rows(on, off, "l_quantity < 40")
+
+
+def _failing_source() -> type:
+    """A ``lazyscanChoice`` source whose planning call fails, as a worker that cannot run it."""
+    return type(
+        "LazyScanChoiceSource",
+        (LazyScanChoiceSource,),
+        {"__module__": LazyScanChoiceSource.__module__, "__qualname__": "FailingChoiceSource",
+         "schema": lambda self: 1 // 0},
+    )
+
+
+@pytest.mark.parametrize("failure", ["model", "worker"])
+def test_failed_decision_keeps_sparks_reader(session: _Session, tmp_path: Path, failure: str) -> None:
+    spark = session.spark
+    path = tmp_path / "t.parquet"
+    pq.write_table(_lineitem(20_000), path, row_group_size=5_000)
+    if failure == "model":
+        register_choice(spark, CostModel(spark_bytes_per_s=0.0))  # divides by zero
+    else:
+        spark.dataSource.register(_failing_source())
+    try:
+        before = session.model_calls()
+        query = lambda s: s.read.parquet(str(path)).where(NEEDLE).select("l_orderkey", "l_comment")  # noqa: E731
+        on, off, plan = _on_and_off(spark, query)
+        reason = _keep_reason(session, path, "`l_comment` = 'needle in the lineitems'", '["l_orderkey", "l_comment"]')
+    finally:
+        register_choice(spark, COSTS)
+    assert_same_rows(on, off, NEEDLE)
+    assert len(on) == 1
+    assert "lazyscan(where:" not in plan, plan
+    assert reason is not None and str(reason).startswith("lazyscan's cost model could not decide: "), reason
+    expected = "ZeroDivisionError" if failure == "model" else "ZeroDivisionError|PYTHON_DATA_SOURCE|DATA_SOURCE"
+    assert re.search(expected, str(reason)), reason
+    assert session.model_calls() >= before + 2  # a failed decision is not kept
+    assert not any(str(path) in v for v in session.verdicts())
+
+
+def test_choice_source_reads_nothing(session: _Session, lineitem: Path) -> None:
+    spark = session.spark
+    df = spark.read.format(CHOICE_SOURCE).options(path=str(lineitem), where=NEEDLE, columns="l_orderkey", cores="2").load()
+    field = df.schema.fields[0]
+    assert field.metadata["useLazyscan"] is True, field.metadata
+    assert field.metadata["reason"].startswith("lazyscan ~"), field.metadata
+    with pytest.raises(Exception, match="only answers lazyscan's transparent mode"):
+        df.collect()
