@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lazyscan.scan.dataset import FileInfo, FileSplit
 from lazyscan.spark.compat import InputPartition
@@ -58,12 +59,15 @@ class SplitPolicy:
 
 
 class ScanTask(InputPartition):
-    """One Spark task: byte ranges of files, read one after another."""
+    """One Spark task: byte ranges of files, read one after another. ``planned``: the profile
+    (as a dict) of what the driver ruled out before planning tasks (files pruned by partition
+    values or a table's statistics), which one task reports with its own."""
 
-    def __init__(self, index: int, splits: Sequence[FileSplit]) -> None:
+    def __init__(self, index: int, splits: Sequence[FileSplit], planned: dict[str, Any] | None = None) -> None:
         super().__init__(index)
         self.index = index
         self.splits = tuple(splits)
+        self.planned = planned
 
     @property
     def paths(self) -> list[str]:

@@ -79,24 +79,28 @@ from lazyscan.errors import (
 from lazyscan.format.options import ReaderOptions
 from lazyscan.io.retry import RetryPolicy
 from lazyscan.predicate import (
+    Answer,
     BoundExpr,
     Expr,
     bind,
     col,
     conjunction,
     evaluate,
+    evaluate_statistics,
     parse_predicate,
     referenced_columns,
-    split_conjuncts,
 )
 from lazyscan.predicate.bind import check_bound
 from lazyscan.predicate.casts import session_time_zone
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.scan import scan
+from lazyscan.scan.conjuncts import Conjunct, conjuncts_of
 from lazyscan.scan.dataset import HIVE_NULL, FileInfo, FileSplit, discover, pinned
 from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
-from lazyscan.scan.scan import Scan
+from lazyscan.scan.scan import TABLE_STATISTICS, Scan
+from lazyscan.scan.table_source import table_statistics
+from lazyscan.scan.unit_scan import PARTITION
 from lazyscan.spark.catalog import CatalogTable
 from lazyscan.spark.compat import (
     DataSource,
@@ -130,8 +134,12 @@ from lazyscan.spark.types import (
     partition_spark_type,
     spark_schema_of,
 )
+from lazyscan.tables.plan import FileRead
 
 log = logging.getLogger("lazyscan.spark")
+
+#: the partition tier's name in the decision log
+PARTITION_TIER = PARTITION.name
 
 
 class LazyScanReadError(LazyScanError):
@@ -629,6 +637,17 @@ def _resolve(name: str, candidates: Sequence[str], case_sensitive: bool = False)
     return low[0] if len(low) == 1 else None
 
 
+def _ruled_out_by_table(
+    read: FileRead, conjuncts: Sequence[Conjunct], field_of: dict[str, pa.Field], names: Sequence[str]
+) -> Conjunct | None:
+    """The conjunct the statistics a table states of one of its data files (and the file's
+    partition values) rule out, as the scan's table tier decides it; None: none."""
+    if not (read.stats or read.constants):
+        return None
+    stats = table_statistics(read, field_of, names)
+    return next((c for c in conjuncts if evaluate_statistics(c.bound, stats) is Answer.CANNOT_MATCH), None)
+
+
 def _describe_split(part: FileInfo | FileSplit) -> str:
     if isinstance(part, FileSplit):
         return f"{part.path!r} (bytes {part.start}-{part.start + part.length} of {part.size})"
@@ -789,27 +808,66 @@ class LazyScanReader(DataSourceReader):
         return result
 
     def files_left(self) -> list[FileInfo]:
-        """The listing's files whose partition values the filter does not rule out."""
+        """The listing's files the filter does not rule out by their partition values (or,
+        for a table's data files, by the statistics the table states of them)."""
+        return self._prune_files()[0]
+
+    def _prune_files(self) -> tuple[list[FileInfo], Profile]:
+        """:meth:`files_left`, and the profile of the files ruled out, counted as the
+        in-process scan counts them (files, rows, files pruned per tier, decisions): their
+        tasks are never planned, so no task counts them."""
         files = list(self.listing.files)
-        parts = set(self.listing.partition_names)
-        conjuncts = [c for p in self._predicates for c in split_conjuncts(p)]
-        on_parts = [c for c in conjuncts if referenced_columns(c) and referenced_columns(c) <= parts]
-        if not files or not on_parts:
-            return files
-        pschema = self.listing.partition_schema
-        table = pa.table(
-            {f.name: pa.array([i.partition_values.get(f.name) for i in files], f.type) for f in pschema},
-            schema=pschema,
-        )
-        # bound to the scan schema, whose partition columns are the partition schema's
-        mask = evaluate(conjunction(on_parts), table)
-        kept = [f for f, keep in zip(files, mask) if keep]
-        log.info("lazyscan %s: partition pruning kept %d of %d files", self.scan_id, len(kept), len(files))
-        return kept
+        pruned = Profile()
+        options = ScanOptions.from_mapping(self.settings.scan_kwargs)
+        where = self.where
+        if not files or where is None or not options.filter_in_scan:
+            return files, pruned
+        parts = self.listing.partition_names
+        conjuncts = conjuncts_of(where, self.listing.scan_schema, parts)
+        by_partition: list[Conjunct | None] = [None] * len(files)
+        on_parts = [c for c in conjuncts if c.partition_only]
+        if on_parts and options.prune_partitions:
+            pschema = self.listing.partition_schema
+            values = pa.table(
+                {f.name: pa.array([i.partition_values.get(f.name) for i in files], f.type) for f in pschema},
+                schema=pschema,
+            )
+            for c in on_parts:  # bound to the scan schema, whose partition columns are the partition schema's
+                for i, keep in enumerate(evaluate(c.bound, values)):
+                    if not keep and by_partition[i] is None:
+                        by_partition[i] = c
+        by_statistics = options.prune_statistics and any(f.table is not None for f in files)
+        field_of = {f.name: f for f in self.listing.scan_schema}
+        predicate_columns = sorted({n for c in conjuncts for n in c.columns})
+        kept = []
+        for info, partition_conjunct in zip(files, by_partition):
+            tier, ruled_out = PARTITION_TIER, partition_conjunct
+            if ruled_out is None and by_statistics and info.table is not None:
+                tier, ruled_out = TABLE_STATISTICS, _ruled_out_by_table(info.table, conjuncts, field_of, predicate_columns)
+            if ruled_out is None:
+                kept.append(info)
+                continue
+            pruned.add("files")
+            if info.table is not None:  # a plain file's rows are known from its footer only
+                pruned.add("rows_total", info.table.num_records or 0)
+                pruned.add("files_pruned_table_stats" if tier == TABLE_STATISTICS else "files_pruned_partition")
+            pruned.decide(ruled_out.text, tier)
+        if len(kept) < len(files):
+            log.info(
+                "lazyscan %s: partition values and table statistics kept %d of %d files",
+                self.scan_id, len(kept), len(files),
+            )
+        return kept, pruned
 
     def partitions(self) -> list[InputPartition]:
-        """Spark tasks: byte ranges of the files that survive partition pruning."""
-        tasks = plan_tasks(self.files_left(), self.settings.split_policy)
+        """Spark tasks: byte ranges of the files that survive partition pruning (and a table's
+        statistics); the first task carries the profile of the files ruled out, reported with
+        its own (an empty task when no file is left)."""
+        files, pruned = self._prune_files()
+        tasks = plan_tasks(files, self.settings.split_policy)
+        if pruned.counters["files"]:
+            first = tasks[0] if tasks else ScanTask(0, [])
+            tasks[:1] = [ScanTask(first.index, first.splits, pruned.as_dict())]
         log.info("lazyscan %s: %d tasks over %d files", self.scan_id, len(tasks), len(self.listing.files))
         return list(tasks)
 
@@ -853,6 +911,8 @@ class LazyScanReader(DataSourceReader):
             self._report(task, s.profile if s is not None else Profile())
 
     def _report(self, task: ScanTask, profile: Profile) -> None:
+        if task.planned is not None:
+            profile.merge(Profile.from_dict(task.planned))
         entry = task_entry(", ".join(self.settings.paths), profile)
         try:
             if self.accumulator is not None:
