@@ -25,6 +25,7 @@ import lazyscan.spark
 from lazyscan.errors import LazyScanError, TableFolderError
 from lazyscan.spark.compat import HAS_PYTHON_DATA_SOURCE
 from tests.spark_support import assert_same_rows, get_spark
+from tests.test_table_scan import dv_table  # noqa: F401  (a fixture: a Delta table with deletion vectors)
 
 pytestmark = pytest.mark.spark
 
@@ -204,3 +205,102 @@ def test_random_filters_on_a_table_equal_spark_over_its_files(spark: Any, writte
         table = spark.read.format("lazyscan").options(**options).load(root)  # a new reader per filter
         got = sorted(r.rid for r in table.where(expr).select("rid").collect())
         assert got == expected, f"{text!r}: lazyscan {len(got)} rows, Spark {len(expected)}"
+
+
+#: what the profile says of a table read, the same in Spark as in-process
+TABLE_COUNTERS = (
+    "files", "files_pruned_partition", "files_pruned_table_stats", "rows_total", "rows_removed_position_deletes",
+    "rows_removed_equality_deletes", "rows_returned",
+)
+
+
+def profile_pair(spark: Any, source: str, where: str, route: str, **options: Any) -> tuple[Any, Any]:
+    """The profile of the in-process read and of the Spark read (their rows compared too)."""
+    scan = lazyscan.scan(source, where=where, time_zone="UTC", **{k: v for k, v in options.items() if k == "reroot"})
+    want = scan.to_table()
+    lazyscan.spark.last_profile()  # drop what earlier reads reported
+    got = lazyscan.spark.read(spark, source, None, where, route=route, force="lazyscan", **options).collect()
+    assert_same_rows(got, spark.createDataFrame(want).collect() if want.num_rows else [], f"{where} ({route})")
+    return scan.profile, lazyscan.spark.last_profile()
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_profile_counts_files_the_driver_pruned(spark: Any, dv_table: Path, route: str) -> None:  # noqa: F811
+    """Files ruled out on the driver by partition values or by the log's statistics never
+    become tasks; the first task reports them, so the Spark profile counts files, rows, files
+    pruned per tier, decisions and deleted rows as the in-process scan does. A filter that
+    leaves no file still reports (one empty task)."""
+    pruned = {"files_pruned_partition": 0, "files_pruned_table_stats": 0}
+    for where in ["p = 'east'", "id < 12000 AND p = 'east'", "id < 12000", "id < 0", "i > 0"]:
+        want, got = profile_pair(spark, str(dv_table), where, route)
+        assert {k: got[k] for k in TABLE_COUNTERS} == {k: want[k] for k in TABLE_COUNTERS}, where
+        assert got.decisions == want.decisions, where
+        for k in pruned:
+            pruned[k] += got[k]
+    assert all(pruned.values()), pruned
+
+
+ICEBERG = Path(__file__).parent / "data" / "tables" / "iceberg"
+#: Impala's tables (tests/data/tables/iceberg/README.md): the metadata names /test-warehouse/…,
+#: the delete files hdfs://localhost:20500/test-warehouse/…; rows of the current snapshot as
+#: counted independently there, and a filter
+IMPALA_TABLES = [
+    ("iceberg_v2_delete_both_eq_and_pos", 2, "i > 2 OR s LIKE '%updated'"),  # equality and position deletes
+    ("iceberg_v2_partitioned_position_deletes", 10, "action = 'click' OR id > 15"),
+    ("iceberg_v2_partitioned_position_deletes_orc", 10, "user = 'Alan' AND id < 15"),  # ORC data and deletes
+    ("iceberg_v2_equality_delete_schema_evolution", 3, "j IS NULL"),  # renamed and added columns
+]
+
+
+def reroot_of(folder: Path) -> dict[str, str]:
+    """The table's old location (its metadata's) -> where it is here."""
+    from tests.test_tables_iceberg import reroot_of as metadata_reroot
+
+    return metadata_reroot(folder)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize(("name", "count", "where"), IMPALA_TABLES)
+def test_impala_iceberg_tables_read_rerooted(spark: Any, route: str, name: str, count: int, where: str) -> None:
+    """``reroot=`` of ``lazyscan.spark.read``: the snapshot's rows (the README's independent
+    count), filtered rows and the profile's deleted-row counters as the in-process read."""
+    folder = ICEBERG / name
+    options = {"reroot": reroot_of(folder), **ONE_TASK}
+    assert lazyscan.spark.read(spark, str(folder), None, "true", route=route, **options).count() == count
+    removed = 0
+    for text in ("true", where):
+        want, got = profile_pair(spark, str(folder), text, route, **options)
+        assert {k: got[k] for k in TABLE_COUNTERS} == {k: want[k] for k in TABLE_COUNTERS}, text
+        removed += got["rows_removed_position_deletes"] + got["rows_removed_equality_deletes"]
+    assert removed, "the table's deletes removed no row"
+
+
+@pytest.mark.skipif(not HAS_PYTHON_DATA_SOURCE, reason="the Python data source needs Spark 4.1")
+def test_reroot_option_spellings(spark: Any) -> None:
+    """The data source's ``reroot`` option as the command line spells it (``old=new``) and as a
+    JSON object; without it the metadata's old location is read and the error says so."""
+    folder = ICEBERG / "iceberg_v2_delete_both_eq_and_pos"
+    (old, new), = reroot_of(folder).items()
+    want = spark.createDataFrame(lazyscan.scan(str(folder), reroot={old: new}).to_table()).collect()
+    for value in (f"{old}={new}", json.dumps({old: new}), json.dumps({old + "/": new + "/"})):
+        got = spark.read.format("lazyscan").option("reroot", value).options(**ONE_TASK).load(str(folder))
+        assert_same_rows(got.collect(), want, value)
+    with pytest.raises(LazyScanError, match="option 'reroot' expects old=new"):
+        lazyscan.spark.read(spark, str(folder), None, "true", route="tasks", reroot="no-pair")
+    with pytest.raises(LazyScanError, match=r"reroot: options of Iceberg tables"):
+        lazyscan.spark.read(spark, str(DELTA / "simple_table"), None, "true", route="tasks", reroot=f"{old}={new}")
+    with pytest.raises(LazyScanError, match="test-warehouse"):
+        lazyscan.spark.read(spark, str(folder), None, "true", route="tasks")
+
+
+def test_equality_delete_files_are_rerooted_in_the_tasks_plan(spark: Any) -> None:
+    """The plan the driver ships names each equality delete file where it is now, not under the
+    metadata's old prefix."""
+    from lazyscan.spark.options import SourceSettings
+    from lazyscan.spark.source import build_listing
+
+    folder = ICEBERG / "iceberg_v2_equality_delete_schema_evolution"
+    settings = SourceSettings.from_options({"path": str(folder), "reroot": json.dumps(reroot_of(folder))})
+    listing = build_listing(settings)
+    deletes = [d.path for f in listing.files if f.table is not None for d in f.table.equality_deletes]
+    assert deletes and all(Path(p).is_file() and Path(p).is_relative_to(folder.resolve()) for p in deletes), deletes

@@ -667,3 +667,16 @@ def test_iceberg_table_by_name_in_a_catalog(tmp_path: Path) -> None:
     first = min(table.metadata.snapshots, key=lambda s: s.sequence_number).snapshot_id
     old = lazyscan.scan("db.named", catalog="named", catalog_properties=properties, version=first).to_table()
     assert sorted(old.column("id").to_pylist()) == [1, 2, 3]
+
+
+def test_equality_delete_files_under_the_old_prefix_are_rerooted() -> None:
+    """Impala's manifests name the equality delete files under the old location: the plan names
+    them where they are now (as its data files), and the scan removes their rows."""
+    folder = ICEBERG / "iceberg_v2_equality_delete_schema_evolution"
+    (old, _), = reroot_of(folder).items()
+    plan = plan_iceberg(str(folder), reroot=reroot_of(folder))
+    deletes = [d.path for f in plan.files for d in f.equality_deletes]
+    assert deletes and all(p.startswith(str(folder)) and Path(p).is_file() for p in deletes), deletes
+    assert not any(old in p for p in deletes)
+    scan = lazyscan.scan(plan)
+    assert scan.to_table().num_rows == 3 and scan.profile["rows_removed_equality_deletes"] == 3

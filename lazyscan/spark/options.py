@@ -18,7 +18,8 @@ Option names are case-insensitive and may be written camelCase or snake_case
   ``catalogTable`` (a table of the session catalog instead of a path, as
   :func:`lazyscan.spark.table_options` gives them; see :mod:`lazyscan.spark.catalog`),
   ``version`` and ``timestamp`` (time travel in a Delta Lake or Iceberg table read by path, see
-  :mod:`lazyscan.spark.table_paths`), ``storage.<name>`` (``deltalake``'s storage options for a
+  :mod:`lazyscan.spark.table_paths`), ``reroot`` (an Iceberg table copied from another
+  location: ``old=new``, or a JSON object of old prefix -> new location), ``storage.<name>`` (``deltalake``'s storage options for a
   Delta table on an object store, e.g. ``storage.AWS_ENDPOINT_URL``);
 - scan options: every field of :class:`lazyscan.scan.ScanOptions` (``batch_size``,
   ``materialization_threshold``, ``late_materialization``, ``adaptive_order``, the ``prune_*``
@@ -35,6 +36,7 @@ exactly only, ``spark.sql.caseSensitive``) come from the session that called
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -73,6 +75,7 @@ SOURCE_OPTIONS = (
     "catalogTable",
     "version",
     "timestamp",
+    "reroot",
 )
 #: scan options whose Spark default differs from lazyscan's
 SPARK_SCAN_DEFAULTS = {"threads": 1}
@@ -230,6 +233,8 @@ class SourceSettings:
     timestamp: str | None = None
     #: ``storage.<name>`` options: how ``deltalake`` reaches a Delta table on an object store
     storage_options: tuple[tuple[str, str], ...] = ()
+    #: the ``reroot`` option: (old prefix, new location) of an Iceberg table copied elsewhere
+    reroot: tuple[tuple[str, str], ...] = ()
 
     @property
     def scan_kwargs(self) -> dict[str, Any]:
@@ -323,7 +328,34 @@ class SourceSettings:
             version=_parse_int("version", values["version"], minimum=0) if values.get("version") is not None else None,
             timestamp=str(values["timestamp"]) if values.get("timestamp") is not None else None,
             storage_options=tuple(sorted(storage.items())),
+            reroot=parse_reroot(values["reroot"]) if values.get("reroot") else (),
         )
+
+
+def parse_reroot(value: Any) -> tuple[tuple[str, str], ...]:
+    """The ``reroot`` option: ``old=new`` (as the command line's ``--reroot``), or a JSON object
+    of old prefix -> new location; a dict given to :func:`lazyscan.spark.read` arrives as its
+    text, which is read alike."""
+    if isinstance(value, Mapping):
+        pairs = dict(value)
+    else:
+        text = str(value).strip()
+        if text.startswith("{"):
+            try:
+                pairs = json.loads(text)
+            except ValueError:
+                try:
+                    pairs = ast.literal_eval(text)
+                except (ValueError, SyntaxError):
+                    raise OptionError(f"option 'reroot' is no JSON object of old prefix -> new location: {text!r}") from None
+        else:
+            old, eq, new = text.partition("=")
+            if not eq:
+                raise OptionError(f"option 'reroot' expects old=new or a JSON object of old prefix -> new location, got {text!r}")
+            pairs = {old.strip(): new.strip()}
+    if not isinstance(pairs, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in pairs.items()):
+        raise OptionError(f"option 'reroot' maps old location prefixes to new locations (text to text), got {value!r}")
+    return tuple(sorted((old, absolute_local_path(new)) for old, new in pairs.items()))
 
 
 def push_mode(value: Any) -> str:

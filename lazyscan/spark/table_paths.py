@@ -13,8 +13,10 @@ A Delta table on an object store is found as the scan finds it: its listing show
 which ``deltalake`` reads with the ``storage.<name>`` options (its storage options).
 
 Time travel: the options ``version`` and ``timestamp`` (a Delta version or an Iceberg snapshot
-id; RFC 3339 text, or for Iceberg also epoch milliseconds). ``rawFiles=true`` reads the folder's
-files as they are instead, on purpose.
+id; RFC 3339 text, or for Iceberg also epoch milliseconds). ``reroot``: an Iceberg table copied
+from another location (its metadata names the old one) is read where it is now, old prefix ->
+new location, as the scan's ``reroot=``. ``rawFiles=true`` reads the folder's files as they are
+instead, on purpose.
 """
 
 from __future__ import annotations
@@ -43,12 +45,14 @@ _ICEBERG_METADATA_FILE = re.compile(r".*\.metadata\.json(\.gz)?$")
 
 
 def time_travel(settings: SourceSettings) -> dict[str, Any]:
-    """The table options of the source: ``version``, and ``timestamp`` as text."""
+    """The table options of the source: ``version``, ``timestamp`` as text, and ``reroot``."""
     given: dict[str, Any] = {}
     if settings.version is not None:
         given["version"] = settings.version
     if settings.timestamp is not None:
         given["timestamp"] = settings.timestamp.strip()
+    if settings.reroot:
+        given["reroot"] = dict(settings.reroot)
     return given
 
 

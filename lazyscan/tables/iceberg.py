@@ -450,12 +450,12 @@ def plan_iceberg(
                     if referenced and rerooter.key(referenced) != rerooter.key(target):
                         continue
                     positions_by_file.setdefault(rerooter.key(target), []).append(
-                        (seq, positions, df.file_path)
+                        (seq, positions, rerooter(df.file_path))
                     )
             else:
                 for target, positions in position_deletes[(df.file_path, fmt)].items():
                     positions_by_file.setdefault(rerooter.key(target), []).append(
-                        (seq, positions, df.file_path)
+                        (seq, positions, rerooter(df.file_path))
                     )
         elif df.content == DataFileContent.EQUALITY_DELETES:
             equality_entries.append(entry)
@@ -506,7 +506,7 @@ def plan_iceberg(
                 equality_cache[edf.file_path] = _read_equality_keys(
                     io, edf.file_path, edf.file_format.name, ids, schema, where
                 )
-            equality.append(EqualityDelete(edf.file_path, ids, equality_cache[edf.file_path]))
+            equality.append(EqualityDelete(rerooter(edf.file_path), ids, equality_cache[edf.file_path]))
         data_spec = specs[df.spec_id]
         partition_values = {pf.name: df.partition[i] for i, pf in enumerate(data_spec.fields)}
         identity_values = {
