@@ -134,6 +134,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from benchmarks.tables_bench import write_reports
 
         paths = write_reports(doc, args.reports, args.sf if args.sf is not None else sizes.seed_sf)
+    elif names == ["extension"]:
+        from benchmarks.extension_bench import write_reports as write_extension_reports
+
+        paths = write_extension_reports(doc, args.reports, args.sf if args.sf is not None else sizes.seed_sf)
     else:
         paths = write_report(doc, args.reports, prefix=_prefix(args, names))
     summary = Table(title=f"benchmark run: {elapsed:.0f} s", title_justify="left")

@@ -876,12 +876,21 @@ def tables(ctx: RunContext) -> ScenarioResult:
     return tables_bench.scenario(ctx)  # type: ignore[no-any-return]
 
 
+def extension(ctx: RunContext) -> ScenarioResult:
+    """TPC-H and the seed pair in Spark with lazyscan's extension on and off
+    (`benchmarks.extension_bench.scenario`)."""
+    from benchmarks import extension_bench
+
+    return extension_bench.scenario(ctx)  # type: ignore[no-any-return]
+
+
 EXTRA_SCENARIOS: dict[str, Callable[[RunContext], ScenarioResult]] = {
     "orc": orc,
     "s3": s3,
     "checksums": checksums,
     "coldstart": coldstart,
     "tables": tables,
+    "extension": extension,
 }
 """Scenarios run by name only, not by `all`: `orc` writes an ORC copy with Spark and runs
 mostly Spark engines (about a minute at SF1 with one repetition, 1-2 with three); `s3` reads
