@@ -304,3 +304,156 @@ def test_equality_delete_files_are_rerooted_in_the_tasks_plan(spark: Any) -> Non
     listing = build_listing(settings)
     deletes = [d.path for f in listing.files if f.table is not None for d in f.table.equality_deletes]
     assert deletes and all(Path(p).is_file() and Path(p).is_relative_to(folder.resolve()) for p in deletes), deletes
+
+
+def _add_equality_delete(table: Any, keys: pa.Table, like: Any) -> None:
+    """Commit a snapshot adding one equality delete file on ``keys``' columns (Parquet, field ids
+    from the table's schema) in the partition of the data file ``like``."""
+    import uuid
+
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import (
+        DataFile,
+        DataFileContent,
+        FileFormat,
+        ManifestContent,
+        ManifestWriterV2,
+    )
+    from pyiceberg.table.snapshots import Operation
+    from pyiceberg.table.update.snapshot import _FastAppendFiles
+
+    ids = [table.schema().find_field(n).field_id for n in keys.column_names]
+    fields = [pa.field(f.name, f.type, metadata={b"PARQUET:field_id": str(i).encode()}) for f, i in zip(keys.schema, ids)]
+    path = Path(table.metadata.location.removeprefix("file://")) / "data" / f"eq-delete-{uuid.uuid4()}.parquet"
+    pq.write_table(pa.table(keys.columns, schema=pa.schema(fields)), path)
+    delete = DataFile.from_args(
+        content=DataFileContent.EQUALITY_DELETES, file_path=path.as_uri(), file_format=FileFormat.PARQUET,
+        partition=like.partition, record_count=keys.num_rows, file_size_in_bytes=path.stat().st_size,
+        equality_ids=ids, spec_id=like.spec_id,
+    )
+
+    class DeleteManifestWriter(ManifestWriterV2):
+        def content(self) -> ManifestContent:
+            return ManifestContent.DELETES
+
+        @property
+        def _meta(self) -> dict[str, str]:
+            return {**super()._meta, "content": "deletes"}
+
+    class AddDeleteFiles(_FastAppendFiles):
+        def new_manifest_writer(self, spec: Any) -> Any:
+            return DeleteManifestWriter(spec, self.schema(), self.new_manifest_output(), self._snapshot_id, self._compression)
+
+    with table.transaction() as tx, AddDeleteFiles(operation=Operation.OVERWRITE, transaction=tx, io=table.io) as snap:
+        snap.append_data_file(delete)
+
+
+@pytest.fixture(scope="module")
+def iceberg_with_deletes(tmp_path_factory: Any) -> dict[str, Any]:
+    """An Iceberg table written with pyiceberg, partitioned by ``part``: two appends, then a
+    snapshot of position deletes (every 7th row of each data file; pyiceberg reads them), then one
+    equality delete on ``id`` in partition ``b`` (pyiceberg refuses those). Returns the table,
+    its folder and the rows of each snapshot: pyiceberg's read, and that read less the equality
+    delete's keys in partition ``b``."""
+    import numpy as np
+    import pyarrow.compute as pc
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from benchmarks.tables_bench import add_position_deletes
+
+    tmp = tmp_path_factory.mktemp("iceberg_deletes")
+    catalog = SqlCatalog("d", uri=f"sqlite:///{tmp}/catalog.db", warehouse=f"file://{tmp}/warehouse")
+    catalog.create_namespace("db")
+    schema = pa.schema([("id", pa.int64()), ("part", pa.string()), ("v", pa.float64())])
+    table = catalog.create_table("db.t", schema=schema)
+    with table.update_spec() as spec:
+        spec.add_identity("part")
+    table = catalog.load_table("db.t")
+    for k in range(2):
+        ids = np.arange(1000, dtype=np.int64) + 1000 * k
+        v = pa.array(ids * 0.5, mask=ids % 11 == 0)
+        table.append(pa.table({"id": ids, "part": np.where(ids % 3 == 0, "a", "b").tolist(), "v": v}, schema=schema))
+    planned = [t.file for t in table.scan().plan_files()]
+    add_position_deletes(table, {f.file_path: (f, np.arange(0, f.record_count, 7, dtype=np.int64)) for f in planned})
+    table = catalog.load_table("db.t")
+    positions = table.current_snapshot().snapshot_id
+    by_pyiceberg = table.scan().to_arrow()
+    keys = pa.table({"id": pa.array([1, 2, 3, 1001, 1999], pa.int64())})  # 3 is in partition a: kept
+    _add_equality_delete(table, keys, next(f for f in planned if f.partition[0] == "b"))
+    table = catalog.load_table("db.t")
+    gone = pc.and_(pc.is_in(by_pyiceberg["id"], keys["id"]), pc.equal(by_pyiceberg["part"], "b"))
+    return {
+        "table": table,
+        "folder": Path(table.metadata.location.removeprefix("file://")),
+        "position_snapshot": positions,
+        "rows_after_positions": by_pyiceberg,
+        "rows": by_pyiceberg.filter(pc.invert(gone)),
+    }
+
+
+def _ids(rows: Any) -> list[int]:
+    return sorted(r["id"] if isinstance(r, dict) else r.id for r in rows)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_iceberg_table_on_an_object_store(spark: Any, s3_server: Any, iceberg_with_deletes: dict[str, Any], route: str) -> None:
+    """An Iceberg table with position and equality deletes, copied to S3 (moto's server): the
+    driver plans it reading metadata, manifests and delete files through the ``fs.*``
+    filesystem, the tasks read the data files through it. Its rows are pyiceberg's (position
+    deletes; less the equality delete's keys), equal to the in-process read of the local table,
+    by the folder and by its metadata file, current and older snapshot, with filters; the
+    profiles count the same."""
+    import pyarrow.compute as pc
+
+    t = iceberg_with_deletes
+    folder = t["folder"]
+    uri = s3_server.upload_tree(folder, s3_server.bucket("iceberg-lake"), f"t-{route}")
+    options = {**s3_server.fs_options(), "reroot": {t["table"].metadata.location: uri}, **ONE_TASK}
+    assert _ids(lazyscan.spark.read(spark, uri, None, "true", route=route, **options).collect()) == _ids(t["rows"].to_pylist())
+    for where, keep in [("v IS NULL OR id < 700", pc.or_(pc.is_null(t["rows"]["v"]), pc.less(t["rows"]["id"], 700))),
+                        ("part = 'b' AND id > 900", pc.and_(pc.equal(t["rows"]["part"], "b"), pc.greater(t["rows"]["id"], 900)))]:
+        got = lazyscan.spark.read(spark, uri, None, where, route=route, **options).collect()
+        assert _ids(got) == _ids(t["rows"].filter(keep).to_pylist()), where
+        local = lazyscan.scan(str(folder), where=where).to_table()
+        assert_same_rows(got, spark.createDataFrame(local).collect(), f"{where} ({route})")
+    metadata = latest_metadata_name(folder)
+    by_file = lazyscan.spark.read(spark, f"{uri}/metadata/{metadata}", ["id"], "true", route=route, **options)
+    assert _ids(by_file.collect()) == _ids(t["rows"].to_pylist())
+    old = lazyscan.spark.read(spark, uri, ["id"], "true", route=route, version=t["position_snapshot"], **options)
+    assert _ids(old.collect()) == _ids(t["rows_after_positions"].to_pylist())
+    local_scan = lazyscan.scan(str(folder), where="id < 1500")
+    local_scan.to_table()
+    lazyscan.spark.last_profile()
+    lazyscan.spark.read(spark, uri, None, "id < 1500", route=route, force="lazyscan", **options).collect()
+    got_profile = lazyscan.spark.last_profile()
+    assert {k: got_profile[k] for k in TABLE_COUNTERS} == {k: local_scan.profile[k] for k in TABLE_COUNTERS}
+    assert got_profile["rows_removed_position_deletes"] and got_profile["rows_removed_equality_deletes"]
+
+
+def latest_metadata_name(folder: Path) -> str:
+    from tests.test_tables_iceberg import latest_metadata
+
+    return latest_metadata(folder).name
+
+
+def test_iceberg_table_written_on_an_object_store(spark: Any, s3_server: Any, tmp_path: Path) -> None:
+    """A table pyiceberg writes on S3 itself (its metadata names ``s3://`` locations, no
+    re-rooting), with a delete pyiceberg applies by rewriting files: the rows pyiceberg reads
+    from S3."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
+
+    bucket = s3_server.bucket("iceberg-written")
+    io = {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY, "s3.region": REGION}
+    catalog = SqlCatalog("s3", uri=f"sqlite:///{tmp_path}/catalog.db", warehouse=f"s3://{bucket}/wh", **io)
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.w", schema=pa.schema([("id", pa.int64()), ("s", pa.string())]))
+    table.append(pa.table({"id": list(range(50)), "s": [f"s{i % 4}" for i in range(50)]}))
+    table.delete("s = 's1'")
+    want = _ids(catalog.load_table("db.w").scan().to_arrow().to_pylist())
+    location = catalog.load_table("db.w").metadata.location
+    assert location.startswith("s3://") and len(want) == 37
+    for route in ROUTES:
+        got = lazyscan.spark.read(spark, location, ["id", "s"], "s != 's3'", route=route, **s3_server.fs_options(), **ONE_TASK)
+        assert _ids(got.collect()) == [i for i in want if i % 4 != 3], route

@@ -10,7 +10,10 @@ them in their byte ranges, so no task replays the log or reads a manifest. The c
 table's logical ones, typed as Spark types the Arrow types of the snapshot's schema.
 
 A Delta table on an object store is found as the scan finds it: its listing shows the log,
-which ``deltalake`` reads with the ``storage.<name>`` options (its storage options).
+which ``deltalake`` reads with the ``storage.<name>`` options (its storage options). An Iceberg
+table on an object store (its folder, whose listing shows ``metadata/``, or a metadata JSON
+file) is planned by pyiceberg reading its metadata, manifests and delete files through the
+object store's filesystem of the ``fs.<name>`` options, the one the tasks read data files with.
 
 Time travel: the options ``version`` and ``timestamp`` (a Delta version or an Iceberg snapshot
 id; RFC 3339 text, or for Iceberg also epoch milliseconds). ``reroot``: an Iceberg table copied
@@ -70,14 +73,18 @@ def _parsed_timestamp(plan_kind: str, text: str) -> Any:
 
 
 def local_table(settings: SourceSettings) -> PlannedTable | None:
-    """The planned snapshot of the local table the source's one path is, or None (more than
-    one path, a path on an object store, no table, or ``rawFiles``)."""
+    """The planned snapshot of the local table the source's one path is (or of the Iceberg
+    table whose metadata JSON file on an object store it names), or None (more than one path,
+    another path on an object store, no table, or ``rawFiles``)."""
     raw = bool(settings.scan_kwargs.get("raw_files", False))
     given = time_travel(settings)
     fs, path = settings.filesystem.open(settings.paths[0])
     kind = None
-    if len(settings.paths) == 1 and fs is None and not raw:
-        if os.path.isdir(path):
+    if len(settings.paths) == 1 and not raw:
+        if fs is not None:
+            if _ICEBERG_METADATA_FILE.fullmatch(path.rstrip("/").rsplit("/", 1)[-1]):
+                return remote_iceberg(settings, fs)
+        elif os.path.isdir(path):
             found = table_at(path)
             kind = None if found is None else found.kind
         elif os.path.isfile(path) and _ICEBERG_METADATA_FILE.fullmatch(os.path.basename(path)):
@@ -92,9 +99,11 @@ def local_table(settings: SourceSettings) -> PlannedTable | None:
 
 
 def remote_table(settings: SourceSettings, refused: TableFolderError) -> PlannedTable | None:
-    """The Delta table on an object store whose folder the listing refused as a table's, planned;
-    None for any other refusal."""
-    fs, _ = settings.filesystem.open(settings.paths[0])
+    """The Delta Lake or Iceberg table on an object store whose folder the listing refused as a
+    table's, planned; None for any other refusal (a path inside a table, a folder holding one)."""
+    fs, path = settings.filesystem.open(settings.paths[0])
+    if refused.kind == "iceberg" and refused.root is not None and refused.root.rstrip("/") == path.rstrip("/"):
+        return remote_iceberg(settings, fs)
     uri = remote_delta_uri(settings.paths[0], refused, fs)
     if uri is None:
         return None
@@ -102,6 +111,26 @@ def remote_table(settings: SourceSettings, refused: TableFolderError) -> Planned
     if settings.storage_options:
         given["storage_options"] = dict(settings.storage_options)
     return plan_table("delta", uri, given, fs)
+
+
+def remote_iceberg(settings: SourceSettings, filesystem: Any) -> PlannedTable:
+    """The Iceberg table on an object store the source's path is (its folder or a metadata JSON
+    file), planned on the driver: pyiceberg reads the metadata, manifests and delete files
+    through ``filesystem``, the object store's filesystem of the ``fs.*`` options, which the
+    tasks read the data files through."""
+    from lazyscan.tables.iceberg import plan_iceberg
+
+    if settings.storage_options:
+        raise OptionError(
+            f"storage.{settings.storage_options[0][0]}: deltalake's options for a Delta Lake table; "
+            f"{settings.paths[0]} is an Iceberg table, read through the fs.<name> options"
+        )
+    given = time_travel(settings)
+    as_of = _parsed_timestamp("iceberg", given["timestamp"]) if "timestamp" in given else None
+    return plan_iceberg(
+        settings.paths[0], snapshot_id=given.get("version"), as_of=as_of, reroot=given.get("reroot"),
+        filesystem=filesystem,
+    )
 
 
 def plan_listing_parts(settings: SourceSettings, plan: PlannedTable) -> tuple[list[Any], pa.Schema, pa.Schema, StructType]:
@@ -117,4 +146,4 @@ def plan_listing_parts(settings: SourceSettings, plan: PlannedTable) -> tuple[li
     return files, pschema, schema, spark_schema
 
 
-__all__ = ["local_table", "plan_listing_parts", "remote_table", "time_travel"]
+__all__ = ["local_table", "plan_listing_parts", "remote_iceberg", "remote_table", "time_travel"]

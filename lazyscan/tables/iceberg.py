@@ -213,6 +213,72 @@ def _reroot_io(base_properties: Mapping[str, str], rerooter: Rerooter) -> Any:
     return RerootFileIO(dict(base_properties))
 
 
+def _arrow_filesystem(filesystem: Any) -> Any:
+    """``filesystem`` as a pyarrow one (an fsspec filesystem wrapped)."""
+    import pyarrow.fs as pafs
+
+    if isinstance(filesystem, pafs.FileSystem):
+        return filesystem
+    return pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
+
+
+def store_path(location: str) -> str:
+    """A location as a path of the object store's filesystem: without its scheme
+    (``s3://bucket/key`` -> ``bucket/key``)."""
+    return location.split("://", 1)[1] if "://" in location else location
+
+
+def _store_io(filesystem: Any, rerooter: Rerooter) -> Any:
+    """A pyiceberg FileIO reading every location (re-rooted) through ``filesystem``, the object
+    store's filesystem the scan reads the data files through (its settings, its retries)."""
+    from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
+
+    fs = _arrow_filesystem(filesystem)
+
+    class StoreFileIO(PyArrowFileIO):
+        def new_input(self, location: str) -> Any:
+            moved = rerooter(location)
+            return PyArrowFile(moved, store_path(moved), fs)
+
+        def new_output(self, location: str) -> Any:
+            return self.new_input(location)
+
+    return StoreFileIO({})
+
+
+_METADATA_NAME = re.compile(r"v?(\d+)[-.].*metadata\.json$")
+
+
+def _latest_metadata_name(names: list[str], meta: str, table: str) -> str:
+    """The metadata JSON file of the highest version among ``names`` (of folder ``meta``)."""
+    found = [(int(m.group(1)), name) for name in names if (m := _METADATA_NAME.match(name))]
+    if not found:
+        raise ObjectNotFoundError(f"Iceberg table {table!r}: no metadata JSON in {meta!r}")
+    return max(found)[1]
+
+
+def _load_stored_metadata(location: str, io: Any, filesystem: Any) -> tuple[Any, str, str]:
+    """(TableMetadata, metadata location, table name for messages) of a table on an object
+    store: ``location`` is its metadata JSON file, or its folder (the highest version in
+    ``metadata/``)."""
+    import pyarrow.fs as pafs
+
+    table = location.rstrip("/")
+    if not _METADATA_NAME.search(table.rsplit("/", 1)[-1]):
+        meta = f"{table}/metadata"
+        try:
+            infos = _arrow_filesystem(filesystem).get_file_info(pafs.FileSelector(store_path(meta)))
+        except FileNotFoundError as exc:
+            raise ObjectNotFoundError(f"Iceberg table {table!r}: no metadata folder {meta!r}") from exc
+        location = f"{meta}/{_latest_metadata_name([i.base_name for i in infos if i.is_file], meta, table)}"
+    try:
+        with io.new_input(location).open() as f:
+            raw = f.read()
+    except FileNotFoundError as exc:
+        raise ObjectNotFoundError(f"Iceberg metadata file {location!r} does not exist") from exc
+    return _parse_metadata(raw, location), location, table
+
+
 def _require_pyiceberg() -> None:
     try:
         import pyiceberg  # noqa: F401
@@ -226,14 +292,7 @@ def _latest_metadata_file(folder: str) -> str:
     import os
 
     meta = os.path.join(folder, "metadata")
-    found = []
-    for name in os.listdir(meta):
-        m = re.match(r"v?(\d+)[-.].*metadata\.json$", name)
-        if m:
-            found.append((int(m.group(1)), name))
-    if not found:
-        raise ObjectNotFoundError(f"Iceberg table {folder!r}: no metadata JSON in {meta!r}")
-    return os.path.join(meta, max(found)[1])
+    return os.path.join(meta, _latest_metadata_name(os.listdir(meta), meta, folder))
 
 
 def _load_metadata(
@@ -241,8 +300,6 @@ def _load_metadata(
 ) -> tuple[Any, str, Mapping[str, str], str]:
     """(TableMetadata, metadata location, io properties, table name for messages)."""
     import os
-
-    from pyiceberg.table.metadata import TableMetadataUtil
 
     if hasattr(table_or_location, "metadata") and hasattr(table_or_location, "io"):
         t = table_or_location
@@ -271,8 +328,16 @@ def _load_metadata(
             raw = f.read()
     except FileNotFoundError as exc:
         raise ObjectNotFoundError(f"Iceberg metadata file {location!r} does not exist") from exc
+    return _parse_metadata(raw, location), location, {}, location
+
+
+def _parse_metadata(raw: bytes, location: str) -> Any:
+    """The TableMetadata of a metadata JSON file's bytes; a version or type lazyscan does not
+    read is an :class:`IcebergUnsupportedError`, bad JSON an :class:`IcebergPlanError`."""
+    from pyiceberg.table.metadata import TableMetadataUtil
+
     try:
-        metadata = TableMetadataUtil.parse_raw(raw.decode("utf-8", errors="replace"))
+        return TableMetadataUtil.parse_raw(raw.decode("utf-8", errors="replace"))
     except Exception as exc:
         version = re.search(rb'"format-version"\s*:\s*(\d+)', raw)
         if version is not None and int(version.group(1)) > 3:
@@ -286,7 +351,6 @@ def _load_metadata(
         raise IcebergPlanError(
             f"Iceberg table {location!r}: metadata is not valid: {exc}", file=location
         ) from exc
-    return metadata, location, {}, location
 
 
 def _check_types(schema: Any, table: str) -> None:
@@ -317,6 +381,7 @@ def plan_iceberg(
     catalog_properties: Mapping[str, str] | None = None,
     reroot: Mapping[str, str] | None = None,
     row_filter: Any = None,
+    filesystem: Any = None,
 ) -> IcebergPlan:
     """Plan a snapshot of an Iceberg table.
 
@@ -326,6 +391,9 @@ def plan_iceberg(
     epoch: the snapshot current then) choose the snapshot, else the current one. ``reroot`` maps
     old location prefixes to where the table is now. ``row_filter``: a pyiceberg expression or
     filter string, used to prune files; each file's residual is in :attr:`IcebergFile.residual`.
+    ``filesystem``: a pyarrow or fsspec filesystem of an object store holding the table (the
+    location a URI, or a path on it): the metadata, manifests and delete files are read through
+    it, as the scan reads the data files.
     """
     _require_pyiceberg()
     from pyiceberg.expressions import AlwaysTrue
@@ -334,11 +402,15 @@ def plan_iceberg(
     from pyiceberg.manifest import DataFileContent, ManifestContent
     from pyiceberg.table import ManifestGroupPlanner
 
-    metadata, metadata_location, io_properties, table_name = _load_metadata(
-        table_or_location, catalog, catalog_properties
-    )
     rerooter = Rerooter(reroot)
-    io = _reroot_io(io_properties, rerooter)
+    if filesystem is not None:
+        io = _store_io(filesystem, rerooter)
+        metadata, metadata_location, table_name = _load_stored_metadata(str(table_or_location), io, filesystem)
+    else:
+        metadata, metadata_location, io_properties, table_name = _load_metadata(
+            table_or_location, catalog, catalog_properties
+        )
+        io = _reroot_io(io_properties, rerooter)
 
     snapshot = _choose_snapshot(metadata, snapshot_id, as_of, table_name)
     schema = (
