@@ -552,7 +552,7 @@ def build_iceberg(folder: Path, lineitem: Path, value: QueryValue, progress: Any
 
 def ensure_tables(sf: float, data_dir: Path | None = None, progress: Any = None) -> dict[str, BuiltTable]:
     """The Delta and the Iceberg table of TPC-H lineitem at ``sf``, built when missing."""
-    root = tables_root(sf, data_dir)
+    root = tables_root(sf, data_dir).resolve()  # file URIs and the marker's paths need it absolute
     marker = root / MARKER
     if marker.exists():
         try:
