@@ -6,6 +6,10 @@ class loader of its own (as in ``tests/test_spark_extension.py``). Where the rul
 does not ask ``LazyScanChoice`` yet, the jar is built from a copy of the rule sources with that
 call added after the lazyscan relation is made, which is where the rule is to ask.
 
+The decisions are asked on both routes (:mod:`lazyscan.spark.decision`): the driver's model,
+called back through Py4J, and the planning call of the ``lazyscanChoice`` source in a Python
+worker (``spark.lazyscan.choiceRoute=source``, the route of Spark Connect servers).
+
 The cost model is the same class everywhere: the session is enabled with a :class:`CostModel`
 whose Spark reader is slow (:data:`COSTS`), so that on test-sized files a needle filter goes to
 lazyscan and decisions sit far from the model's break-even point (the sample's timings then
@@ -35,7 +39,9 @@ from lazyscan.spark.choose import CostModel, estimate
 from lazyscan.spark.decision import (
     CHOICE_CONF,
     CHOICE_SOURCE,
+    DriverModel,
     LazyScanChoiceSource,
+    enable_choice,
     register_choice,
 )
 from lazyscan.spark.extension import ENABLED_CONF, EXTENSION_CLASS, build_jar
@@ -48,6 +54,9 @@ COSTS = CostModel(spark_bytes_per_s=4.9e6, spark_value_s=1e-6)
 ROWS = 200_000
 CALL = "String choice = LazyScanChoice.keepSparkReason(session, fs, v2.options());"
 ANCHOR = "DataSourceV2Relation v2 = (DataSourceV2Relation) analyzed;"
+ROUTE_CONF = "spark.lazyscan.choiceRoute"
+#: the routes, as the setting names them and as the verdicts do
+ROUTES = {"auto": "driver's model", "source": "lazyscanChoice source"}
 
 
 def _lineitem(n: int = ROWS, seed: int = 7) -> pa.Table:
@@ -116,17 +125,28 @@ class _Session:
         finally:
             java_class.setActiveSession(shared._jsparkSession)
         self.jvm, self.gateway = jvm, gateway
+        self.use_costs(COSTS)
+
+    def use_costs(self, costs: CostModel, model: Any = None) -> None:
+        """The cost model of both routes (the driver's: ``model`` when given)."""
+        choice = self.loader.loadClass("lazyscan.spark.jvm.LazyScanChoice")
+        enable_choice(self.spark, costs, choice_class=choice)  # the jar is not on the class path
+        if model is not None:
+            self.call("register", self.spark._jsparkSession, model)
 
     def call(self, name: str, *args: Any) -> Any:
         """A static method of ``LazyScanChoice`` (through reflection: the class is in the loader)."""
         cls = self.loader.loadClass("lazyscan.spark.jvm.LazyScanChoice")
         for m in cls.getMethods():
             if m.getName() == name and len(m.getParameterTypes()) == len(args):
-                values = self.gateway.new_array(self.jvm.java.lang.Object, len(args))
-                for i, a in enumerate(args):
-                    values[i] = a
-                return m.invoke(None, values)
+                values = self.jvm.java.util.ArrayList()  # takes Python objects, unlike a Java array
+                for a in args:
+                    values.add(a)
+                return m.invoke(None, values.toArray())
         raise AssertionError(f"LazyScanChoice has no {name} of {len(args)} arguments")
+
+    def forget(self) -> None:
+        self.call("forget", self.spark._jsparkSession)
 
     def model_calls(self) -> int:
         return int(self.call("modelCalls"))
@@ -149,6 +169,16 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Session]:
     s.spark.conf.set(ENABLED_CONF, "true")
     yield s
     lazyscan.spark.register(shared)  # the shared session's profile accumulator back in place
+
+
+@pytest.fixture(params=list(ROUTES))
+def route(request: pytest.FixtureRequest, session: _Session) -> Iterator[str]:
+    """Decisions asked on one route (none kept from before)."""
+    session.spark.conf.set(ROUTE_CONF, request.param)
+    session.forget()
+    yield ROUTES[request.param]
+    session.spark.conf.unset(ROUTE_CONF)
+    session.forget()
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +216,7 @@ Q6 = ("l_shipdate >= DATE'1992-01-01' AND l_shipdate < DATE'1999-01-01' "
 NEEDLE = "l_comment = 'needle in the lineitems'"
 
 
-def test_q6_like_wide_filter_keeps_sparks_reader(session: _Session, lineitem: Path) -> None:
+def test_q6_like_wide_filter_keeps_sparks_reader(session: _Session, lineitem: Path, route: str) -> None:
     query = lambda s: (  # noqa: E731
         s.read.parquet(str(lineitem)).where(Q6).selectExpr("sum(l_extendedprice * l_discount)")
     )
@@ -195,15 +225,17 @@ def test_q6_like_wide_filter_keeps_sparks_reader(session: _Session, lineitem: Pa
     assert "lazyscan(where:" not in plan, plan
     verdict = _verdict(session, lineitem)
     assert "Spark's reader: " in verdict and "of rows survive" in verdict, verdict
+    assert f"by the {route}" in verdict, verdict
 
 
-def test_needle_goes_to_lazyscan(session: _Session, lineitem: Path) -> None:
+def test_needle_goes_to_lazyscan(session: _Session, lineitem: Path, route: str) -> None:
     query = lambda s: s.read.parquet(str(lineitem)).where(NEEDLE).select("l_orderkey", "l_shipdate")  # noqa: E731
     on, off, plan = _on_and_off(session.spark, query)
     assert_same_rows(on, off, NEEDLE)
     assert len(on) == 1
     assert "lazyscan(where: `l_comment` = 'needle in the lineitems'" in plan, plan
-    assert ": lazyscan: lazyscan ~" in _verdict(session, lineitem)
+    verdict = _verdict(session, lineitem)
+    assert ": lazyscan: lazyscan ~" in verdict and f"by the {route}" in verdict, verdict
 
 
 # Spark SQL filters; the needed columns of the rule's scan (output and filter columns)
@@ -218,7 +250,9 @@ FILTERS = [
 
 
 @pytest.mark.parametrize(("where", "needed"), FILTERS, ids=[f[0] for f in FILTERS])
-def test_same_decision_as_lazyscan_spark_read(session: _Session, lineitem: Path, where: str, needed: list[str]) -> None:
+def test_same_decision_as_lazyscan_spark_read(
+    session: _Session, lineitem: Path, route: str, where: str, needed: list[str]
+) -> None:
     spark = session.spark
     df = spark.read.parquet(str(lineitem)).where(where).select("l_orderkey")
     taken = "lazyscan(where:" in _optimized(df)
@@ -278,13 +312,34 @@ def _failing_source() -> type:
     )
 
 
-@pytest.mark.parametrize("failure", ["model", "worker"])
-def test_failed_decision_keeps_sparks_reader(session: _Session, tmp_path: Path, failure: str) -> None:
+class _FailingModel(DriverModel):
+    """A driver's model that raises, as a driver that cannot answer."""
+
+    def apply(self, options_json: str) -> str:
+        raise RuntimeError("the driver's model is gone")
+
+
+#: (what fails, route, the reason names)
+FAILURES = [
+    ("model", "auto", "ZeroDivisionError"),
+    ("model", "source", "ZeroDivisionError"),
+    ("driver", "auto", "Py4J|gone"),
+    ("worker", "source", "ZeroDivisionError|PYTHON_DATA_SOURCE|DATA_SOURCE"),
+]
+
+
+@pytest.mark.parametrize(("failure", "route_name", "named"), FAILURES, ids=[f"{f[0]}-{f[1]}" for f in FAILURES])
+def test_failed_decision_keeps_sparks_reader(
+    session: _Session, tmp_path: Path, failure: str, route_name: str, named: str
+) -> None:
     spark = session.spark
     path = tmp_path / "t.parquet"
     pq.write_table(_lineitem(20_000), path, row_group_size=5_000)
+    spark.conf.set(ROUTE_CONF, route_name)
     if failure == "model":
-        register_choice(spark, CostModel(spark_bytes_per_s=0.0))  # divides by zero
+        session.use_costs(CostModel(spark_bytes_per_s=0.0))  # divides by zero
+    elif failure == "driver":
+        session.use_costs(COSTS, _FailingModel(lazyscan.spark.session_defaults(spark)))
     else:
         spark.dataSource.register(_failing_source())
     try:
@@ -293,13 +348,14 @@ def test_failed_decision_keeps_sparks_reader(session: _Session, tmp_path: Path, 
         on, off, plan = _on_and_off(spark, query)
         reason = _keep_reason(session, path, "`l_comment` = 'needle in the lineitems'", '["l_orderkey", "l_comment"]')
     finally:
+        session.use_costs(COSTS)
         register_choice(spark, COSTS)
+        spark.conf.unset(ROUTE_CONF)
     assert_same_rows(on, off, NEEDLE)
     assert len(on) == 1
     assert "lazyscan(where:" not in plan, plan
     assert reason is not None and str(reason).startswith("lazyscan's cost model could not decide: "), reason
-    expected = "ZeroDivisionError" if failure == "model" else "ZeroDivisionError|PYTHON_DATA_SOURCE|DATA_SOURCE"
-    assert re.search(expected, str(reason)), reason
+    assert re.search(named, str(reason)), reason
     assert session.model_calls() >= before + 2  # a failed decision is not kept
     assert not any(str(path) in v for v in session.verdicts())
 

@@ -31,9 +31,10 @@ How the parts meet:
 - ``spark.lazyscan.enabled`` (default ``true``) is read each time a query is optimized: set it
   to ``false`` for the session or around one query.
 - Which reader is faster for a scan the rule can take is decided by the cost model of
-  :func:`lazyscan.spark.read` (:mod:`.choose`), asked from the JVM through a planning call of
-  the Python data source ``lazyscanChoice`` that :func:`enable` registers (see :mod:`.decision`);
-  the decision is kept per session, files and filter. ``spark.lazyscan.choice=lazyscan`` takes
+  :func:`lazyscan.spark.read` (:mod:`.choose`), which :func:`enable` registers with the session:
+  the JVM calls it back in the driver's Python process, or on Spark Connect asks it through a
+  planning call of the Python data source ``lazyscanChoice`` (see :mod:`.decision`); the
+  decision is kept per session, files and filter. ``spark.lazyscan.choice=lazyscan`` takes
   every scan the rule can take without asking.
 """
 
@@ -186,8 +187,8 @@ def configure(builder: Any) -> Any:
 
 def enable(spark: Any, push_filters: bool | str = "auto", costs: CostModel | None = None) -> None:
     """Register the ``lazyscan`` data source with ``spark`` for the rule to read through, and
-    ``lazyscanChoice``, through which the rule asks the cost model (``costs``, default
-    :class:`~lazyscan.spark.choose.CostModel`) which reader is faster.
+    the cost model the rule asks which reader is faster (``costs``, default
+    :class:`~lazyscan.spark.choose.CostModel`; see :mod:`.decision`).
 
     Raises :class:`~lazyscan.errors.OptionError` when the session was started without
     :func:`configure` (the extension is a static setting of the session).
@@ -201,7 +202,7 @@ def enable(spark: Any, push_filters: bool | str = "auto", costs: CostModel | Non
             ".getOrCreate(); an existing session keeps its static settings"
         )
     from lazyscan.spark import register
-    from lazyscan.spark.decision import register_choice
+    from lazyscan.spark.decision import enable_choice
 
     register(spark, push_filters)
-    register_choice(spark, costs)
+    enable_choice(spark, costs)

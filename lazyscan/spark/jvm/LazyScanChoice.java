@@ -10,7 +10,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.SparkSession;
@@ -26,21 +28,28 @@ import scala.jdk.javaapi.CollectionConverters;
  * Whether lazyscan or Spark's reader reads a scan the rule could take over, by the cost model of
  * {@code lazyscan.spark.read} (Python, {@code lazyscan/spark/decision.py}).
  *
- * <p>The model is asked through a planning call of the Python data source {@code lazyscanChoice}
- * (registered by {@code lazyscan.spark.enable}): loading it with the lazyscan read's options and
- * the session's cores and no schema makes Spark call its {@code schema()} in a Python worker,
- * which answers in the metadata of its one field. That works on a classic session and on a Spark
- * Connect server alike. Each decision is kept per session, options and file listing (paths,
- * sizes, modification times), so planning a query twice asks once and decides the same. A
- * decision that fails keeps Spark's reader (Spark's filter stays above the scan either way, so
- * a decision costs time only, never rows) and is not kept.
+ * <p>The model is asked with the lazyscan read's options and the session's cores, on one of two
+ * routes. On a classic session, {@code lazyscan.spark.enable} registers the model of the
+ * driver's Python process ({@link #register}), which the JVM calls back through Py4J's callback
+ * server. Otherwise (a Spark Connect server, whose JVM has no Python driver, or {@code
+ * spark.lazyscan.choiceRoute=source}) through a planning call of the Python data source {@code
+ * lazyscanChoice}: loading it with those options and no schema makes Spark call its {@code
+ * schema()} in a Python worker, which answers in the metadata of its one field. Each decision
+ * is kept per session, options and file listing (paths, sizes, modification times), so planning
+ * a query twice asks once and decides the same. A decision that fails keeps Spark's reader
+ * (Spark's filter stays above the scan either way, so a decision costs time only, never rows)
+ * and is not kept.
  *
- * <p>The session setting {@code spark.lazyscan.choice}: {@code auto} (default, the cost model)
- * or {@code lazyscan} (every scan the rule can take).
+ * <p>Session settings: {@code spark.lazyscan.choice}, {@code auto} (default, the cost model) or
+ * {@code lazyscan} (every scan the rule can take); {@code spark.lazyscan.choiceRoute}, {@code
+ * auto} (default: the registered model where there is one) or {@code source} (the planning call
+ * always).
  */
 public final class LazyScanChoice {
   /** The session setting: {@code auto} or {@code lazyscan}. */
   public static final String CHOICE = "spark.lazyscan.choice";
+  /** The session setting: {@code auto} or {@code source}. */
+  public static final String ROUTE = "spark.lazyscan.choiceRoute";
   /** The name the Python choice source is registered under. */
   public static final String SOURCE = "lazyscanChoice";
 
@@ -55,6 +64,8 @@ public final class LazyScanChoice {
         }
       };
   private static final AtomicLong ASKED = new AtomicLong();
+  /** The driver's Python model per session: options as JSON in, the verdict as JSON out. */
+  private static final Map<String, Function<String, String>> MODELS = new ConcurrentHashMap<>();
 
   private LazyScanChoice() {}
 
@@ -64,17 +75,25 @@ public final class LazyScanChoice {
     final String scan;
     final boolean lazyscan;
     final String reason;
+    /** Milliseconds the planning call took, and the model's share of them (in the worker). */
+    final long askedMs;
+    final long modelMs;
+    final String route;
 
-    Verdict(String session, String scan, boolean lazyscan, String reason) {
+    Verdict(String session, String scan, Metadata m, long askedMs, String route) {
       this.session = session;
       this.scan = scan;
-      this.lazyscan = lazyscan;
-      this.reason = reason;
+      this.lazyscan = m.getBoolean("useLazyscan");
+      this.reason = m.getString("reason");
+      this.askedMs = askedMs;
+      this.modelMs = m.contains("seconds") ? Math.round(m.getDouble("seconds") * 1000) : -1;
+      this.route = route;
     }
 
     @Override
     public String toString() {
-      return scan + ": " + (lazyscan ? "lazyscan: " : "Spark's reader: ") + reason;
+      return scan + ": " + (lazyscan ? "lazyscan: " : "Spark's reader: ") + reason
+          + " [decided in " + askedMs + " ms by the " + route + ", the model " + modelMs + " ms of them]";
     }
   }
 
@@ -104,7 +123,8 @@ public final class LazyScanChoice {
       kept = DECIDED.get(key);
     }
     if (kept == null) {
-      String scan = asked.containsKey("table") ? "table " + asked.get("table") : paths(asked);
+      String scan = (asked.containsKey("table") ? "table " + asked.get("table") : paths(asked))
+          + " (where: " + asked.get("where") + ", columns: " + asked.get("columns") + ")";
       try {
         kept = ask(session, asked, id, scan);
       } catch (Exception e) {
@@ -134,6 +154,20 @@ public final class LazyScanChoice {
     return out.toArray(new String[0]);
   }
 
+  /**
+   * Registers the cost model of the driver's Python process for {@code session}: it takes the
+   * options as a JSON object and returns the verdict as one ({@code useLazyscan}, {@code reason},
+   * {@code seconds}, or {@code error}).
+   */
+  public static void register(SparkSession session, Function<String, String> model) {
+    MODELS.put(sessionId(session), model);
+  }
+
+  /** Forgets the model registered for {@code session}: the planning call answers instead. */
+  public static void unregister(SparkSession session) {
+    MODELS.remove(sessionId(session));
+  }
+
   /** How many times this JVM has asked the cost model (decisions kept are not asked again). */
   public static long modelCalls() {
     return ASKED.get();
@@ -148,20 +182,29 @@ public final class LazyScanChoice {
 
   private static Verdict ask(SparkSession session, Map<String, String> options, String id, String scan) {
     ASKED.incrementAndGet();
-    Map<String, String> given = new HashMap<>(options);
-    StructType schema = session.read().format(SOURCE).options(given).load().schema();
-    if (schema.fields().length != 1) {
-      throw new IllegalStateException("the " + SOURCE + " data source gave " + schema.simpleString());
+    long started = System.nanoTime();
+    String route = session.conf().get(ROUTE, "auto").trim().toLowerCase(Locale.ROOT);
+    Function<String, String> model = route.equals("source") ? null : MODELS.get(id);
+    Metadata m;
+    if (model != null) {
+      route = "driver's model";
+      m = Metadata.fromJson(model.apply(json(options)));
+    } else {
+      route = SOURCE + " source";
+      StructType schema = session.read().format(SOURCE).options(new HashMap<>(options)).load().schema();
+      if (schema.fields().length != 1) {
+        throw new IllegalStateException("the " + SOURCE + " data source gave " + schema.simpleString());
+      }
+      StructField field = schema.fields()[0];
+      m = field.metadata();
     }
-    StructField field = schema.fields()[0];
-    Metadata m = field.metadata();
     if (m.contains("error")) {
       throw new IllegalStateException(m.getString("error"));
     }
     if (!m.contains("useLazyscan") || !m.contains("reason")) {
       throw new IllegalStateException("the " + SOURCE + " data source gave no verdict: " + m.json());
     }
-    return new Verdict(id, scan, m.getBoolean("useLazyscan"), m.getString("reason"));
+    return new Verdict(id, scan, m, (System.nanoTime() - started) / 1_000_000, route);
   }
 
   /** A digest of the files the index lists (path, length, modification time), or of its root
@@ -204,10 +247,42 @@ public final class LazyScanChoice {
     return options.getOrDefault("paths", "?");
   }
 
+  private static String json(Map<String, String> options) {
+    StringBuilder b = new StringBuilder("{");
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      b.append(b.length() > 1 ? ", " : "");
+      quote(b, e.getKey()).append(": ");
+      quote(b, e.getValue());
+    }
+    return b.append('}').toString();
+  }
+
+  private static StringBuilder quote(StringBuilder b, String s) {
+    b.append('"');
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        b.append('\\').append(c);
+      } else if (c < 0x20) {
+        b.append(String.format("\\u%04x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    return b.append('"');
+  }
+
+  /** The first line of the message; of a Python traceback, also its last line (the error). */
   private static String firstLine(Throwable e) {
-    String text = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    String text = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().trim();
     int newline = text.indexOf('\n');
-    return newline < 0 ? text : text.substring(0, newline);
+    if (newline < 0) {
+      return text;
+    }
+    String first = text.substring(0, newline).replace("Traceback (most recent call last):", "").trim();
+    if (!text.contains("Traceback (most recent call last)")) {
+      return first;
+    }
+    return first + " " + text.substring(text.lastIndexOf('\n') + 1).trim();
   }
 
   private static org.slf4j.Logger log() {
