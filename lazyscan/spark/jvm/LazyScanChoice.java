@@ -117,7 +117,11 @@ public final class LazyScanChoice {
     }
     asked.put(CORES_OPTION, Integer.toString(session.sparkContext().defaultParallelism()));
     String id = sessionId(session);
-    String key = id + "\n" + asked + "\n" + listing(files.location());
+    Map<String, String> decisive = new TreeMap<>(asked);
+    if (decisive.containsKey("where")) {
+      decisive.put("where", withoutInferredNotNull(decisive.get("where")));
+    }
+    String key = id + "\n" + decisive + "\n" + listing(files.location());
     Verdict kept;
     synchronized (DECIDED) {
       kept = DECIDED.get(key);
@@ -205,6 +209,69 @@ public final class LazyScanChoice {
       throw new IllegalStateException("the " + SOURCE + " data source gave no verdict: " + m.json());
     }
     return new Verdict(id, scan, m, (System.nanoTime() - started) / 1_000_000, route);
+  }
+
+  /**
+   * {@code where} (the rule's filter text: one conjunct, or conjuncts in parentheses joined by
+   * {@code AND}) without the {@code IS NOT NULL} conjuncts on columns another conjunct names:
+   * Spark infers those from the others between two passes of the optimizer, and they change no
+   * decision, so both passes find one kept decision.
+   */
+  static String withoutInferredNotNull(String where) {
+    List<String> parts = conjuncts(where);
+    if (parts.size() < 2) {
+      return where;
+    }
+    List<String> kept = new ArrayList<>();
+    for (String part : parts) {
+      java.util.regex.Matcher m = NOT_NULL.matcher(part);
+      boolean inferred = false;
+      if (m.matches()) {
+        for (String other : parts) {
+          inferred |= other != part && other.contains(m.group(1));
+        }
+      }
+      if (!inferred) {
+        kept.add(part);
+      }
+    }
+    return kept.size() == 1 ? kept.get(0) : "(" + String.join(") AND (", kept) + ")";
+  }
+
+  private static final java.util.regex.Pattern NOT_NULL =
+      java.util.regex.Pattern.compile("(`(?:[^`]|``)+`) IS NOT NULL");
+
+  /** The parts of {@code (a) AND (b) AND ...} outside quotes and backquotes; {@code where}
+   * itself when it is not of that form. */
+  private static List<String> conjuncts(String where) {
+    List<String> parts = new ArrayList<>();
+    int depth = 0;
+    int start = -1;
+    boolean quoted = false;
+    boolean named = false;
+    for (int i = 0; i < where.length(); i++) {
+      char c = where.charAt(i);
+      if (quoted) {
+        if (c == '\\') {
+          i++;
+        } else if (c == '\'') {
+          quoted = false;
+        }
+      } else if (named) {
+        named = c != '`';
+      } else if (c == '\'') {
+        quoted = true;
+      } else if (c == '`') {
+        named = true;
+      } else if (c == '(' && depth++ == 0) {
+        start = i + 1;
+      } else if (c == ')' && --depth == 0) {
+        parts.add(where.substring(start, i));
+      }
+    }
+    // between the parts only " AND ": then they are the conjuncts
+    boolean joined = !parts.isEmpty() && where.equals("(" + String.join(") AND (", parts) + ")");
+    return joined ? parts : List.of(where);
   }
 
   /** A digest of the files the index lists (path, length, modification time), or of its root
