@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import os
 import subprocess
 import sys
@@ -69,20 +70,36 @@ def _table(n: int = ROWS, offset: int = 0) -> pa.Table:
             "b": pa.array([None if j % 6 == 0 else j % 4 == 0 for j in ids]),
             "ts": pa.array([dt.datetime(2024, 1, 1) + dt.timedelta(hours=j) for j in ids], pa.timestamp("us", "UTC")),
             "k": pa.array([j % 5 for j in ids], pa.int32()),
+            "tn": pa.array([None if j % 8 == 0 else dt.datetime(2024, 3, 10, 1, 30) + dt.timedelta(minutes=7 * j)
+                            for j in ids], pa.timestamp("us")),
         }
     )
 
 
-def _extension_session(shared: Any) -> Any:
-    """A session on ``shared``'s SparkContext with lazyscan's extension applied."""
+_LOADERS: dict[str, Any] = {}
+
+
+def _loader(shared: Any) -> Any:
+    """The class loader of the rule's jar (one per test run, so that the rule's classes, and
+    the decisions they keep, are the same for every session of the module)."""
+    jar = str(build_jar())
+    if jar not in _LOADERS:
+        jvm = shared.sparkContext._jvm
+        urls = shared.sparkContext._gateway.new_array(jvm.java.net.URL, 1)
+        urls[0] = jvm.java.io.File(jar).toURI().toURL()
+        _LOADERS[jar] = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    return _LOADERS[jar]
+
+
+def _extension_session(shared: Any, shared_state: Any = None) -> Any:
+    """A session on ``shared``'s SparkContext with lazyscan's extension applied; on the shared
+    state (and so the catalog) of ``shared_state``'s session when given."""
     from pyspark.sql import SparkSession
 
     context = shared.sparkContext
     jvm = context._jvm
     gateway = context._gateway
-    urls = gateway.new_array(jvm.java.net.URL, 1)
-    urls[0] = jvm.java.io.File(str(build_jar())).toURI().toURL()
-    loader = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    loader = _loader(shared)
     extension_class = loader.loadClass(EXTENSION_CLASS)
     extension = extension_class.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0)).newInstance(
         gateway.new_array(jvm.java.lang.Object, 0)
@@ -93,12 +110,15 @@ def _extension_session(shared: Any) -> Any:
     options.put("spark.sql.extensions", EXTENSION_CLASS)  # what enable() checks
     to_map = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap
     none = jvm.scala.Option.empty()
+    state = none if shared_state is None else jvm.scala.Option.apply(shared_state._jsparkSession.sharedState())
     java_class = SparkSession._get_j_spark_session_class(jvm)
     session = SparkSession(
         context,
-        jsparkSession=java_class(context._jsc.sc(), none, none, extensions, to_map(options),
+        jsparkSession=java_class(context._jsc.sc(), state, none, extensions, to_map(options),
                                  to_map(jvm.java.util.HashMap())),
     )
+    if shared_state is not None:  # the shared state's static settings win over the options
+        session._jsparkSession.sessionState().conf().setConfString("spark.sql.extensions", EXTENSION_CLASS)
     session.conf.set(ENABLED_CONF, "true")
     java_class.setActiveSession(session._jsparkSession)
     try:
@@ -129,6 +149,32 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _optimized(df: Any) -> str:
     return str(df._jdf.queryExecution().optimizedPlan().toString())
+
+
+def _decisions(session: Any) -> list[str]:
+    """The rule's latest decisions in ``session`` (``LazyScanRule.decisions``)."""
+    jvm = session.sparkContext._jvm
+    gateway = session.sparkContext._gateway
+    rule = _loader(session).loadClass("lazyscan.spark.jvm.LazyScanRule")
+    types = gateway.new_array(jvm.java.lang.Class, 1)
+    types[0] = session._jsparkSession.getClass().getSuperclass()  # org.apache.spark.sql.SparkSession
+    args = gateway.new_array(jvm.java.lang.Object, 1)
+    args[0] = session._jsparkSession
+    return [str(d) for d in rule.getMethod("decisions", types).invoke(None, args)]
+
+
+def _scan_options(df: Any) -> list[dict[str, str]]:
+    """The options of each lazyscan relation of ``df``'s optimized plan."""
+    leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()
+    out = []
+    for i in range(leaves.size()):
+        leaf = leaves.apply(i)
+        if leaf.getClass().getSimpleName() == "DataSourceV2ScanRelation":  # after Spark's V2 pushdown
+            leaf = leaf.relation()
+        if leaf.getClass().getSimpleName() == "DataSourceV2Relation" and str(leaf.table().name()).startswith("lazyscan("):
+            options = leaf.options().asCaseSensitiveMap()
+            out.append({str(k): str(v) for k, v in options.items()})
+    return out
 
 
 def _both(spark: Any, build: Any, *, parquet_pushdown: bool = True) -> tuple[list[Any], list[Any], str, str]:
@@ -168,7 +214,11 @@ CASES = [
     ("b OR fl = 1.5", ["id", "fl"], True),
     ("NOT b OR i <=> NULL", ["id", "b", "i"], True),
     ("abs(i) > 5 AND s = 'a1'", ["id", "i", "s"], True),  # only s = 'a1' is pushed
-    ("ts > TIMESTAMP'2024-02-01 00:00:00'", ["id"], False),  # timestamps stay in Spark
+    ("ts > TIMESTAMP'2024-02-01 00:00:00'", ["id"], True),
+    ("ts <= TIMESTAMP'2024-01-03 05:00:00.000001' OR ts IN (TIMESTAMP'2024-02-01 10:00:00')", ["id", "ts"], True),
+    ("tn >= TIMESTAMP_NTZ'2024-03-11 00:00:00' AND tn < TIMESTAMP_NTZ'2024-03-12 00:00:00'", ["id", "tn"], True),
+    ("startswith(s, 'b') OR endswith(s, '3') OR s LIKE '%\\_y%'", ["id", "s"], True),
+    ("s IN ('a1', 'it''s', '') AND dec IN (1.50, 2.00, 3.25)", ["id", "s", "dec"], True),
     ("i + 1 > 5", ["id"], False),  # nor IS NOT NULL alone, which Spark infers here
 ]
 
@@ -384,7 +434,7 @@ def test_corrupt_file_fails_with_lazyscans_error(spark: Any, tmp_path: Path) -> 
 
 def test_columns_spelled_in_another_case(spark: Any, tmp_path: Path) -> None:
     """Spark resolves ``id`` to the file's ``ID``; the rule passes the file's spelling on."""
-    t = _table(1000).rename_columns(["ID", "I", "f", "fl", "Name", "d", "dec", "b", "ts", "k"])
+    t = _table(1000).rename_columns(["ID", "I", "f", "fl", "Name", "d", "dec", "b", "ts", "k", "tn"])
     pq.write_table(t, tmp_path / "t.parquet")
     path = str(tmp_path / "t.parquet")
     on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where("i > 30 AND name LIKE 'a%'").select("id"))
@@ -421,3 +471,171 @@ def test_configure_needs_spark_41(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(extension, "spark_version_text", lambda: "3.5.9")
     with pytest.raises(UnsupportedFeatureError, match=r"Spark 4.1 .* 3.5.9: use lazyscan.spark.read"):
         configure(object())
+
+
+# ---- catalog tables, ORC, opt-outs --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A session with the extension on the catalog of the Hive test session (Derby metastore),
+    holding Parquet and ORC tables: data source tables (``saveAsTable``, ``CREATE TABLE ... USING
+    ... PARTITIONED BY``) and Hive tables ``STORED AS PARQUET / ORC`` (Spark converts them to its
+    file source), each a copy of :func:`_table`'s rows."""
+    from tests.spark_support import get_hive_spark
+
+    shared = get_spark()
+    catalog = get_hive_spark(tmp_path_factory.mktemp("hive"))
+    s = _extension_session(shared, catalog)
+    s.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")
+    s.sql("CREATE DATABASE IF NOT EXISTS lzx")
+    rows = s.createDataFrame(_table(1200).drop("ts"))
+    rows.write.mode("overwrite").format("parquet").saveAsTable("lzx.saved")
+    rows.write.mode("overwrite").format("orc").saveAsTable("lzx.saved_orc")
+    rows.write.mode("overwrite").format("parquet").option("lazyscan", "false").saveAsTable("lzx.saved_opted_out")
+    rows.createOrReplaceTempView("lzx_rows")
+    columns = "id BIGINT, i INT, f DOUBLE, fl FLOAT, s STRING, d DATE, dec DECIMAL(10,2), b BOOLEAN"
+    for name, how in [
+        ("parts", "USING parquet PARTITIONED BY (k)"),
+        ("parts_orc", "USING orc PARTITIONED BY (k)"),
+        ("hive_parts", "PARTITIONED BY (k INT) STORED AS PARQUET"),
+        ("hive_parts_orc", "PARTITIONED BY (k INT) STORED AS ORC"),
+    ]:
+        hive_format = "STORED AS" in how
+        s.sql(f"DROP TABLE IF EXISTS lzx.{name}")
+        s.sql(f"CREATE TABLE lzx.{name} ({columns}{'' if hive_format else ', k INT'}) {how}")
+        s.sql(f"INSERT INTO lzx.{name} SELECT id, i, f, fl, s, d, dec, b, k FROM lzx_rows")
+    s.sql("DROP TABLE IF EXISTS lzx.hive_opted_out")
+    s.sql(f"CREATE TABLE lzx.hive_opted_out ({columns}) STORED AS PARQUET TBLPROPERTIES ('lazyscan.enabled'='false')")
+    s.sql("INSERT INTO lzx.hive_opted_out SELECT id, i, f, fl, s, d, dec, b FROM lzx_rows")
+    yield s
+
+
+TABLE_CASES = [
+    ("lzx.saved", "i > 10 AND s LIKE 'a%'", ["id", "s", "k"]),
+    ("lzx.saved_orc", "f >= 2.5 OR s IS NULL", ["id", "f", "s"]),
+    ("lzx.parts", "k = 2 AND i > 10", ["id", "i", "k"]),
+    ("lzx.parts", "k IN (1, 3) OR dec < 5", ["id", "dec", "k"]),
+    ("lzx.parts_orc", "k >= 3 AND d >= DATE'2024-03-01'", ["id", "d"]),
+    ("lzx.hive_parts", "k = 4 AND s = 'a1'", ["id", "s"]),
+    ("lzx.hive_parts", "i BETWEEN 0 AND 30", ["id", "i", "k"]),
+    ("lzx.hive_parts_orc", "k < 2 AND NOT b", ["id", "b", "k"]),
+]
+
+
+@pytest.mark.parametrize(("table", "where", "columns"), TABLE_CASES, ids=[f"{c[0]}: {c[1]}" for c in TABLE_CASES])
+def test_catalog_table_same_rows_on_and_off(hive: Any, table: str, where: str, columns: list[str]) -> None:
+    on, off, on_plan, off_plan = _both(hive, lambda s: s.table(table).where(where).select(*columns))
+    assert "lazyscan(where:" in on_plan, (on_plan, _decisions(hive))
+    assert "lazyscan" not in off_plan, off_plan
+    assert_same_rows(on, off, f"{table} {where}")
+    assert len(off) > 0, where
+
+
+@pytest.mark.parametrize("table", ["lzx.saved", "lzx.hive_parts"])
+def test_sql_over_a_catalog_table(hive: Any, table: str) -> None:
+    query = f"SELECT k, count(*) AS n, sum(dec) AS total FROM {table} WHERE i > 40 AND s <> 'b%' GROUP BY k"
+    on, off, on_plan, _ = _both(hive, lambda s: s.sql(query))
+    assert "lazyscan(where:" in on_plan, on_plan
+    assert_same_rows(on, off, query)
+    assert len(off) > 0
+
+
+@pytest.mark.parametrize("table", ["lzx.parts", "lzx.parts_orc", "lzx.hive_parts", "lzx.hive_parts_orc"])
+@pytest.mark.parametrize(
+    ("where", "kept"),
+    [("k = 2 AND i > 10", [2]), ("k + 1 = 4 AND i > 10", [3]), ("(k = 1 OR k = 4) AND s = 'a1'", [1, 4])],
+)
+def test_partition_filters_prune(hive: Any, table: str, where: str, kept: list[int]) -> None:
+    """The scan gets only the partitions the catalog lists for the partition filters, also for
+    one lazyscan cannot evaluate (``k + 1 = 4``: the catalog prunes by it as for Spark's
+    reader)."""
+    df = hive.table(table).where(where).select("id", "k")
+    scans = _scan_options(df)
+    assert len(scans) == 1, (_optimized(df), _decisions(hive))
+    [options] = scans
+    described = json.loads(options["catalogTable"])
+    assert options["table"] == f"spark_catalog.{table}"
+    assert described["partitionColumns"] == ["k"]
+    assert sorted(int(values[0]) for values, _ in described["partitions"]) == kept
+    assert all(Path(location).is_dir() for _, location in described["partitions"])
+    on, off, _, _ = _both(hive, lambda s: s.table(table).where(where).select("id", "k"))
+    assert_same_rows(on, off, f"{table} {where}")
+    assert {r.k for r in off} == set(kept)
+
+
+def test_orc_files_by_path(spark: Any, data: Path, tmp_path: Path) -> None:
+    import pyarrow.orc as orc
+
+    orc.write_table(_table().drop_columns(["ts"]), tmp_path / "t.orc", stripe_size=64 * 1024)
+    path = str(tmp_path / "t.orc")
+    for where in ["i > 10 AND s LIKE 'a%'", "d >= DATE'2024-03-01' AND dec < 12.50", "f = double('NaN') OR b"]:
+        on, off, on_plan, off_plan = _both(
+            spark, lambda s, where=where: s.read.orc(path).where(where).select("id", "i", "f", "s"),
+            parquet_pushdown="NaN" not in where,
+        )
+        assert "lazyscan(where:" in on_plan and "lazyscan" not in off_plan, on_plan
+        assert_same_rows(on, off, where)
+        assert len(off) > 0, where
+
+
+def test_reader_option_opts_out(spark: Any, data: Path) -> None:
+    path = str(data / "t.parquet")
+    kept = spark.read.option("lazyscan", "false").parquet(path).where("i > 10").select("id")
+    assert "lazyscan" not in _optimized(kept)
+    assert f"file:{path}: Spark's reader: the reader option lazyscan=false" in _decisions(spark)
+    taken = spark.read.option("lazyscan", "true").parquet(path).where("i > 10").select("id")
+    assert "lazyscan(where: `i` > 10" in _optimized(taken)
+    assert_same_rows(kept.collect(), taken.collect(), "reader option")
+
+
+def test_table_opts_out(hive: Any) -> None:
+    """A table property ``lazyscan.enabled=false`` and a table option ``lazyscan=false`` keep
+    Spark's reader for that table, and say so."""
+    for table, reason in [("lzx.hive_opted_out", "the table property lazyscan.enabled=false"),
+                          ("lzx.saved_opted_out", "the reader option lazyscan=false")]:
+        df = hive.table(table).where("i > 10").select("id")
+        assert "lazyscan" not in _optimized(df), table
+        assert f"table spark_catalog.{table}: Spark's reader: {reason}" in _decisions(hive)
+        assert df.count() > 0
+
+
+def test_session_switch_opts_out(spark: Any, data: Path) -> None:
+    spark.conf.set(ENABLED_CONF, "false")
+    try:
+        df = spark.read.parquet(str(data / "t.parquet")).where("i > 10").select("id")
+        assert "lazyscan" not in _optimized(df)
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
+
+
+def test_decisions_name_the_scan_or_the_reason(spark: Any, data: Path) -> None:
+    path = str(data / "t.parquet")
+    scan = f"file:{path}"
+    _optimized(spark.read.parquet(path).where("i > 10").select("id"))
+    assert f"{scan}: lazyscan(where: `i` > 10, columns: id, i)" in _decisions(spark)
+    _optimized(spark.read.parquet(path).where("i + 1 > 5").select("id"))
+    assert f"{scan}: Spark's reader: no conjunct of the filter translates to lazyscan (only IS NOT NULL, or none)" \
+        in _decisions(spark)
+    _optimized(spark.read.parquet(path).select("id"))
+    assert f"{scan}: Spark's reader: no filter on the scan" in _decisions(spark)
+    _optimized(spark.read.parquet(path).where("i > 10").select("id", F.input_file_name()))
+    assert f"{scan}: Spark's reader: the query calls input_file_name() or input_file_block_start/length()" \
+        in _decisions(spark)
+
+
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Kolkata"])
+def test_timestamp_filters_in_another_session_time_zone(spark: Any, data: Path, zone: str) -> None:
+    """A TIMESTAMP literal is an instant in the session time zone; the rule writes it in UTC, and
+    a TIMESTAMP_NTZ one as its wall-clock time, so the rows are Spark's in any zone."""
+    path = str(data / "t.parquet")
+    where = ("ts BETWEEN TIMESTAMP'2024-01-20 08:00:00' AND TIMESTAMP'2024-01-22 00:00:00' "
+             "OR tn = TIMESTAMP_NTZ'2024-03-10 01:37:00'")
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where(where).select("id", "ts", "tn"))
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert "TIMESTAMP '2024-01-" in on_plan and "+00:00'" in on_plan, on_plan
+    assert_same_rows(on, off, f"{zone}: {where}")
+    assert len(off) > 1

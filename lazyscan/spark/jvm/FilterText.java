@@ -1,6 +1,9 @@
 package lazyscan.spark.jvm;
 
 import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +40,8 @@ import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -46,8 +51,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code <=>}, {@code IN}, {@code IS [NOT] NULL}, {@code LIKE} (prefix, suffix and substring
  * matches as Spark simplifies them, other patterns with their escape character), and AND, OR,
  * NOT of those, between a column of the scanned relation and a literal of a boolean, integral,
- * floating, decimal, date or binary-collated string type. Anything else (timestamps, binary,
- * casts, functions, other collations, column-to-column comparisons) gives {@code null}: that
+ * floating, decimal, date, timestamp (an instant written in UTC, so the session time zone does
+ * not matter), timestamp without time zone or binary-collated string type. Anything else
+ * (binary, casts, functions, other collations, column-to-column comparisons) gives {@code null}: that
  * conjunct is left to Spark. Spark keeps its filter above the scan, so the text only has to
  * keep every row Spark's filter keeps; being exact, it removes no more.
  */
@@ -273,7 +279,9 @@ final class FilterText {
         || t instanceof FloatType
         || t instanceof DoubleType
         || t instanceof DecimalType
-        || t instanceof DateType;
+        || t instanceof DateType
+        || t instanceof TimestampType
+        || t instanceof TimestampNTZType;
   }
 
   /** A Catalyst value of type {@code t} as a typed literal; null when not translated. */
@@ -327,11 +335,25 @@ final class FilterText {
       }
       return "DATE '" + d + "'";
     }
+    if (t instanceof TimestampType || t instanceof TimestampNTZType) {
+      // microseconds since the epoch: an instant (TIMESTAMP, written in UTC with its offset, so
+      // that the session time zone does not matter) or a wall-clock time (TIMESTAMP_NTZ)
+      long micros = (Long) v;
+      LocalDateTime time = LocalDateTime.ofEpochSecond(
+          Math.floorDiv(micros, 1_000_000L), (int) Math.floorMod(micros, 1_000_000L) * 1000, ZoneOffset.UTC);
+      if (time.getYear() < 1 || time.getYear() > 9999) {
+        return null;
+      }
+      String text = time.format(TIMESTAMP_TEXT);
+      return t instanceof TimestampType ? "TIMESTAMP '" + text + "+00:00'" : "TIMESTAMP_NTZ '" + text + "'";
+    }
     if (t instanceof StringType) {
       return quote(v.toString());
     }
     return null;
   }
+
+  private static final DateTimeFormatter TIMESTAMP_TEXT = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSS");
 
   static String quote(String s) {
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'";
