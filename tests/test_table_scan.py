@@ -680,3 +680,25 @@ def test_equality_delete_files_under_the_old_prefix_are_rerooted() -> None:
     assert not any(old in p for p in deletes)
     scan = lazyscan.scan(plan)
     assert scan.to_table().num_rows == 3 and scan.profile["rows_removed_equality_deletes"] == 3
+
+
+def test_a_planned_file_pickles_its_deleted_rows_small_and_exact(dv_table: Path) -> None:
+    """A plan travels to every Spark task: a file's deleted row positions pickle as their gaps in
+    the narrowest unsigned type, and come back as the same int64 positions (wide gaps, a single
+    position, none, and positions not sorted, which stay as they are)."""
+    import pickle
+
+    read = next(r for r in plan_delta(str(dv_table)).file_reads() if r.deleted_rows is not None and len(r.deleted_rows) > 100)
+    shipped = pickle.loads(pickle.dumps(read))
+    assert shipped.deleted_rows.dtype == np.int64 and np.array_equal(shipped.deleted_rows, read.deleted_rows)
+    assert len(pickle.dumps(read)) < len(pickle.dumps(dataclasses.replace(read, deleted_rows=None))) + 3 * len(read.deleted_rows)
+    for positions in ([0, 1, 70_000, 2**33, 2**33 + 1], [7], [], [5, 3, 9], None):
+        given = None if positions is None else np.array(positions, np.int64)
+        back = pickle.loads(pickle.dumps(dataclasses.replace(read, deleted_rows=given))).deleted_rows
+        assert (back is None) if given is None else (back.dtype == np.int64 and back.tolist() == positions)
+    from lazyscan.scan import FileSplit
+
+    whole = FileSplit(shipped.path, 0, shipped.size, shipped.size, dict(shipped.constants), table=shipped)
+    schema = pa.schema([f.remove_metadata() for f in plan_delta(str(dv_table)).schema])
+    got = lazyscan.scan([whole], schema=schema, time_zone="UTC").to_table()
+    assert got.num_rows == shipped.num_records - len(read.deleted_rows)
