@@ -24,6 +24,9 @@ import decimal
 import os
 import re
 import shutil
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,6 +49,7 @@ from lazyscan.spark.decision import (
 )
 from lazyscan.spark.extension import ENABLED_CONF, EXTENSION_CLASS, build_jar
 from tests.spark_support import assert_same_rows, get_spark
+from tests.support.jvm import TEST_JVM_OPTIONS
 
 pytestmark = pytest.mark.spark
 
@@ -372,3 +376,38 @@ def test_choice_source_reads_nothing(session: _Session, lineitem: Path) -> None:
     assert field.metadata["reason"].startswith("lazyscan ~"), field.metadata
     with pytest.raises(Exception, match="only answers lazyscan's transparent mode"):
         df.collect()
+
+
+def test_user_route_asks_the_drivers_model(tmp_path: Path) -> None:
+    """On a fresh JVM started as users start it (configure, getOrCreate, enable), the JVM finds
+    the driver's model that enable registered and calls it back."""
+    path = tmp_path / "lineitem.parquet"
+    pq.write_table(_lineitem(), path, row_group_size=20_000)
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        from pyspark.sql import SparkSession
+        import lazyscan.spark
+        from lazyscan.spark.choose import CostModel
+        builder = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+                   .config("spark.driver.extraJavaOptions", {TEST_JVM_OPTIONS!r}))
+        spark = lazyscan.spark.configure(builder).getOrCreate()
+        lazyscan.spark.enable(spark, costs=CostModel(spark_bytes_per_s=4.9e6, spark_value_s=1e-6))
+        choice = spark._jvm.lazyscan.spark.jvm.LazyScanChoice
+        relation = spark.read.parquet({str(path)!r})._jdf.queryExecution().analyzed().relation()
+        options = spark._jvm.java.util.HashMap()
+        for k, v in {{"path": {f"file:{path}"!r}, "where": "`l_comment` = 'needle in the lineitems'",
+                     "columns": '["l_orderkey", "l_comment"]', "rawFiles": "true"}}.items():
+            options.put(k, v)
+        print("REASON", choice.keepSparkReason(spark._jsparkSession, relation, options))
+        for verdict in choice.verdicts(spark._jsparkSession):
+            print("VERDICT", verdict)
+        """
+    )
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "REASON None" in done.stdout, done.stdout
+    assert ": lazyscan: lazyscan ~" in done.stdout and "by the driver's model" in done.stdout, done.stdout
