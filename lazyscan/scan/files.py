@@ -254,9 +254,11 @@ class FileContext:
         scan reads from it in another case (``file`` itself when it spells none so); the
         partition columns come from folder names."""
         scan = self.scan
+        wanted = [n for n in scan.needed_columns if n not in partition_values]
+        if all(file.has(n) for n in wanted):
+            return file  # every name matches exactly (the usual file): nothing to look for
         names_in_file = file.arrow_schema.names
         stored = set(names_in_file)
-        wanted = [n for n in scan.needed_columns if n not in partition_values]
         respelled = columns_by_case(file.path, names_in_file, wanted, scan.field_of)
         if not respelled:
             return file

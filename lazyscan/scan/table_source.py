@@ -78,23 +78,46 @@ def table_of(source: Any, raw_files: bool, options: Mapping[str, Any], filesyste
         kind, location = "iceberg", source
     elif isinstance(source, str) and ("catalog" in given or "catalog_properties" in given):
         kind, location = "iceberg", source  # a table name in an Iceberg catalog
-    elif isinstance(source, (str, os.PathLike)) and not raw_files:
-        path = os.fspath(source)
-        if path.startswith("file://"):
-            path = path[len("file://") :]
-        if "://" not in path:
-            if os.path.isdir(path):
-                found = table_at(path)
-                if found is not None:
-                    kind, location = found.kind, path
-            elif os.path.isfile(path) and _ICEBERG_METADATA_FILE.fullmatch(os.path.basename(path)):
-                kind, location = "iceberg", path
+    elif isinstance(source, (str, os.PathLike)) and not raw_files and _on_local_disk(filesystem):
+        found = _local_table(os.fspath(source))
+        if found is not None:
+            kind, location = found
     if kind is None:
         remote = isinstance(source, str) and ("://" in source or filesystem is not None)
         if given and not (remote and not raw_files):
             refuse_table_options(source, given)
         return None
     return plan_table(kind, location, given)
+
+
+def _on_local_disk(filesystem: Any) -> bool:
+    """Whether paths without a scheme name local files under ``filesystem`` (None, or a local
+    pyarrow or fsspec filesystem): a path on an object store is never looked for on local disk."""
+    if filesystem is None:
+        return True
+    name = getattr(filesystem, "type_name", None)  # pyarrow
+    if isinstance(name, str):
+        return name == "local"
+    protocol = getattr(filesystem, "protocol", None)  # fsspec
+    protocols = protocol if isinstance(protocol, (tuple, list)) else (protocol,)
+    return any(p in ("file", "local") for p in protocols)
+
+
+def _local_table(path: str) -> tuple[str, str] | None:
+    """The kind and location of the local table ``path`` is (its root folder, or an Iceberg
+    metadata file), else None. A plain file costs one stat; a folder three (itself, then its
+    Delta log and Iceberg metadata folders, :func:`~lazyscan.scan.dataset.table_at`)."""
+    if path.startswith("file://"):
+        path = path[len("file://") :]
+    if "://" in path:
+        return None
+    # the name first: a plain file's one stat is the folder check below
+    if _ICEBERG_METADATA_FILE.fullmatch(os.path.basename(path)) and os.path.isfile(path):
+        return "iceberg", path
+    if not os.path.isdir(path):
+        return None
+    found = table_at(path)
+    return None if found is None else (found.kind, path)
 
 
 def refuse_table_options(source: Any, given: Mapping[str, Any]) -> None:
