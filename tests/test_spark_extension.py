@@ -46,6 +46,9 @@ from tests.support.jvm import TEST_JVM_OPTIONS
 
 pytestmark = pytest.mark.spark
 
+#: the setting of the rule's choice (LazyScanChoice): ``lazyscan`` takes every scan it can
+CHOICE_CONF = "spark.lazyscan.choice"
+
 ROWS = 3000
 STRINGS = ["a1", "a2", "b%", "it's", "x_y", "back\\slash", "é", ""]
 
@@ -120,6 +123,7 @@ def _extension_session(shared: Any, shared_state: Any = None) -> Any:
     if shared_state is not None:  # the shared state's static settings win over the options
         session._jsparkSession.sessionState().conf().setConfString("spark.sql.extensions", EXTENSION_CLASS)
     session.conf.set(ENABLED_CONF, "true")
+    session.conf.set(CHOICE_CONF, "lazyscan")  # every scan the rule can take: its reach, not the model
     java_class.setActiveSession(session._jsparkSession)
     try:
         lazyscan.spark.enable(session)
@@ -355,7 +359,7 @@ def test_configure_starts_a_session_with_the_rule(tmp_path: Path) -> None:
         import lazyscan.spark
         builder = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
                    .config("spark.driver.extraJavaOptions", {TEST_JVM_OPTIONS!r})
-                   .config("spark.jars", "/nonexistent/other.jar"))
+                   .config("spark.jars", "/nonexistent/other.jar").config("spark.lazyscan.choice", "lazyscan"))
         spark = lazyscan.spark.configure(builder).getOrCreate()
         lazyscan.spark.enable(spark)
         assert spark.conf.get("spark.jars").startswith("/nonexistent/other.jar,"), spark.conf.get("spark.jars")

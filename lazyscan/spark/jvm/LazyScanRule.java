@@ -351,18 +351,13 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     }
     String described = describe(relation);
     try {
-      DataFrameReader reader =
-          session
-              .read()
-              .format("lazyscan")
-              .schema(new StructType(fields.toArray(new StructField[0])))
-              .option("where", where)
-              .option("columns", Json.names(columns))
-              .option("pushFilters", "false")
-              // the files Spark's reader would read: a table's folder too, as plain files
-              .option("rawFiles", "true")
-              .option("binaryAsString", Boolean.toString(isTrue(BINARY_AS_STRING, "false")));
-      Dataset<Row> df;
+      Map<String, String> options = new java.util.LinkedHashMap<>();
+      options.put("where", where);
+      options.put("columns", Json.names(columns));
+      options.put("pushFilters", "false");
+      // the files Spark's reader would read: a table's folder too, as plain files
+      options.put("rawFiles", "true");
+      options.put("binaryAsString", Boolean.toString(isTrue(BINARY_AS_STRING, "false")));
       if (relation.catalogTable().isDefined()) {
         CatalogTable table = relation.catalogTable().get();
         String json = tableJson(table, fs, condition, relation.output());
@@ -370,7 +365,8 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
           reasons.put(relation, "the table's files are outside the local file system");
           return null;
         }
-        df = reader.option("table", table.identifier().unquotedString()).option("catalogTable", json).load();
+        options.put("table", table.identifier().unquotedString());
+        options.put("catalogTable", json);
       } else {
         List<String> paths = new ArrayList<>();
         for (Path p : CollectionConverters.asJava(fs.location().rootPaths())) {
@@ -380,8 +376,26 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
           }
           paths.add(p.toString());
         }
-        df = reader.load(paths.toArray(new String[0]));
+        // as DataFrameReader.load(paths) passes them: one as path, more as a JSON array
+        if (paths.size() == 1) {
+          options.put("path", paths.get(0));
+        } else {
+          List<String> quoted = new ArrayList<>();
+          for (String p : paths) {
+            quoted.add(Json.string(p));
+          }
+          options.put("paths", "[" + String.join(",", quoted) + "]");
+        }
       }
+      // the cost model of lazyscan.spark.read (asked before the lazyscan relation is planned)
+      String choice = LazyScanChoice.keepSparkReason(session, fs, options);
+      if (choice != null) {
+        reasons.put(relation, choice);
+        return null;
+      }
+      DataFrameReader reader =
+          session.read().format("lazyscan").schema(new StructType(fields.toArray(new StructField[0]))).options(options);
+      Dataset<Row> df = reader.load();
       LogicalPlan analyzed = df.queryExecution().analyzed();
       if (!(analyzed instanceof DataSourceV2Relation)) {
         warn("lazyscan: the lazyscan data source gave " + analyzed.nodeName() + "; Spark's reader is kept");
