@@ -401,7 +401,8 @@ def test_user_route_asks_the_drivers_model(tmp_path: Path) -> None:
                      "columns": '["l_orderkey", "l_comment"]', "rawFiles": "true"}}.items():
             options.put(k, v)
         print("REASON", choice.keepSparkReason(spark._jsparkSession, relation, options))
-        for verdict in choice.verdicts(spark._jsparkSession):
+        from lazyscan.spark.decision import verdicts
+        for verdict in verdicts(spark):
             print("VERDICT", verdict)
         """
     )

@@ -16,11 +16,13 @@ the needed ``columns``) and the session's cores. That class asks the cost model 
   The Connect client's :func:`~lazyscan.spark.enable` registers the source with the server's
   session.
 
-Measured on ``local[2]`` (TPC-H SF1 lineitem, a busy 2-core machine): the callback itself costs
-about 0.2 ms, a planning call 20-450 ms besides the model, and the first planning call of a new
-Python worker several seconds (it imports lazyscan and loads the compiled kernels the sample
-runs). The JVM keeps each decision per session, options and file listing, so a query planned
-twice (``explain()``, then an action) asks once.
+Measured on ``local[2]`` (TPC-H SF1 lineitem, Q6 and a needle filter, a 2-core machine loaded
+about seven times over): besides the model itself (median 190-260 ms: listing, footer, two to
+four sampled row groups), the callback costs a median 1-7 ms and the planning call 23-26 ms
+(up to 500 ms). The first decision in a process loads the compiled kernels the sample runs
+(about 2 s in the driver); a new Python worker also imports lazyscan (3-11 s). The JVM keeps
+each decision per session, options and file listing, so a query planned twice (``explain()``,
+then an action) asks once; a kept decision for Spark's reader adds about 10-15 ms to planning.
 
 A decision that fails (the source not registered, a worker that cannot import lazyscan, an
 error in the model, a driver that stopped answering) keeps Spark's reader with the reason
