@@ -8,7 +8,8 @@ call added after the lazyscan relation is made, which is where the rule is to as
 
 The decisions are asked on both routes (:mod:`lazyscan.spark.decision`): the driver's model,
 called back through Py4J, and the planning call of the ``lazyscanChoice`` source in a Python
-worker (``spark.lazyscan.choiceRoute=source``, the route of Spark Connect servers).
+worker (``spark.lazyscan.choiceRoute=source``, and on a Spark Connect server started with the
+extension, :func:`test_connect_server_asks_through_the_planning_call`).
 
 The cost model is the same class everywhere: the session is enabled with a :class:`CostModel`
 whose Spark reader is slow (:data:`COSTS`), so that on test-sized files a needle filter goes to
@@ -412,3 +413,61 @@ def test_user_route_asks_the_drivers_model(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert "REASON None" in done.stdout, done.stdout
     assert ": lazyscan: lazyscan ~" in done.stdout and "by the driver's model" in done.stdout, done.stdout
+
+
+@pytest.fixture(scope="module")
+def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A Spark Connect server started with the extension (``spark-defaults.conf`` in
+    ``SPARK_CONF_DIR``: spark-submit reads it), and a client session of it."""
+    from tests.support.connect import start_connect_server
+
+    folder = tmp_path_factory.mktemp("choice-connect")
+    sources = _choice_sources(folder / "jvm")
+    saved_sources = extension.JVM_SOURCES
+    extension.JVM_SOURCES = sources
+    try:
+        jar = build_jar()
+    finally:
+        extension.JVM_SOURCES = saved_sources
+    (folder / "conf").mkdir()
+    (folder / "conf" / "spark-defaults.conf").write_text(
+        f"spark.jars {jar}\nspark.sql.extensions {EXTENSION_CLASS}\n"
+    )
+    names = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE", "SPARK_CONF_DIR")
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ["SPARK_CONF_DIR"] = str(folder / "conf")
+    server = start_connect_server(folder / "server")
+    try:
+        client = server.session()
+        lazyscan.spark.enable(client, costs=COSTS)
+        yield client
+        client.stop()
+    finally:
+        server.stop()
+        for k, v in saved.items():  # later modules use the classic session
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.mark.parametrize(("where", "taken"), [(NEEDLE, True), (Q6, False)], ids=["needle", "q6-like"])
+def test_connect_server_asks_through_the_planning_call(connect: Any, lineitem: Path, where: str, taken: bool) -> None:
+    """On a Spark Connect server the JVM has no Python driver to call back: the model answers in
+    a Python worker of the server, with the client's cost model."""
+    query = lambda s: s.read.parquet(str(lineitem)).where(where).select("l_orderkey", "l_discount")  # noqa: E731
+    on, off = _on_and_off_connect(connect, query)
+    assert_same_rows(on, off, where)
+    plan = query(connect)._explain_string(extended=True)
+    assert ("lazyscan(where:" in plan) == taken, plan
+
+
+def _on_and_off_connect(spark: Any, build: Any) -> tuple[list[Any], list[Any]]:
+    """Rows of ``build(spark)`` with the rule on and off (a Connect session's settings)."""
+    on = build(spark).collect()
+    spark.conf.set(ENABLED_CONF, "false")
+    try:
+        off = build(spark).collect()
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
+    return on, off
