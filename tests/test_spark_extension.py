@@ -223,6 +223,8 @@ CASES = [
     ("tn >= TIMESTAMP_NTZ'2024-03-11 00:00:00' AND tn < TIMESTAMP_NTZ'2024-03-12 00:00:00'", ["id", "tn"], True),
     ("startswith(s, 'b') OR endswith(s, '3') OR s LIKE '%\\_y%'", ["id", "s"], True),
     ("s IN ('a1', 'it''s', '') AND dec IN (1.50, 2.00, 3.25)", ["id", "s", "dec"], True),
+    ("i IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)", ["id", "i"], True),  # InSet
+    ("d > '2024-06-01' OR ts > DATE'2024-04-20' OR dec < 0.555", ["id", "d", "dec"], True),  # casts Spark unwraps
     ("i + 1 > 5", ["id"], False),  # nor IS NOT NULL alone, which Spark infers here
 ]
 
@@ -509,6 +511,15 @@ def hive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         s.sql(f"DROP TABLE IF EXISTS lzx.{name}")
         s.sql(f"CREATE TABLE lzx.{name} ({columns}{'' if hive_format else ', k INT'}) {how}")
         s.sql(f"INSERT INTO lzx.{name} SELECT id, i, f, fl, s, d, dec, b, k FROM lzx_rows")
+    s.sql("DROP TABLE IF EXISTS lzx.hive_plain")
+    s.sql(f"CREATE TABLE lzx.hive_plain ({columns}) STORED AS PARQUET")
+    s.sql("INSERT INTO lzx.hive_plain SELECT id, i, f, fl, s, d, dec, b FROM lzx_rows")
+    # partitions the catalog does not track: the key=value folders under the table's location
+    s.conf.set("spark.sql.hive.manageFilesourcePartitions", "false")
+    try:
+        rows.write.mode("overwrite").format("parquet").partitionBy("k").saveAsTable("lzx.untracked")
+    finally:
+        s.conf.unset("spark.sql.hive.manageFilesourcePartitions")
     s.sql("DROP TABLE IF EXISTS lzx.hive_opted_out")
     s.sql(f"CREATE TABLE lzx.hive_opted_out ({columns}) STORED AS PARQUET TBLPROPERTIES ('lazyscan.enabled'='false')")
     s.sql("INSERT INTO lzx.hive_opted_out SELECT id, i, f, fl, s, d, dec, b FROM lzx_rows")
@@ -524,6 +535,8 @@ TABLE_CASES = [
     ("lzx.hive_parts", "k = 4 AND s = 'a1'", ["id", "s"]),
     ("lzx.hive_parts", "i BETWEEN 0 AND 30", ["id", "i", "k"]),
     ("lzx.hive_parts_orc", "k < 2 AND NOT b", ["id", "b", "k"]),
+    ("lzx.hive_plain", "dec > 20 OR s = 'x_y'", ["id", "dec", "s"]),
+    ("lzx.untracked", "K = 3 AND i < 0", ["id", "i", "k"]),
 ]
 
 
@@ -548,7 +561,8 @@ def test_sql_over_a_catalog_table(hive: Any, table: str) -> None:
 @pytest.mark.parametrize("table", ["lzx.parts", "lzx.parts_orc", "lzx.hive_parts", "lzx.hive_parts_orc"])
 @pytest.mark.parametrize(
     ("where", "kept"),
-    [("k = 2 AND i > 10", [2]), ("k + 1 = 4 AND i > 10", [3]), ("(k = 1 OR k = 4) AND s = 'a1'", [1, 4])],
+    [("k = 2 AND i > 10", [2]), ("k + 1 = 4 AND i > 10", [3]), ("(k = 1 OR k = 4) AND s = 'a1'", [1, 4]),
+     ("k = 7 AND i > 10", [])],
 )
 def test_partition_filters_prune(hive: Any, table: str, where: str, kept: list[int]) -> None:
     """The scan gets only the partitions the catalog lists for the partition filters, also for
@@ -643,3 +657,16 @@ def test_timestamp_filters_in_another_session_time_zone(spark: Any, data: Path, 
     assert "TIMESTAMP '2024-01-" in on_plan and "+00:00'" in on_plan, on_plan
     assert_same_rows(on, off, f"{zone}: {where}")
     assert len(off) > 1
+
+
+def test_hive_serde_read_says_so(hive: Any) -> None:
+    """A Hive table Spark does not convert to its file source is read by its SerDe; the rule
+    leaves it and says why."""
+    hive.conf.set("spark.sql.hive.convertMetastoreParquet", "false")
+    try:
+        df = hive.table("lzx.hive_parts").where("i > 10").select("id")
+        assert "lazyscan" not in _optimized(df)
+        assert any(d.startswith("table spark_catalog.lzx.hive_parts: Spark's reader: a Hive table read through its SerDe")
+                   for d in _decisions(hive)), _decisions(hive)
+    finally:
+        hive.conf.unset("spark.sql.hive.convertMetastoreParquet")

@@ -8,7 +8,7 @@ import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;
 
 /**
- * The value of {@code spark.sql.extensions} that routes filtered Parquet scans to lazyscan:
+ * The value of {@code spark.sql.extensions} that routes filtered Parquet and ORC scans to lazyscan:
  * it injects {@link LazyScanRule} into the optimizer's operator optimization batches, which run
  * before Spark's V2 scan pushdown, so the Python data source relation the rule produces is
  * planned like one that {@code spark.read.format("lazyscan")} made.

@@ -15,6 +15,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.HiveTableRelation;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
@@ -59,7 +60,9 @@ import scala.runtime.AbstractPartialFunction;
  * of the partitions the catalog lists for the filter's conjuncts on partition columns alone (as
  * Spark's partition pruning asks it). The new relation's output is the old relation's
  * attributes (same names, types and expression ids), so the plan above it is unchanged; Spark's
- * {@code Filter} stays above and checks every row again.
+ * {@code Filter} stays above and checks every row again. Before the lazyscan relation is planned,
+ * {@link LazyScanChoice} asks the cost model of {@code lazyscan.spark.read} with the options it
+ * would be loaded with; where the model expects Spark's reader to be faster, it is kept.
  *
  * <p>Opt-outs: the session setting {@code spark.lazyscan.enabled=false} (read at each
  * optimization, so it switches per query); the reader option {@code lazyscan=false} ({@code
@@ -68,16 +71,17 @@ import scala.runtime.AbstractPartialFunction;
  * ('lazyscan.enabled'='false')}).
  *
  * <p>Left to Spark's reader besides: a filter with no translatable conjunct other than {@code IS
- * NOT NULL}, files outside the local file system (object stores: Hadoop's {@code fs.*}
- * settings are not passed on yet), bucketed or streaming relations, reader options other than
- * paths, {@code mergeSchema} and Hive's SerDe properties, scans whose {@code _metadata} columns
- * are needed, queries calling {@code input_file_name()} (or the block start / length), sessions
- * ignoring corrupt or missing files, and sessions where the {@code lazyscan} data source is not
- * registered ({@code lazyscan.spark.enable}). Each decision, taken or kept with its reason, is
- * logged at INFO on the driver ({@code lazyscan.spark.jvm.LazyScanRule}) and kept per session:
- * {@link #decisions(SparkSession)}. The files are Spark's: the root paths of the relation (a
- * table's location or partition folders), listed as Spark lists them (hidden files skipped, a
- * table's folder read as plain files).
+ * NOT NULL}, Hive tables read through their SerDe (not converted), files outside the local file
+ * system (object stores: Hadoop's {@code fs.*} settings are not passed on yet; PySpark ships no
+ * {@code s3a://} file system to test it with), bucketed or streaming relations, reader options
+ * other than paths, {@code mergeSchema} and Hive's SerDe properties, scans whose {@code
+ * _metadata} columns are needed, queries calling {@code input_file_name()} (or the block start /
+ * length), sessions ignoring corrupt or missing files, and sessions where the {@code lazyscan}
+ * data source is not registered ({@code lazyscan.spark.enable}). Each decision, taken or kept
+ * with its reason, is logged at INFO on the driver ({@code lazyscan.spark.jvm.LazyScanRule}) and
+ * kept per session: {@link #decisions(SparkSession)}. The files are Spark's: the root paths of
+ * the relation (a table's location or partition folders), listed as Spark lists them (hidden
+ * files skipped, a table's folder read as plain files).
  */
 public final class LazyScanRule extends Rule<LogicalPlan> {
   /** The session setting that turns the rule off ({@code false}). */
@@ -182,6 +186,12 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         reason = kept != null ? kept : NO_FILTER;
       }
       Decisions.record(session, describe(r), "Spark's reader: " + reason);
+      return plan;
+    }
+    if (plan instanceof HiveTableRelation) {
+      String table = ((HiveTableRelation) plan).tableMeta().identifier().unquotedString();
+      Decisions.record(session, "table " + table, "Spark's reader: a Hive table read through its SerDe (not Parquet "
+          + "or ORC, or spark.sql.hive.convertMetastoreParquet / convertMetastoreOrc is false)");
       return plan;
     }
     if (everyScan == null) {
