@@ -670,3 +670,29 @@ def test_hive_serde_read_says_so(hive: Any) -> None:
                    for d in _decisions(hive)), _decisions(hive)
     finally:
         hive.conf.unset("spark.sql.hive.convertMetastoreParquet")
+
+
+def test_timestamps_spark_reads_as_instants(spark: Any, data: Path, tmp_path: Path) -> None:
+    """Timestamps Spark reads as TIMESTAMP although the file says otherwise: a wall-clock
+    column with ``spark.sql.parquet.inferTimestampNTZ.enabled=false``, and INT96 values."""
+    path = str(data / "t.parquet")
+    where = "tn > TIMESTAMP'2024-03-11 00:00:00' AND tn < TIMESTAMP'2024-03-11 12:00:00'"
+    spark.conf.set("spark.sql.parquet.inferTimestampNTZ.enabled", "false")
+    try:
+        on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where(where).select("id", "tn"))
+    finally:
+        spark.conf.unset("spark.sql.parquet.inferTimestampNTZ.enabled")
+    assert "lazyscan(where:" in on_plan, on_plan
+    assert_same_rows(on, off, where)
+    assert len(off) > 0
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "INT96")
+    try:
+        spark.createDataFrame(_table(600).select(["id", "ts"])).write.parquet(str(tmp_path / "int96"))
+    finally:
+        spark.conf.unset("spark.sql.parquet.outputTimestampType")
+    int96 = str(tmp_path / "int96")
+    where = "ts >= TIMESTAMP'2024-01-10 00:00:00' AND ts < TIMESTAMP'2024-01-12 03:00:00'"
+    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(int96).where(where).select("id", "ts"))
+    assert "lazyscan(where:" in on_plan, on_plan
+    assert_same_rows(on, off, f"INT96: {where}")
+    assert len(off) > 0
