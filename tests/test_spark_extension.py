@@ -1,8 +1,14 @@
-"""Transparent mode: the Catalyst rule reads filtered ``spark.read.parquet`` scans through lazyscan.
+"""Transparent mode: the Catalyst rule reads filtered Parquet and ORC scans through lazyscan.
 
 Every case runs the same query with the rule on and off (``spark.lazyscan.enabled``, read at each
 optimization) and asserts the same rows, nulls and NaNs included, and that the optimized plan
-names the lazyscan relation (with its ``where`` and columns) exactly when the rule applies.
+names the lazyscan relation (with its ``where`` and columns) exactly when the rule applies:
+reads by path (``spark.read.parquet`` / ``orc``) and catalog tables (``spark.table`` and SQL;
+``USING parquet / orc``, Hive tables ``STORED AS PARQUET / ORC``, partitions pruned by the
+catalog), and the opt-outs (reader option, table property, session setting), each with the
+reason the rule keeps (``LazyScanRule.decisions``). The sessions take every scan the rule can
+(``spark.lazyscan.choice=lazyscan``): these tests are about the rule's reach, the cost model's
+choice has tests of its own (``tests/test_spark_extension_choice.py``).
 
 The module's session carries the extension on the shared test SparkContext (a context's
 ``spark.sql.extensions`` cannot change once it runs): the jar that :func:`configure` builds is
