@@ -8,8 +8,10 @@ Parts and their roles:
   pickles with the instance so the reader does not list again.
 - :class:`LazyScanReader` (``DataSourceReader``) — binds each filter once, on the driver (the
   ``where`` option, key filters; ``pushFilters`` converts Spark's filters and hands back only
-  those lazyscan cannot evaluate exactly); ``partitions`` prunes files by partition values and
-  cuts the rest into Spark-sized tasks of byte ranges (no footer reads); ``read`` runs one
+  those lazyscan cannot evaluate exactly); ``partitions`` prunes files by partition values (a
+  table's data files also by the statistics the table states of them, counted in the profile
+  the first task reports) and cuts the rest into Spark-sized tasks of byte ranges (no footer
+  reads); ``read`` runs one
   selective scan over the ranges of its task with the bound filter and yields Arrow record
   batches in the exact Arrow schema Spark expects.
 - :class:`Listing` — the files, the scan's Arrow schema and the Spark schema, picklable.
@@ -51,6 +53,7 @@ reused with other filters; ``pushFilters=false`` keeps every filter in Spark wit
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import decimal
 import json
@@ -864,12 +867,28 @@ class LazyScanReader(DataSourceReader):
         statistics); the first task carries the profile of the files ruled out, reported with
         its own (an empty task when no file is left)."""
         files, pruned = self._prune_files()
-        tasks = plan_tasks(files, self.settings.split_policy)
+        tasks = plan_tasks(self._as_tasks_read(files), self.settings.split_policy)
         if pruned.counters["files"]:
             first = tasks[0] if tasks else ScanTask(0, [])
             tasks[:1] = [ScanTask(first.index, first.splits, pruned.as_dict())]
         log.info("lazyscan %s: %d tasks over %d files", self.scan_id, len(tasks), len(self.listing.files))
         return list(tasks)
+
+    def _as_tasks_read(self, files: list[FileInfo]) -> list[FileInfo]:
+        """The files as the tasks read them: a table's data files without the statistics the
+        table states of them when the driver ruled files out by those already (they are most of
+        a planned file's pickled objects)."""
+        options = ScanOptions.from_mapping(self.settings.scan_kwargs)
+        if self.where is None or not (options.filter_in_scan and options.prune_statistics):
+            return files
+        return [f if f.table is None or not f.table.stats else replace(f, table=replace(f.table, stats={})) for f in files]
+
+    def for_tasks(self) -> LazyScanReader:
+        """This reader as the tasks of :meth:`partitions` need it, to ship with them: without
+        the listing's files, which the tasks' byte ranges carry."""
+        shipped = copy.copy(self)
+        shipped.listing = replace(self.listing, files=())
+        return shipped
 
     # ---- execution (executors) --------------------------------------------------------------
 

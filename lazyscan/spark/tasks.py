@@ -44,7 +44,7 @@ class TaskRunner:
     """The function ``mapInArrow`` runs: scans the tasks whose numbers arrive in its batches."""
 
     def __init__(self, reader: Any, tasks: Sequence[ScanTask]) -> None:
-        self.reader = reader
+        self.reader = reader.for_tasks()  # the tasks carry their files
         self.tasks = tuple(tasks)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

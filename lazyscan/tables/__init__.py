@@ -7,10 +7,11 @@
   and decoded deletion vectors (:func:`plan_delta`, :class:`TablePlan`);
 - :mod:`.iceberg` Apache Iceberg: the snapshot's data files pruned by pyiceberg, position deletes
   and deletion vectors as sorted row positions, equality deletes per file, columns by field id,
-  re-rooting (:func:`plan_iceberg`, :class:`IcebergPlan`, :func:`resolve_columns`,
-  :func:`verify_files`).
+  re-rooting, tables on object stores read through the scan's filesystem (:func:`plan_iceberg`,
+  :class:`IcebergPlan`, :func:`resolve_columns`, :func:`verify_files`).
 
-A plan holds no open files and pickles small, so a driver plans once and ships it to tasks.
+A plan holds no open files and pickles small (deleted row positions as narrow gaps), so a
+driver plans once and ships it to tasks.
 ``deltalake`` and ``pyiceberg`` are optional (``pip install 'lazyscan[tables]'``) and imported
 only when a table is planned.
 """
