@@ -457,3 +457,27 @@ def test_iceberg_table_written_on_an_object_store(spark: Any, s3_server: Any, tm
     for route in ROUTES:
         got = lazyscan.spark.read(spark, location, ["id", "s"], "s != 's3'", route=route, **s3_server.fs_options(), **ONE_TASK)
         assert _ids(got.collect()) == [i for i in want if i % 4 != 3], route
+
+
+def test_tasks_carry_their_files_without_what_the_driver_used(dv_table: Path) -> None:  # noqa: F811
+    """The tasks' plan: the table's statistics the driver pruned with are left out of the files
+    they read, the reader shipped with ``mapInArrow`` has no listing of files, the deleted rows
+    travel packed; the tasks still read the table's rows."""
+    import pickle
+
+    from lazyscan.spark.options import SourceSettings
+    from lazyscan.spark.source import LazyScanReader, build_listing
+    from lazyscan.spark.tasks import TaskRunner
+
+    settings = SourceSettings.from_options({"path": str(dv_table), "where": "id < 12000", **ONE_TASK})
+    listing = build_listing(settings)
+    reader = LazyScanReader(settings, listing, listing.spark_schema)
+    tasks = reader.partitions()
+    splits = [s for t in tasks for s in t.splits]
+    assert splits and all(s.table is not None and not s.table.stats for s in splits)
+    assert all(f.table is not None and f.table.stats for f in listing.files)  # the driver's listing keeps them
+    runner = pickle.loads(pickle.dumps(TaskRunner(reader, tasks)))
+    assert runner.reader.listing.files == () and len(runner.tasks) == len(tasks)
+    got = pa.Table.from_batches([b for t in runner.tasks for b in runner.reader.read_task(t)])
+    want = lazyscan.scan(str(dv_table), where="id < 12000", time_zone="UTC").to_table()
+    assert sorted(got.column("id").to_pylist()) == sorted(want.column("id").to_pylist()) and want.num_rows
