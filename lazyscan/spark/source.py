@@ -69,7 +69,8 @@ from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
-from pyspark.sql.types import StructField, StructType
+import pyarrow.compute as pc
+from pyspark.sql.types import StructField, StructType, TimestampType
 
 from lazyscan.errors import (
     LazyScanError,
@@ -240,6 +241,78 @@ def list_files(settings: SourceSettings) -> tuple[Any, list[FileInfo], pa.Schema
         raise SourceError(f"cannot list {', '.join(settings.paths)}: {e}") from e
     files, pschema = _with_time_zone(list(ds.files), ds.partition_schema, settings.time_zone)
     return fs, files, pschema
+
+
+def _folder_texts(path: str, names: Sequence[str]) -> dict[str, str | None]:
+    """The text of the ``key=value`` folders of ``path`` for the partition columns ``names``
+    (the innermost folder of a key, as :func:`~lazyscan.scan.discover` reads them)."""
+    found: dict[str, str | None] = {}
+    for seg in path.replace("\\", "/").split("/")[:-1]:
+        k, eq, v = seg.partition("=")
+        if eq and unquote(k) in names:
+            text = unquote(v)
+            found[unquote(k)] = None if text == HIVE_NULL else text
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise SourceError(f"file {path!r} is not in a folder of partition column {missing[0]!r}")
+    return found
+
+
+def _partitions_as_schema(
+    settings: SourceSettings, listed: tuple[Any, list[FileInfo], pa.Schema], schema: StructType
+) -> tuple[Any, list[FileInfo], pa.Schema]:
+    """A path read's files with their partition values in the types ``schema`` gives the
+    partition columns, parsed from the folder text as Spark parses them for a schema it is
+    given: the transparent mode's rule passes Spark's types, which differ from the inferred ones
+    where Spark's type inference is switched off (``z=007`` stays the string ``'007'``). A
+    value that is not of its type is a :class:`SourceError` naming the file and column."""
+    fs, files, pschema = listed
+    names = schema.fieldNames()
+    wanted: dict[str, tuple[pa.DataType, Any]] = {}
+    for field in pschema:
+        given = _resolve(field.name, names, settings.case_sensitive)
+        if given is None:
+            continue
+        spark_type = schema[given].dataType
+        atype = (
+            pa.timestamp("us", tz=settings.time_zone) if isinstance(spark_type, TimestampType)
+            else to_arrow_type(spark_type)
+        )
+        if atype != field.type:
+            wanted[field.name] = (atype, spark_type)
+    if not wanted:
+        return listed
+    texts = [_folder_texts(info.path, list(wanted)) for info in files]
+    typed = [dict(info.partition_values) for info in files]
+    for name, (atype, spark_type) in wanted.items():
+        column = pa.array([t[name] for t in texts], pa.string())
+        try:
+            values = _parse_partition_text(column, atype).to_pylist()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            bad = next(i for i, t in enumerate(texts) if not _parses(t[name], atype))
+            raise SourceError(
+                f"file {files[bad].path!r}: the value {texts[bad][name]!r} of partition column {name!r} "
+                f"is not of its type {spark_type.simpleString()}"
+            ) from None
+        for row, v in zip(typed, values):
+            row[name] = v
+    out_schema = pa.schema([pa.field(f.name, wanted[f.name][0]) if f.name in wanted else f for f in pschema])
+    return fs, [replace(info, partition_values=v) for info, v in zip(files, typed)], out_schema
+
+
+def _parse_partition_text(texts: pa.Array, atype: pa.DataType) -> pa.Array:
+    """Folder texts as values of ``atype`` (a zoned TIMESTAMP: wall-clock time in its zone)."""
+    if pa.types.is_timestamp(atype) and atype.tz is not None:
+        return pc.assume_timezone(texts.cast(pa.timestamp("us")), atype.tz)
+    return texts.cast(atype)
+
+
+def _parses(text: str | None, atype: pa.DataType) -> bool:
+    try:
+        _parse_partition_text(pa.array([text], pa.string()), atype)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return False
+    return True
 
 
 def list_table_files(settings: SourceSettings, table: CatalogTable) -> tuple[Any, list[FileInfo], pa.Schema]:
@@ -555,7 +628,7 @@ def listing_for_schema(
         listed_or_table = _listed_or_table(settings)
         if isinstance(listed_or_table, Listing):
             return listed_or_table  # a table: its snapshot's schema; the reader casts to ``schema``
-        listed = listed_or_table
+        listed = _partitions_as_schema(settings, listed_or_table, schema)
     fs, files, pschema = listed
     first = pa.schema([])
     read: list[FileInfo] = []
@@ -816,9 +889,10 @@ class LazyScanReader(DataSourceReader):
         return self._prune_files()[0]
 
     def _prune_files(self) -> tuple[list[FileInfo], Profile]:
-        """:meth:`files_left`, and the profile of the files ruled out, counted as the
+        """:meth:`files_left`, and the profile of a table's data files ruled out, counted as the
         in-process scan counts them (files, rows, files pruned per tier, decisions): their
-        tasks are never planned, so no task counts them."""
+        tasks are never planned, so no task counts them. (Plain files pruned by partition
+        values are not counted: their row groups and rows are known from their footers only.)"""
         files = list(self.listing.files)
         pruned = Profile()
         options = ScanOptions.from_mapping(self.settings.scan_kwargs)
@@ -850,11 +924,11 @@ class LazyScanReader(DataSourceReader):
             if ruled_out is None:
                 kept.append(info)
                 continue
-            pruned.add("files")
-            if info.table is not None:  # a plain file's rows are known from its footer only
+            if info.table is not None:  # a plain file's rows and units are known from its footer only
+                pruned.add("files")
                 pruned.add("rows_total", info.table.num_records or 0)
                 pruned.add("files_pruned_table_stats" if tier == TABLE_STATISTICS else "files_pruned_partition")
-            pruned.decide(ruled_out.text, tier)
+                pruned.decide(ruled_out.text, tier)
         if len(kept) < len(files):
             log.info(
                 "lazyscan %s: partition values and table statistics kept %d of %d files",
