@@ -478,14 +478,26 @@ def _iceberg_metadata_folders(tables: Sequence[TableRoot]) -> tuple[str, ...]:
     return tuple(_join(t.root, ICEBERG_METADATA) + "/" for t in tables if t.kind == "iceberg")
 
 
+#: Spark's bounds of its integral partition types (``Integer.parseInt``, ``Long.parseLong``)
+_INT_RANGE = (-(2**31), 2**31)
+_LONG_RANGE = (-(2**63), 2**63)
+#: the largest precision of a Spark decimal
+_MAX_DECIMAL_PRECISION = 38
+_INTEGRAL_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
 def _infer_value(text: str) -> Any:
-    """Spark's partition value inference: int, long, decimal/double, date, timestamp, string."""
+    """Spark's partition value inference (``PartitioningUtils.inferPartitionColumnValue``):
+    int, long, an integral decimal of up to 38 digits, double, date, timestamp, string."""
     if text == HIVE_NULL:
         return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
+    if _INTEGRAL_TEXT.fullmatch(text):
+        value = int(text)
+        if _LONG_RANGE[0] <= value < _LONG_RANGE[1]:
+            return value
+        if len(decimal.Decimal(text).as_tuple().digits) <= _MAX_DECIMAL_PRECISION:
+            return decimal.Decimal(text)
+        return float(text)
     try:
         d = decimal.Decimal(text)
         if d.is_finite() and any(c.isdigit() for c in text) and "e" not in text.lower():
@@ -498,22 +510,54 @@ def _infer_value(text: str) -> Any:
         return text
 
 
+def _value_type(value: Any) -> pa.DataType:
+    if isinstance(value, str):
+        return pa.string()
+    if isinstance(value, int):
+        return pa.int32() if _INT_RANGE[0] <= value < _INT_RANGE[1] else pa.int64()
+    if isinstance(value, decimal.Decimal):
+        return pa.decimal128(max(1, len(value.as_tuple().digits)), 0)
+    if isinstance(value, float):
+        return pa.float64()
+    if isinstance(value, dt.datetime):  # before date: a datetime is a date
+        return pa.timestamp("us")
+    if isinstance(value, dt.date):
+        return pa.date32()
+    return pa.string()
+
+
+#: the precision of the decimal an integral type widens to, as in Spark's type coercion
+_DECIMAL_OF = {pa.int32(): 10, pa.int64(): 20}
+
+
+def _wider_type(left: pa.DataType, right: pa.DataType) -> pa.DataType:
+    """Spark's ``findWiderTypeForPartitionColumn``: a double with a long or a decimal is a
+    string (either would lose digits); otherwise the wider of the two, a string where there
+    is none."""
+    if left == right:
+        return left
+    pair = {left, right}
+    if pair == {pa.int32(), pa.int64()}:
+        return pa.int64()
+    if pair == {pa.int32(), pa.float64()}:
+        return pa.float64()
+    if pair == {pa.date32(), pa.timestamp("us")}:
+        return pa.timestamp("us")
+    if all(pa.types.is_decimal(t) or t in _DECIMAL_OF for t in pair):
+        precision = max(t.precision if pa.types.is_decimal(t) else _DECIMAL_OF[t] for t in pair)
+        return pa.decimal128(precision, 0)
+    return pa.string()
+
+
 def _arrow_type_of_values(values: list[Any]) -> pa.DataType:
     present = [v for v in values if v is not None]
     if not present:
         return pa.string()
-    kinds = {type(v) for v in present}
-    if kinds == {int}:
-        if all(-(2**31) <= v < 2**31 for v in present):
-            return pa.int32()
-        return pa.int64()
-    if kinds <= {int, float}:
-        return pa.float64()
-    if kinds == {dt.date}:
-        return pa.date32()
-    if kinds == {dt.datetime}:
-        return pa.timestamp("us")
-    return pa.string()
+    types = {_value_type(v) for v in present}
+    merged = types.pop()
+    for t in types:
+        merged = _wider_type(merged, t)
+    return merged
 
 
 def _coerce(value: Any, raw: str, atype: pa.DataType) -> Any:
@@ -523,6 +567,10 @@ def _coerce(value: Any, raw: str, atype: pa.DataType) -> Any:
         return raw
     if pa.types.is_floating(atype):
         return float(value)
+    if pa.types.is_decimal(atype):
+        return decimal.Decimal(value)
+    if pa.types.is_timestamp(atype) and not isinstance(value, dt.datetime):
+        return dt.datetime.combine(value, dt.time())  # a date among timestamps: its midnight
     return value
 
 

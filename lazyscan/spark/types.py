@@ -325,7 +325,7 @@ class BatchShaper:
             if out.source is not None and out.source in names:
                 arr = batch.column(names.index(out.source))
             elif out.partition is not None:
-                arr = self._partition_array(out, partition_values.get(out.partition), batch.num_rows)
+                arr = self._partition_array(out, partition_values.get(out.partition), batch.num_rows, path)
             if arr is None:
                 arrays.append(pa.nulls(batch.num_rows, field.type))
                 continue
@@ -333,8 +333,15 @@ class BatchShaper:
         return pa.RecordBatch.from_arrays(arrays, schema=self.target)
 
     @staticmethod
-    def _partition_array(out: OutputColumn, value: Any, n: int) -> pa.Array:
-        arr = pa.array([value] * n) if value is not None else pa.nulls(n)
+    def _partition_array(out: OutputColumn, value: Any, n: int, path: str) -> pa.Array:
+        if value is None:
+            return pa.nulls(n)
+        try:
+            arr = pa.repeat(value, n)
+        except (OverflowError, pa.ArrowException) as e:
+            raise LazyScanError(
+                f"partition column {out.partition!r} of file {path!r}: value {value!r} has no Arrow type: {e}"
+            ) from e
         if out.partition_time_zone and pa.types.is_timestamp(arr.type) and arr.type.tz is None:
             arr = pc.assume_timezone(arr, out.partition_time_zone)
         return arr
