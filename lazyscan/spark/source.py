@@ -889,9 +889,10 @@ class LazyScanReader(DataSourceReader):
         return self._prune_files()[0]
 
     def _prune_files(self) -> tuple[list[FileInfo], Profile]:
-        """:meth:`files_left`, and the profile of the files ruled out, counted as the
+        """:meth:`files_left`, and the profile of a table's data files ruled out, counted as the
         in-process scan counts them (files, rows, files pruned per tier, decisions): their
-        tasks are never planned, so no task counts them."""
+        tasks are never planned, so no task counts them. (Plain files pruned by partition
+        values are not counted: their row groups and rows are known from their footers only.)"""
         files = list(self.listing.files)
         pruned = Profile()
         options = ScanOptions.from_mapping(self.settings.scan_kwargs)
@@ -923,11 +924,11 @@ class LazyScanReader(DataSourceReader):
             if ruled_out is None:
                 kept.append(info)
                 continue
-            pruned.add("files")
-            if info.table is not None:  # a plain file's rows are known from its footer only
+            if info.table is not None:  # a plain file's rows and units are known from its footer only
+                pruned.add("files")
                 pruned.add("rows_total", info.table.num_records or 0)
                 pruned.add("files_pruned_table_stats" if tier == TABLE_STATISTICS else "files_pruned_partition")
-            pruned.decide(ruled_out.text, tier)
+                pruned.decide(ruled_out.text, tier)
         if len(kept) < len(files):
             log.info(
                 "lazyscan %s: partition values and table statistics kept %d of %d files",
