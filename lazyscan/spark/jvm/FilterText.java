@@ -66,16 +66,34 @@ final class FilterText {
    * they remove too few rows to pay for the switch).
    */
   static String conjuncts(Expression condition, Map<ExprId, AttributeReference> columns) {
-    List<String> parts = new ArrayList<>();
+    List<String> parts = translated(condition, columns);
     boolean selective = false;
+    for (String p : parts) {
+      selective |= !isNotNull(p);
+    }
+    return selective ? and(parts) : null;
+  }
+
+  /** The texts of the conjuncts of {@code condition} that translate, in order, each once. */
+  static List<String> translated(Expression condition, Map<ExprId, AttributeReference> columns) {
+    List<String> parts = new ArrayList<>();
     for (Expression e : splitAnd(condition)) {
       String text = translate(e, columns);
-      if (text != null) {
+      if (text != null && !parts.contains(text)) {
         parts.add(text);
-        selective |= !(e instanceof IsNotNull);
       }
     }
-    if (!selective) {
+    return parts;
+  }
+
+  /** Whether a translated conjunct is a column's {@code IS NOT NULL}. */
+  static boolean isNotNull(String conjunct) {
+    return conjunct.matches("`([^`]|``)*` IS NOT NULL");
+  }
+
+  /** Translated conjuncts ANDed (null when there are none). */
+  static String and(List<String> parts) {
+    if (parts.isEmpty()) {
       return null;
     }
     if (parts.size() == 1) {

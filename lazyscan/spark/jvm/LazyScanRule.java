@@ -1,6 +1,8 @@
 package lazyscan.spark.jvm;
 
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -13,6 +15,28 @@ import org.apache.spark.sql.DataFrameReader;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.EqualTo;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
+import org.apache.spark.sql.catalyst.expressions.Literal$;
+import org.apache.spark.sql.catalyst.plans.Inner$;
+import org.apache.spark.sql.catalyst.plans.LeftSemi$;
+import org.apache.spark.sql.catalyst.plans.logical.Distinct;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
+import org.apache.spark.sql.catalyst.plans.logical.GlobalLimit;
+import org.apache.spark.sql.catalyst.plans.logical.LocalLimit;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.TimestampNTZType;
+import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
 import org.apache.spark.sql.catalyst.catalog.HiveTableRelation;
@@ -101,6 +125,20 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       Set.of("path", "paths", "mergeschema", "serialization.format", "partitionoverwritemode", READER_OPTION);
 
   private static final String NO_FILTER = "no filter on the scan";
+
+  /** The session setting that turns key filters from joins off ({@code false}). */
+  public static final String KEY_FILTERS = "spark.lazyscan.keyFilter.enabled";
+  /** The largest estimated size of a join's filtered side whose keys are collected for the
+   * other side's scan (default: {@code spark.sql.autoBroadcastJoinThreshold}). */
+  public static final String MAX_DIMENSION_BYTES = "spark.lazyscan.keyFilter.maxDimensionBytes";
+  /** The most distinct keys collected for a key filter (more: no key filter). */
+  public static final String MAX_KEYS = "spark.lazyscan.keyFilter.maxKeys";
+  /** Default of {@link #MAX_KEYS}: lazyscan's limit of exact key sets ({@code EXACT_LIMIT}). */
+  public static final int DEFAULT_MAX_KEYS = 100_000;
+
+  private static final String KEY_FILTER_PREFIX = "keyFilter.";
+  private static final String DYNAMIC_PARTITION_PRUNING = "spark.sql.optimizer.dynamicPartitionPruning.enabled";
+  private static final String PARTITION_PRUNING = "dynamic partition pruning: joined on its partition column ";
 
   private final SparkSession session;
 
@@ -199,6 +237,17 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       if (replaced != null) {
         return replaced;
       }
+      if (plan instanceof Join) {
+        keepForPartitionPruning((Join) plan, reasons);
+        LogicalPlan join = plan.mapChildren(
+            new AbstractFunction1<LogicalPlan, LogicalPlan>() {
+              @Override
+              public LogicalPlan apply(LogicalPlan child) {
+                return rewrite(child, null, reasons);
+              }
+            });
+        return withKeyFilter((Join) join, reasons);
+      }
     }
     return plan.mapChildren(
         new AbstractFunction1<LogicalPlan, LogicalPlan>() {
@@ -222,6 +271,9 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         return scan == null ? null : project.withNewChildren(seq(List.of(filter.withNewChildren(seq(List.of(scan))))));
       }
     }
+    if (plan instanceof Filter && lazyscanLeaf(((Filter) plan).child()) != null) {
+      return widened((Filter) plan);
+    }
     if (plan instanceof Filter) {
       Filter filter = (Filter) plan;
       LogicalPlan child = filter.child();
@@ -241,6 +293,304 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       }
     }
     return null;
+  }
+
+  /**
+   * {@code filter} (over a lazyscan relation the rule planned, attribute-only projections and
+   * filters between) with the relation planned again when the filter has translatable conjuncts
+   * its {@code where} lacks: those Spark infers after the pass that swapped the relation ({@code
+   * IS NOT NULL} of join keys, constants carried over an equi-join); null when nothing is new.
+   */
+  private LogicalPlan widened(Filter filter) {
+    DataSourceV2Relation scan = lazyscanLeaf(filter.child());
+    LazyScanTable table = (LazyScanTable) scan.table();
+    Map<ExprId, AttributeReference> byId = new HashMap<>();
+    for (Attribute a : CollectionConverters.asJava(scan.output())) {
+      byId.put(a.exprId(), (AttributeReference) a);
+    }
+    List<String> conjuncts = new ArrayList<>(table.conjuncts());
+    boolean more = false;
+    for (String c : FilterText.translated(filter.condition(), byId)) {
+      if (!conjuncts.contains(c)) {
+        conjuncts.add(c);
+        more = true;
+      }
+    }
+    if (!more) {
+      return null;
+    }
+    DataSourceV2Relation again = replanned(scan, conjuncts, Map.of());
+    return again == null ? null : withLeaf(filter, again);
+  }
+
+  /** The leaf under {@code plan} through filters and attribute-only projections. */
+  private static LogicalPlan leafOf(LogicalPlan plan) {
+    while (plan instanceof Filter || plan instanceof Project && onlyAttributes((Project) plan)) {
+      plan = plan.children().apply(0);
+    }
+    return plan;
+  }
+
+  /** The lazyscan relation the rule planned under {@code plan} (see {@link #leafOf}), or null. */
+  private static DataSourceV2Relation lazyscanLeaf(LogicalPlan plan) {
+    LogicalPlan leaf = leafOf(plan);
+    if (leaf instanceof DataSourceV2Relation && ((DataSourceV2Relation) leaf).table() instanceof LazyScanTable) {
+      return (DataSourceV2Relation) leaf;
+    }
+    return null;
+  }
+
+  /** {@code plan}, a chain of one-child nodes, with its leaf replaced by {@code leaf}. */
+  private static LogicalPlan withLeaf(LogicalPlan plan, LogicalPlan leaf) {
+    if (plan.children().isEmpty()) {
+      return leaf;
+    }
+    return plan.withNewChildren(seq(List.of(withLeaf(plan.children().apply(0), leaf))));
+  }
+
+  /** The equi-join conditions of {@code join} between attributes: pairs (left, right). */
+  private static List<AttributeReference[]> equiKeys(Join join) {
+    List<AttributeReference[]> out = new ArrayList<>();
+    if (join.condition().isEmpty()) {
+      return out;
+    }
+    AttributeSet left = join.left().outputSet();
+    AttributeSet right = join.right().outputSet();
+    for (Expression e : FilterText.splitAnd(join.condition().get())) {
+      if (!(e instanceof EqualTo)) {
+        continue;
+      }
+      Expression a = ((EqualTo) e).left();
+      Expression b = ((EqualTo) e).right();
+      if (!(a instanceof AttributeReference) || !(b instanceof AttributeReference)) {
+        continue;
+      }
+      if (left.contains((Attribute) a) && right.contains((Attribute) b)) {
+        out.add(new AttributeReference[] {(AttributeReference) a, (AttributeReference) b});
+      } else if (left.contains((Attribute) b) && right.contains((Attribute) a)) {
+        out.add(new AttributeReference[] {(AttributeReference) b, (AttributeReference) a});
+      }
+    }
+    return out;
+  }
+
+  private static boolean hasFilter(LogicalPlan plan) {
+    if (plan instanceof Filter) {
+      return true;
+    }
+    for (LogicalPlan child : CollectionConverters.asJava(plan.children())) {
+      if (hasFilter(child)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Keeps Spark's reader for a partitioned file relation joined on a partition column with a
+   * filtered side: Spark's dynamic partition pruning skips its partitions at run time, which
+   * the Python data source cannot (it gets no runtime filters), so lazyscan would read every
+   * partition the static filters leave.
+   */
+  private void keepForPartitionPruning(Join join, Map<LogicalPlan, String> reasons) {
+    if (!isTrue(DYNAMIC_PARTITION_PRUNING, "true")) {
+      return;
+    }
+    for (AttributeReference[] keys : equiKeys(join)) {
+      keepForPartitionPruning(join.left(), keys[0], join.right(), reasons);
+      keepForPartitionPruning(join.right(), keys[1], join.left(), reasons);
+    }
+  }
+
+  private static void keepForPartitionPruning(
+      LogicalPlan side, AttributeReference key, LogicalPlan other, Map<LogicalPlan, String> reasons) {
+    LogicalPlan leaf = leafOf(side);
+    if (!(leaf instanceof LogicalRelation) || !(((LogicalRelation) leaf).relation() instanceof HadoopFsRelation)
+        || !hasFilter(other) || reasons.containsKey(leaf)) {
+      return;
+    }
+    HadoopFsRelation fs = (HadoopFsRelation) ((LogicalRelation) leaf).relation();
+    for (Attribute a : CollectionConverters.asJava(leaf.output())) {
+      if (a.exprId().equals(key.exprId()) && fs.partitionSchema().getFieldIndex(a.name()).isDefined()) {
+        reasons.put(leaf, PARTITION_PRUNING + a.name() + " with a filtered side (Spark prunes its partitions at "
+            + "run time; the lazyscan source gets no runtime filters)");
+      }
+    }
+  }
+
+  /**
+   * {@code join} (inner or left semi) with a key filter on one of its equi-join keys for the
+   * scan of one side, the keys of the other side: a filtered scan Spark expects small (at most
+   * {@code spark.lazyscan.keyFilter.maxDimensionBytes}, by default {@code
+   * spark.sql.autoBroadcastJoinThreshold}, and smaller than the scan). Its distinct keys are
+   * collected now (one Spark job, at most {@code spark.lazyscan.keyFilter.maxKeys}; more give
+   * no key filter) and passed as the scan's {@code keyFilter.<column>} option. The join stays
+   * and checks every row again. One key filter per call (the optimizer calls the rule again).
+   */
+  private LogicalPlan withKeyFilter(Join join, Map<LogicalPlan, String> reasons) {
+    if (!isTrue(KEY_FILTERS, "true")) {
+      return join;
+    }
+    boolean inner = join.joinType() == Inner$.MODULE$;
+    if (!inner && join.joinType() != LeftSemi$.MODULE$) {
+      return join;
+    }
+    for (AttributeReference[] keys : equiKeys(join)) {
+      LogicalPlan left = keyFiltered(join.left(), keys[0], join.right(), keys[1], reasons);
+      if (left != null) {
+        return join.withNewChildren(seq(List.of(left, join.right())));
+      }
+      LogicalPlan right = inner ? keyFiltered(join.right(), keys[1], join.left(), keys[0], reasons) : null;
+      if (right != null) {
+        return join.withNewChildren(seq(List.of(join.left(), right)));
+      }
+    }
+    return join;
+  }
+
+  /** {@code fact} with its scan reading only rows whose {@code factKey} is among the keys of
+   * {@code dimension}'s {@code dimensionKey}; null when not (see {@link #withKeyFilter}). */
+  private LogicalPlan keyFiltered(LogicalPlan fact, AttributeReference factKey, LogicalPlan dimension,
+      AttributeReference dimensionKey, Map<LogicalPlan, String> reasons) {
+    if (!factKey.dataType().sameType(dimensionKey.dataType()) || KeySet.family(factKey.dataType()) == null) {
+      return null;
+    }
+    LogicalPlan leaf = leafOf(fact);
+    DataSourceV2Relation scan = lazyscanLeaf(fact);
+    LogicalRelation files = null;
+    String column = null;
+    long factSize;
+    if (scan != null) {
+      LazyScanTable table = (LazyScanTable) scan.table();
+      column = nameOf(scan.output(), factKey);
+      if (column == null || table.keys().containsKey(column) || contains(table.partitionColumns(), column)) {
+        return null;
+      }
+      factSize = table.sizeInBytes();
+    } else if (leaf instanceof LogicalRelation && ((LogicalRelation) leaf).relation() instanceof HadoopFsRelation) {
+      files = (LogicalRelation) leaf;
+      HadoopFsRelation fs = (HadoopFsRelation) files.relation();
+      String reason = reasons.get(files);
+      if (reason != null && reason.startsWith(PARTITION_PRUNING) || keptBecause(files) != null) {
+        return null;
+      }
+      column = nameOf(files.output(), factKey);
+      if (column == null || fs.partitionSchema().getFieldIndex(column).isDefined()
+          || fs.schema().getFieldIndex(column).isEmpty()) {
+        return null;
+      }
+      factSize = size(files);
+    } else {
+      return null;
+    }
+    long dimensionSize = dimensionSize(dimension);
+    if (dimensionSize < 0 || dimensionSize > maxDimensionBytes() || dimensionSize >= factSize) {
+      return null;
+    }
+    String attempt = dimension.semanticHash() + ":" + dimensionKey.exprId().id() + ":" + factKey.exprId().id();
+    if (!Attempts.first(attempt)) {
+      return null; // tried already for this query: no key filter, or the scan kept
+    }
+    int maxKeys = maxKeys();
+    String scanName = scan != null ? describe(scan.options().asCaseSensitiveMap()) : describe(files);
+    String decision = scanName + " key filter on " + column;
+    KeySet keys;
+    try {
+      keys = collectKeys(dimension, dimensionKey, maxKeys);
+    } catch (Exception e) {
+      warn("lazyscan: no key filter on " + column + " of " + scanName + ": the keys could not be collected: " + e);
+      Decisions.record(session, decision, "none: the keys could not be collected: " + e);
+      return null;
+    }
+    if (keys == null) {
+      Decisions.record(session, decision, "none: the other side has more than " + maxKeys
+          + " distinct keys (" + MAX_KEYS + ")");
+      return null;
+    }
+    Decisions.record(session, decision, keys.count + " keys");
+    if (scan != null) {
+      DataSourceV2Relation again = replanned(scan, ((LazyScanTable) scan.table()).conjuncts(), Map.of(column, keys));
+      return again == null ? null : withLeaf(fact, again);
+    }
+    Expression condition = null;
+    AttributeSet needed = fact.outputSet();
+    for (LogicalPlan node = fact; node != leaf; node = node.children().apply(0)) {
+      needed = needed.$plus$plus(node.references());
+      if (node instanceof Filter) {
+        Expression c = ((Filter) node).condition();
+        condition = condition == null ? c : new And(condition, c);
+      }
+    }
+    LogicalPlan swapped = lazyscanRelation(files, condition, needed, Map.of(column, keys), reasons);
+    return swapped == null ? null : withLeaf(fact, swapped);
+  }
+
+  private static String nameOf(Seq<? extends Attribute> output, AttributeReference key) {
+    for (Attribute a : CollectionConverters.asJava(output)) {
+      if (a.exprId().equals(key.exprId())) {
+        return a.name();
+      }
+    }
+    return null;
+  }
+
+  private static boolean contains(List<String> names, String name) {
+    for (String n : names) {
+      if (n.equalsIgnoreCase(name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static long size(LogicalPlan plan) {
+    scala.math.BigInt size = plan.stats().sizeInBytes();
+    return size.isValidLong() ? size.toLong() : Long.MAX_VALUE;
+  }
+
+  /** Spark's size estimate of a filtered scan (filters and projections over a file relation or
+   * a lazyscan relation the rule planned), or -1 when {@code plan} is not one. */
+  private static long dimensionSize(LogicalPlan plan) {
+    if (!hasFilter(plan)) {
+      return -1;
+    }
+    LogicalPlan leaf = plan;
+    while (leaf instanceof Filter || leaf instanceof Project) {
+      leaf = leaf.children().apply(0);
+    }
+    if (leaf instanceof DataSourceV2Relation && ((DataSourceV2Relation) leaf).table() instanceof LazyScanTable) {
+      return ((LazyScanTable) ((DataSourceV2Relation) leaf).table()).sizeInBytes();
+    }
+    if (leaf instanceof LogicalRelation && ((LogicalRelation) leaf).relation() instanceof HadoopFsRelation) {
+      return size(plan);
+    }
+    return -1;
+  }
+
+  private long maxDimensionBytes() {
+    String set = conf().getConfString(MAX_DIMENSION_BYTES, "").trim();
+    if (set.isEmpty()) {
+      return conf().autoBroadcastJoinThreshold();
+    }
+    return org.apache.spark.network.util.JavaUtils.byteStringAsBytes(set);
+  }
+
+  private int maxKeys() {
+    return Integer.parseInt(conf().getConfString(MAX_KEYS, Integer.toString(DEFAULT_MAX_KEYS)).trim());
+  }
+
+  /** The distinct non-NULL values of {@code key} in {@code dimension}'s rows (one Spark job);
+   * null when there are more than {@code maxKeys}. */
+  private KeySet collectKeys(LogicalPlan dimension, AttributeReference key, int maxKeys) {
+    LogicalPlan distinct = new Distinct(new Project(seq(List.of(key)), new Filter(new IsNotNull(key), dimension)));
+    Expression limit = Literal$.MODULE$.apply(maxKeys + 1);
+    LogicalPlan plan = new GlobalLimit(limit, new LocalLimit(limit, distinct));
+    QueryExecution execution = session.sessionState().executePlan(plan, session.sessionState().executePlan$default$2());
+    InternalRow[] rows = (InternalRow[]) execution.executedPlan().executeCollect();
+    if (rows.length > maxKeys) {
+      return null;
+    }
+    return KeySet.of(rows, key.dataType());
   }
 
   private static boolean onlyAttributes(Project p) {
@@ -331,18 +681,31 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    */
   private LogicalPlan lazyscanRelation(
       LogicalRelation relation, Expression condition, AttributeSet needed, Map<LogicalPlan, String> reasons) {
+    return lazyscanRelation(relation, condition, needed, Map.of(), reasons);
+  }
+
+  /**
+   * As above, with key filters ({@code keyFilter.<column>} options: file column to key set); a
+   * scan with a key filter needs no other filter ({@code condition} may be null).
+   */
+  private LogicalPlan lazyscanRelation(LogicalRelation relation, Expression condition, AttributeSet needed,
+      Map<String, KeySet> keyFilters, Map<LogicalPlan, String> reasons) {
     Map<ExprId, AttributeReference> byId = new HashMap<>();
     for (AttributeReference a : CollectionConverters.asJava(relation.output())) {
       byId.put(a.exprId(), a);
     }
-    String where = FilterText.conjuncts(condition, byId);
-    if (where == null) {
+    List<String> conjuncts = condition == null ? List.of() : FilterText.translated(condition, byId);
+    boolean selective = false;
+    for (String c : conjuncts) {
+      selective |= !FilterText.isNotNull(c);
+    }
+    if (!selective && keyFilters.isEmpty()) {
       reasons.put(relation, "no conjunct of the filter translates to lazyscan (only IS NOT NULL, or none)");
       return null;
     }
+    String where = FilterText.and(conjuncts);
     HadoopFsRelation fs = (HadoopFsRelation) relation.relation();
     List<AttributeReference> columns = new ArrayList<>();
-    List<StructField> fields = new ArrayList<>();
     for (AttributeReference a : CollectionConverters.asJava(relation.output())) {
       if (needed.contains(a)) {
         if (fs.schema().getFieldIndex(a.name()).isEmpty()) {
@@ -350,19 +713,18 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
           return null;
         }
         columns.add(a);
-        fields.add(new StructField(a.name(), a.dataType(), true, a.metadata()));
       }
     }
     if (columns.isEmpty()) {
       // count(*) needs no column; the relation still needs one to carry rows
-      AttributeReference first = CollectionConverters.asJava(relation.output()).get(0);
-      columns.add(first);
-      fields.add(new StructField(first.name(), first.dataType(), true, first.metadata()));
+      columns.add(CollectionConverters.asJava(relation.output()).get(0));
     }
     String described = describe(relation);
     try {
       Map<String, String> options = new java.util.LinkedHashMap<>();
-      options.put("where", where);
+      if (where != null) {
+        options.put("where", where);
+      }
       options.put("columns", Json.names(columns));
       options.put("pushFilters", "false");
       // the files Spark's reader would read: a table's folder too, as plain files
@@ -370,7 +732,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       options.put("binaryAsString", Boolean.toString(isTrue(BINARY_AS_STRING, "false")));
       if (relation.catalogTable().isDefined()) {
         CatalogTable table = relation.catalogTable().get();
-        String json = tableJson(table, fs, condition, relation.output());
+        String json = tableJson(table, fs, condition == null ? Literal$.MODULE$.TrueLiteral() : condition, relation.output());
         if (json == null) {
           reasons.put(relation, "the table's files are outside the local file system");
           return null;
@@ -397,38 +759,136 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
           options.put("paths", "[" + String.join(",", quoted) + "]");
         }
       }
+      Map<String, Integer> keys = new HashMap<>();
+      for (Map.Entry<String, KeySet> k : keyFilters.entrySet()) {
+        options.put(KEY_FILTER_PREFIX + k.getKey(), k.getValue().text);
+        keys.put(k.getKey(), k.getValue().count);
+      }
       // the cost model of lazyscan.spark.read (asked before the lazyscan relation is planned)
       String choice = LazyScanChoice.keepSparkReason(session, fs, options);
       if (choice != null) {
         reasons.put(relation, choice);
         return null;
       }
-      DataFrameReader reader =
-          session.read().format("lazyscan").schema(new StructType(fields.toArray(new StructField[0]))).options(options);
-      Dataset<Row> df = reader.load();
-      LogicalPlan analyzed = df.queryExecution().analyzed();
-      if (!(analyzed instanceof DataSourceV2Relation)) {
-        warn("lazyscan: the lazyscan data source gave " + analyzed.nodeName() + "; Spark's reader is kept");
-        reasons.put(relation, "the lazyscan data source gave " + analyzed.nodeName());
-        return null;
+      long size = columnsSize(relation, columns);
+      List<String> partitionColumns = List.of(fs.partitionSchema().fieldNames());
+      DataSourceV2Relation planned = planned(options, columns, conjuncts, keys, size, partitionColumns, described);
+      if (planned == null) {
+        reasons.put(relation, "the lazyscan data source gave another relation or other columns than asked");
       }
-      DataSourceV2Relation v2 = (DataSourceV2Relation) analyzed;
-      if (v2.output().size() != columns.size()) {
-        reasons.put(relation, "the lazyscan data source gave other columns than asked");
-        return null;
-      }
-      List<String> names = new ArrayList<>();
-      for (AttributeReference a : columns) {
-        names.add(a.name());
-      }
-      org.apache.spark.sql.connector.catalog.Table named = LazyScanTable.wrap(v2.table(), where, String.join(", ", names));
-      Decisions.record(session, described, named.name());
-      return v2.copy(named, seq(columns), v2.catalog(), v2.identifier(), v2.options(), v2.timeTravelSpec());
+      return planned;
     } catch (Exception e) {
       warn("lazyscan: Spark's reader is kept for " + described + ": " + e);
       reasons.put(relation, "the lazyscan data source failed: " + e);
       return null;
     }
+  }
+
+  /** Spark's size estimate of {@code relation} read for {@code columns} only (as Spark scales
+   * a projection's size by its row width). */
+  private static long columnsSize(LogicalRelation relation, List<AttributeReference> columns) {
+    double size = relation.stats().sizeInBytes().doubleValue();
+    long all = 8;
+    for (AttributeReference a : CollectionConverters.asJava(relation.output())) {
+      all += a.dataType().defaultSize();
+    }
+    long read = 8;
+    for (AttributeReference a : columns) {
+      read += a.dataType().defaultSize();
+    }
+    return (long) Math.min(Long.MAX_VALUE, size * read / all);
+  }
+
+  /**
+   * The relation of the lazyscan data source loaded with {@code options}, its output {@code
+   * columns} (the attributes of the plan it goes into), named for its filter ({@code
+   * conjuncts}) and key filters; null when the source gives another relation or other columns.
+   */
+  private DataSourceV2Relation planned(Map<String, String> options, List<AttributeReference> columns,
+      List<String> conjuncts, Map<String, Integer> keys, long size, List<String> partitionColumns, String described) {
+    List<StructField> fields = new ArrayList<>();
+    for (AttributeReference a : columns) {
+      fields.add(new StructField(a.name(), a.dataType(), true, a.metadata()));
+    }
+    DataFrameReader reader =
+        session.read().format("lazyscan").schema(new StructType(fields.toArray(new StructField[0]))).options(options);
+    Dataset<Row> df = reader.load();
+    LogicalPlan analyzed = df.queryExecution().analyzed();
+    if (!(analyzed instanceof DataSourceV2Relation)) {
+      warn("lazyscan: the lazyscan data source gave " + analyzed.nodeName() + "; Spark's reader is kept");
+      return null;
+    }
+    DataSourceV2Relation v2 = (DataSourceV2Relation) analyzed;
+    if (v2.output().size() != columns.size()) {
+      return null;
+    }
+    List<String> names = new ArrayList<>();
+    for (AttributeReference a : columns) {
+      names.add(a.name());
+    }
+    org.apache.spark.sql.connector.catalog.Table named =
+        LazyScanTable.wrap(v2.table(), conjuncts, String.join(", ", names), keys, size, partitionColumns);
+    Decisions.record(session, described, named.name());
+    return v2.copy(named, seq(columns), v2.catalog(), v2.identifier(), v2.options(), v2.timeTravelSpec());
+  }
+
+  /**
+   * {@code scan} (a lazyscan relation the rule planned) planned again with more conjuncts and
+   * key filters: the same attributes and columns, the cost model's decision kept; null when the
+   * source fails (the scan is then left as it is).
+   */
+  private DataSourceV2Relation replanned(DataSourceV2Relation scan, List<String> conjuncts, Map<String, KeySet> keyFilters) {
+    LazyScanTable table = (LazyScanTable) scan.table();
+    Map<String, String> options = new java.util.LinkedHashMap<>(scan.options().asCaseSensitiveMap());
+    String where = FilterText.and(conjuncts);
+    if (where != null) {
+      options.put("where", where);
+    }
+    Map<String, Integer> keys = new HashMap<>(table.keys());
+    for (Map.Entry<String, KeySet> k : keyFilters.entrySet()) {
+      options.put(KEY_FILTER_PREFIX + k.getKey(), k.getValue().text);
+      keys.put(k.getKey(), k.getValue().count);
+    }
+    List<AttributeReference> columns = new ArrayList<>();
+    for (Attribute a : CollectionConverters.asJava(scan.output())) {
+      columns.add((AttributeReference) a);
+    }
+    String described = describe(options);
+    try {
+      return planned(options, columns, conjuncts, keys, table.sizeInBytes(), table.partitionColumns(), described);
+    } catch (Exception e) {
+      warn("lazyscan: the scan of " + described + " is not planned again: " + e);
+      return null;
+    }
+  }
+
+  /** The scan a lazyscan relation's options read: its table or its paths. */
+  private static String describe(Map<String, String> options) {
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      if (e.getKey().equalsIgnoreCase("table")) {
+        return "table " + e.getValue();
+      }
+    }
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      if (e.getKey().equalsIgnoreCase("path")) {
+        return e.getValue();
+      }
+    }
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      if (e.getKey().equalsIgnoreCase("paths")) {
+        String inner = e.getValue().replaceAll("^\\[\"|\"\\]$", "");
+        List<String> paths = new ArrayList<>();
+        for (String p : inner.split("\",\"")) {
+          if (paths.size() == 3) {
+            paths.add("...");
+            break;
+          }
+          paths.add(p.replace("\\\"", "\"").replace("\\\\", "\\"));
+        }
+        return String.join(", ", paths);
+      }
+    }
+    return "a lazyscan scan";
   }
 
   /**
@@ -568,6 +1028,172 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
     static synchronized void clear(SparkSession session) {
       BY_SESSION.remove(session);
+    }
+  }
+
+  /** The key filters tried per query (its planning tracker): a filter is collected once. */
+  static final class Attempts {
+    private static final Map<Object, Set<String>> BY_QUERY = new java.util.WeakHashMap<>();
+
+    private Attempts() {}
+
+    /** Whether {@code attempt} is new for the query being planned (always, outside one). */
+    static synchronized boolean first(String attempt) {
+      scala.Option<org.apache.spark.sql.catalyst.QueryPlanningTracker> tracker =
+          org.apache.spark.sql.catalyst.QueryPlanningTracker$.MODULE$.get();
+      if (tracker.isEmpty()) {
+        return true;
+      }
+      return BY_QUERY.computeIfAbsent(tracker.get(), t -> new java.util.HashSet<>()).add(attempt);
+    }
+  }
+
+  /**
+   * A set of join keys in the text form of the {@code keyFilter.<column>} option ({@code
+   * lazyscan.KeyFilter.to_text}): exact, a bitmap over [min, max] for dense integer-like keys,
+   * a sorted array otherwise, as {@code lazyscan.key_filter} picks them for up to its exact
+   * limit of keys.
+   */
+  static final class KeySet {
+    private static final int EMPTY = 0;
+    private static final int BITMAP = 1;
+    private static final int HASH = 2;
+    private static final int INTEGER = 0;
+    private static final int DATE = 1;
+    private static final int TIMESTAMP = 2;
+    private static final int BYTES = 3;
+    private static final long BITMAP_BITS_PER_KEY = 64;
+    private static final long BITMAP_SMALL_BITS = 1L << 22;
+    private static final long BITMAP_MAX_BITS = 1L << 28;
+
+    final String text;
+    final int count;
+
+    private KeySet(String text, int count) {
+      this.text = text;
+      this.count = count;
+    }
+
+    /** (family, scale) of keys of Spark type {@code t} as lazyscan's key filters take them, or
+     * null when not supported. */
+    static int[] family(DataType t) {
+      if (t instanceof ByteType || t instanceof ShortType || t instanceof IntegerType || t instanceof LongType) {
+        return new int[] {INTEGER, 0};
+      }
+      if (t instanceof DecimalType && ((DecimalType) t).precision() <= 18) {
+        return new int[] {INTEGER, ((DecimalType) t).scale()};
+      }
+      if (t instanceof DateType) {
+        return new int[] {DATE, 0};
+      }
+      if (t instanceof TimestampType || t instanceof TimestampNTZType) {
+        return new int[] {TIMESTAMP, 6};
+      }
+      if (t instanceof StringType && ((StringType) t).isUTF8BinaryCollation()) {
+        return new int[] {BYTES, 0};
+      }
+      return null;
+    }
+
+    /** The keys in the first column of {@code rows} (distinct, not NULL) of type {@code t}. */
+    static KeySet of(InternalRow[] rows, DataType t) {
+      int[] family = family(t);
+      if (family[0] == BYTES) {
+        byte[][] keys = new byte[rows.length][];
+        for (int i = 0; i < rows.length; i++) {
+          keys[i] = rows[i].getUTF8String(0).getBytes();
+        }
+        java.util.Arrays.sort(keys, java.util.Arrays::compareUnsigned);
+        return bytes(keys);
+      }
+      long[] keys = new long[rows.length];
+      for (int i = 0; i < rows.length; i++) {
+        InternalRow r = rows[i];
+        if (t instanceof ByteType) {
+          keys[i] = r.getByte(0);
+        } else if (t instanceof ShortType) {
+          keys[i] = r.getShort(0);
+        } else if (t instanceof IntegerType || t instanceof DateType) {
+          keys[i] = r.getInt(0);
+        } else if (t instanceof DecimalType) {
+          DecimalType d = (DecimalType) t;
+          keys[i] = r.getDecimal(0, d.precision(), d.scale()).toUnscaledLong();
+        } else {
+          keys[i] = r.getLong(0);
+        }
+      }
+      java.util.Arrays.sort(keys);
+      return integers(keys, family[0], family[1]);
+    }
+
+    private static KeySet integers(long[] keys, int family, int scale) {
+      int n = keys.length;
+      if (n == 0) {
+        return new KeySet(text(EMPTY, family, scale, 0, new byte[16], new byte[0]), 0);
+      }
+      long lo = keys[0];
+      long hi = keys[n - 1];
+      ByteBuffer bounds = little(16).putLong(lo).putLong(hi);
+      long span = hi - lo + 1; // a span beyond long wraps below 1: no bitmap
+      if (span > 0 && span <= BITMAP_MAX_BITS && (span <= BITMAP_BITS_PER_KEY * n || span <= BITMAP_SMALL_BITS)) {
+        long[] words = new long[(int) ((hi - lo) / 64 + 1)];
+        for (long k : keys) {
+          long d = k - lo;
+          words[(int) (d >>> 6)] |= 1L << (d & 63);
+        }
+        ByteBuffer body = little(8 * words.length);
+        for (long w : words) {
+          body.putLong(w);
+        }
+        return new KeySet(text(BITMAP, family, scale, n, bounds.array(), body.array()), n);
+      }
+      ByteBuffer body = little(8 * n);
+      for (long k : keys) {
+        body.putLong(k);
+      }
+      return new KeySet(text(HASH, family, scale, n, bounds.array(), body.array()), n);
+    }
+
+    private static KeySet bytes(byte[][] keys) {
+      int n = keys.length;
+      if (n == 0) {
+        return new KeySet(text(EMPTY, BYTES, 0, 0, new byte[8], new byte[0]), 0);
+      }
+      byte[] lo = keys[0];
+      byte[] hi = keys[n - 1];
+      ByteBuffer bounds = little(8 + lo.length + hi.length).putInt(lo.length).putInt(hi.length).put(lo).put(hi);
+      long data = 0;
+      for (byte[] k : keys) {
+        data += k.length;
+      }
+      ByteBuffer body = little((int) (8 + 8L * (n + 1) + data)).putLong(n + 1).putLong(0);
+      long offset = 0;
+      for (byte[] k : keys) {
+        offset += k.length;
+        body.putLong(offset);
+      }
+      for (byte[] k : keys) {
+        body.put(k);
+      }
+      return new KeySet(text(HASH, BYTES, 0, n, bounds.array(), body.array()), n);
+    }
+
+    private static ByteBuffer little(int size) {
+      return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** The text form: {@code lskf:} and base64 of magic, version, CRC-32 of the payload and
+     * the payload (header {@code <BBbBqddQ}: kind, family, scale, k, count, fpp, measured fpp,
+     * size of the bounds; the bounds; the body). */
+    private static String text(int kind, int family, int scale, int count, byte[] bounds, byte[] body) {
+      ByteBuffer payload = little(36 + bounds.length + body.length);
+      payload.put((byte) kind).put((byte) family).put((byte) scale).put((byte) 0).putLong(count);
+      payload.putDouble(0.0).putDouble(Double.NaN).putLong(bounds.length).put(bounds).put(body);
+      java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+      crc.update(payload.array());
+      ByteBuffer blob = little(9 + payload.capacity());
+      blob.put(new byte[] {'L', 'S', 'K', 'F', 2}).putInt((int) crc.getValue()).put(payload.array());
+      return "lskf:" + java.util.Base64.getEncoder().encodeToString(blob.array());
     }
   }
 

@@ -1,5 +1,6 @@
 package lazyscan.spark.jvm;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.Column;
@@ -14,22 +15,67 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * The lazyscan Python data source's table under a name that says what the scan does, so that
  * {@code explain()} shows it on the relation and on the {@code BatchScan}: {@code lazyscan(where:
- * ..., columns: ...)}. Everything else is the Python source's table.
+ * ..., columns: ...)}, and {@code keys: <column> (<n> keys)} for each key filter. Everything else
+ * is the Python source's table. It also keeps what {@link LazyScanRule} needs to re-plan the scan
+ * later in the optimizer: the translated conjuncts of its {@code where} and the estimated size of
+ * the file relation it replaced.
  */
 final class LazyScanTable implements SupportsRead {
   private final SupportsRead python;
   private final String name;
+  private final List<String> conjuncts;
+  private final Map<String, Integer> keys;
+  private final long sizeInBytes;
+  private final List<String> partitionColumns;
 
-  LazyScanTable(SupportsRead python, String name) {
+  private LazyScanTable(SupportsRead python, String name, List<String> conjuncts, Map<String, Integer> keys,
+      long sizeInBytes, List<String> partitionColumns) {
     this.python = python;
     this.name = name;
+    this.conjuncts = List.copyOf(conjuncts);
+    this.keys = new java.util.TreeMap<>(keys);
+    this.sizeInBytes = sizeInBytes;
+    this.partitionColumns = List.copyOf(partitionColumns);
   }
 
-  static Table wrap(Table table, String where, String columns) {
+  /**
+   * {@code table} named for {@code where} and {@code columns} (and {@code keys}: column name to
+   * key count); {@code conjuncts}: the translated conjuncts {@code where} ANDs; {@code
+   * sizeInBytes}: Spark's estimate of the replaced file relation (for the columns read); {@code
+   * partitionColumns}: the relation's partition columns.
+   */
+  static Table wrap(Table table, List<String> conjuncts, String columns, Map<String, Integer> keys, long sizeInBytes,
+      List<String> partitionColumns) {
     if (!(table instanceof SupportsRead)) {
       return table;
     }
-    return new LazyScanTable((SupportsRead) table, table.name() + "(where: " + where + ", columns: " + columns + ")");
+    StringBuilder name = new StringBuilder(table.name()).append("(where: ").append(FilterText.and(conjuncts));
+    name.append(", columns: ").append(columns);
+    for (Map.Entry<String, Integer> k : new java.util.TreeMap<>(keys).entrySet()) {
+      name.append(", keys: ").append(k.getKey()).append(" (").append(k.getValue()).append(" keys)");
+    }
+    return new LazyScanTable(
+        (SupportsRead) table, name.append(')').toString(), conjuncts, keys, sizeInBytes, partitionColumns);
+  }
+
+  /** The key filters of the scan: column name to number of keys. */
+  Map<String, Integer> keys() {
+    return keys;
+  }
+
+  /** The partition columns of the replaced relation. */
+  List<String> partitionColumns() {
+    return partitionColumns;
+  }
+
+  /** The translated conjuncts the scan's {@code where} ANDs. */
+  List<String> conjuncts() {
+    return conjuncts;
+  }
+
+  /** Spark's size estimate of the file relation this scan replaced. */
+  long sizeInBytes() {
+    return sizeInBytes;
   }
 
   @Override

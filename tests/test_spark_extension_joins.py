@@ -1,0 +1,263 @@
+"""Transparent mode and joins: filters Spark infers later, and join keys as key filters.
+
+Each case runs a join with the rule on and off (``spark.lazyscan.enabled``) and asserts the same
+rows, and what the optimized plan's lazyscan relation holds:
+
+- a filter Spark infers after the pass that swapped a scan (``IS NOT NULL`` of a join key, a
+  constant carried over an equi-join) is added to the scan's ``where``;
+- the fact side of a join with a small filtered scan (Q17-like: lineitem with a filtered part)
+  gets the other side's distinct keys as its ``keyFilter.<column>`` option, unless there are
+  more than ``spark.lazyscan.keyFilter.maxKeys``; the keys the JVM writes are the ones
+  :meth:`lazyscan.KeyFilter.from_text` reads;
+- IN subqueries are left alone: Spark makes them left semi joins after its V2 scan pushdown,
+  where a new relation of the Python source could no longer be planned;
+- a partitioned table joined on its partition column keeps Spark's reader (its dynamic partition
+  pruning skips partitions, which the Python source cannot).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import lazyscan.spark
+from lazyscan.predicate.keys import KeyFilter
+from lazyscan.spark.extension import ENABLED_CONF
+from tests.spark_support import assert_same_rows, get_spark
+from tests.test_spark_extension import _both, _decisions, _extension_session, _optimized, _scan_options
+
+pytestmark = pytest.mark.spark
+
+KEY_FILTERS = "spark.lazyscan.keyFilter.enabled"
+MAX_KEYS = "spark.lazyscan.keyFilter.maxKeys"
+MAX_DIMENSION_BYTES = "spark.lazyscan.keyFilter.maxDimensionBytes"
+
+PARTS = 2000
+LINES = 40_000
+BRANDS = [f"Brand#{i}{j}" for i in range(1, 6) for j in range(1, 6)]
+CONTAINERS = ["SM BOX", "MED BOX", "LG BOX", "JUMBO PKG"]
+
+
+def _part() -> pa.Table:
+    keys = list(range(1, PARTS + 1))
+    return pa.table(
+        {
+            "p_partkey": pa.array(keys, pa.int64()),
+            "p_brand": pa.array([BRANDS[k * 7 % len(BRANDS)] for k in keys]),
+            "p_container": pa.array([CONTAINERS[k * 3 % len(CONTAINERS)] for k in keys]),
+            "p_name": pa.array([f"part {k:05d}" for k in keys]),
+            "p_day": pa.array([dt.date(2020, 1, 1) + dt.timedelta(days=k % 400) for k in keys]),
+            "p_price": pa.array([decimal.Decimal(k % 997) / 10 for k in keys], pa.decimal128(12, 1)),
+        }
+    )
+
+
+def _lineitem() -> pa.Table:
+    rows = range(LINES)
+    return pa.table(
+        {
+            "l_orderkey": pa.array([r // 4 for r in rows], pa.int64()),
+            # NULL keys every so often: an inner join never matches them
+            "l_partkey": pa.array([None if r % 97 == 0 else r * 7919 % PARTS + 1 for r in rows], pa.int64()),
+            "l_quantity": pa.array([decimal.Decimal((r + r // PARTS * 13) % 50 + 1) for r in rows], pa.decimal128(12, 2)),
+            "l_extendedprice": pa.array([decimal.Decimal(r % 10_000) / 100 for r in rows], pa.decimal128(12, 2)),
+            "l_name": pa.array([f"part {r * 7919 % PARTS + 1:05d}" for r in rows]),
+            "l_day": pa.array([dt.date(2020, 1, 1) + dt.timedelta(days=(r * 7919 % PARTS + 1) % 400) for r in rows]),
+            "l_price": pa.array([decimal.Decimal((r * 7919 % PARTS + 1) % 997) / 10 for r in rows],
+                                pa.decimal128(12, 1)),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    shared = get_spark()
+    session = _extension_session(shared)
+    yield session
+    lazyscan.spark.register(shared)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("joins")
+    # lineitem sorted by part key: its row groups hold key ranges a key filter can skip
+    lineitem = _lineitem()
+    pq.write_table(lineitem.sort_by("l_partkey"), root / "lineitem.parquet", row_group_size=2000)
+    pq.write_table(_part(), root / "part.parquet", row_group_size=500)
+    folder = root / "sales"
+    for day in range(4):
+        (folder / f"day={day}").mkdir(parents=True)
+        pq.write_table(lineitem.slice(day * 1000, 1000), folder / f"day={day}" / "part-0.parquet")
+    pq.write_table(pa.table({"d": pa.array([1, 2], pa.int32()), "label": ["a", "b"]}), root / "days.parquet")
+    return root
+
+
+def _views(spark: Any, data: Path) -> None:
+    spark.read.parquet(str(data / "lineitem.parquet")).createOrReplaceTempView("lineitem")
+    spark.read.parquet(str(data / "part.parquet")).createOrReplaceTempView("part")
+
+
+Q17 = """
+    SELECT sum(l_extendedprice) / 7.0 AS avg_yearly, count(*) AS n
+    FROM lineitem, part
+    WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' AND p_container = 'MED BOX'
+      AND l_quantity < (SELECT 0.2 * avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)
+"""
+
+
+def _lazyscan_options(df: Any, path_part: str) -> list[dict[str, str]]:
+    return [o for o in _scan_options(df) if path_part in o.get("path", "")]
+
+
+# ---- filters Spark infers after the swap --------------------------------------------------
+
+
+def test_inferred_constant_reaches_the_where(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    # l_partkey = p_partkey AND p_partkey = 7: Spark infers l_partkey = 7 for lineitem, after
+    # the first pass swapped lineitem for its own filter l_quantity > 10
+    query = """SELECT l_orderkey, l_quantity, p_name FROM lineitem JOIN part ON l_partkey = p_partkey
+               WHERE l_quantity > 10 AND p_partkey = 7"""
+    on, off, on_plan, off_plan = _both(spark, lambda s: s.sql(query))
+    assert_same_rows(on, off, query)
+    assert len(off) > 0
+    where = [o["where"] for o in _lazyscan_options(spark.sql(query), "lineitem")]
+    assert len(where) == 1, on_plan
+    assert "`l_partkey` = 7L" in where[0] and "`l_quantity` > 10" in where[0], where
+    assert "`l_partkey` IS NOT NULL" in where[0], where
+    assert "`l_partkey` = 7L" in on_plan  # the relation's name shows it in explain()
+    assert "lazyscan" not in off_plan
+
+
+def test_inferred_is_not_null_added_once(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    spark.conf.set(ENABLED_CONF, "true")
+    df = spark.sql("SELECT l_orderkey FROM lineitem WHERE l_quantity > 40")
+    options = _lazyscan_options(df, "lineitem")
+    # Spark infers IS NOT NULL of the compared column after the first pass; each conjunct once
+    assert [o["where"] for o in options] == ["(`l_quantity` > 40.00BD) AND (`l_quantity` IS NOT NULL)"], options
+
+
+# ---- key filters from joins ------------------------------------------------------------------
+
+
+def test_q17_like_join_same_rows_and_key_filter(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    on, off, on_plan, off_plan = _both(spark, lambda s: s.sql(Q17))
+    assert_same_rows(on, off, Q17)
+    assert off[0]["n"] > 0
+    keyed = [o for o in _lazyscan_options(spark.sql(Q17), "lineitem") if "keyFilter.l_partkey" in o]
+    assert keyed, on_plan
+    wanted = {r.p_partkey for r in spark.read.parquet(str(data / "part.parquet"))
+              .where("p_brand = 'Brand#23' AND p_container = 'MED BOX'").collect()}
+    kf = KeyFilter.from_text(keyed[0]["keyFilter.l_partkey"])
+    assert kf.exact and len(kf) == len(wanted)
+    assert set(kf.values(len(wanted) + 1) or []) == wanted
+    assert "keys: l_partkey (" in on_plan
+    assert any("key filter on l_partkey: " in d and d.endswith(" keys") for d in _decisions(spark))
+
+
+def test_key_filter_needs_a_small_side(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    spark.conf.set(MAX_DIMENSION_BYTES, "10")
+    try:
+        on, off, _, _ = _both(spark, lambda s: s.sql(Q17))
+        assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(Q17)))
+    finally:
+        spark.conf.unset(MAX_DIMENSION_BYTES)
+    assert_same_rows(on, off, Q17)
+
+
+def test_over_the_cap_no_key_filter(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    query = """SELECT l_orderkey, p_name FROM lineitem JOIN part ON l_partkey = p_partkey
+               WHERE p_brand = 'Brand#23'"""
+    brand_parts = PARTS // len(BRANDS)
+    spark.conf.set(MAX_KEYS, str(brand_parts - 1))
+    try:
+        on, off, _, _ = _both(spark, lambda s: s.sql(query))
+        assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(query)))
+        assert any(f"none: the other side has more than {brand_parts - 1} distinct keys" in d
+                   for d in _decisions(spark))
+    finally:
+        spark.conf.unset(MAX_KEYS)
+    assert_same_rows(on, off, query)
+    spark.conf.set(MAX_KEYS, str(brand_parts))
+    try:
+        assert any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(query)))
+    finally:
+        spark.conf.unset(MAX_KEYS)
+
+
+def test_key_filter_switch(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    spark.conf.set(KEY_FILTERS, "false")
+    try:
+        spark.conf.set(ENABLED_CONF, "true")
+        assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(Q17)))
+    finally:
+        spark.conf.unset(KEY_FILTERS)
+
+
+@pytest.mark.parametrize(
+    ("fact_key", "part_key", "part_filter"),
+    [
+        ("l_name", "p_name", "p_brand = 'Brand#12' AND p_container = 'SM BOX'"),  # strings
+        ("l_day", "p_day", "p_brand = 'Brand#31'"),  # dates
+        ("l_price", "p_price", "p_container = 'LG BOX' AND p_brand = 'Brand#44'"),  # decimals
+    ],
+)
+def test_key_types(spark: Any, data: Path, fact_key: str, part_key: str, part_filter: str) -> None:
+    _views(spark, data)
+    query = f"""SELECT l_orderkey, l_quantity, {fact_key}, p_partkey FROM lineitem JOIN part ON {fact_key} = {part_key}
+                WHERE {part_filter}"""
+    on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+    assert_same_rows(on, off, query)
+    assert len(off) > 0
+    keyed = [o for o in _lazyscan_options(spark.sql(query), "lineitem") if f"keyFilter.{fact_key}" in o]
+    assert keyed, (on_plan, _decisions(spark))
+    wanted = spark.read.parquet(str(data / "part.parquet")).where(part_filter).select(part_key).distinct().count()
+    assert len(KeyFilter.from_text(keyed[0][f"keyFilter.{fact_key}"])) == wanted
+
+
+def test_in_subquery_keeps_its_plan(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    query = "SELECT l_orderkey FROM lineitem WHERE l_partkey IN (SELECT p_partkey FROM part WHERE p_brand = 'Brand#23')"
+    on, off, _, _ = _both(spark, lambda s: s.sql(query))
+    assert_same_rows(on, off, query)
+    assert len(off) > 0
+
+
+def test_empty_other_side(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    query = "SELECT l_orderkey FROM lineitem JOIN part ON l_partkey = p_partkey WHERE p_brand = 'no such brand'"
+    on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+    assert on == off == []
+
+
+def test_partition_column_join_keeps_sparks_reader(spark: Any, data: Path) -> None:
+    spark.read.parquet(str(data / "sales")).createOrReplaceTempView("sales")
+    spark.read.parquet(str(data / "days.parquet")).createOrReplaceTempView("days")
+    query = """SELECT l_orderkey, label FROM sales JOIN days ON day = d
+               WHERE l_quantity > 30 AND label = 'b'"""
+    on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+    assert_same_rows(on, off, query)
+    assert not _lazyscan_options(spark.sql(query), "sales"), on_plan
+    assert any("dynamic partition pruning: joined on its partition column day" in d for d in _decisions(spark))
+    assert "dynamicpruning" in on_plan, on_plan
+
+
+def test_optimized_plan_of_spark_reader_unchanged_when_off(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    spark.conf.set(ENABLED_CONF, "false")
+    try:
+        assert "lazyscan" not in _optimized(spark.sql(Q17))
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
