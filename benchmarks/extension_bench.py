@@ -413,16 +413,17 @@ def tpch_summary(
     per: dict[str, Any] = {}
     for r in results:
         on, off = _times(r, "extension-on"), _times(r, "extension-off")
-        scans = readers.get(r.query.name, {})
+        scans = readers.get(r.query.name)
         off_scans = (off_readers or {}).get(r.query.name, {})
+        reader = None if scans is None else ("lazyscan" if scans.get("lazyscan") else "spark")
         entry: dict[str, Any] = {
             "on_s": statistics.median(on) if on else None,
             "off_s": statistics.median(off) if off else None,
             "ratio": ratio_range(on, off),
-            "reader": "lazyscan" if scans.get("lazyscan") else "spark",
-            "scans": scans,
+            "reader": reader,  # None: no run with the extension on finished
+            "scans": scans or {},
             "off_lazyscan_scans": off_scans.get("lazyscan"),
-            "rows_agree": r.agree,
+            "rows_agree": r.agree if on and off else None,  # None: not compared
         }
         per[r.query.name] = entry
     timed = [e for e in per.values() if e["ratio"] is not None]
@@ -443,7 +444,7 @@ def tpch_summary(
             "selective_faster": {"queries": selective, "met": complete and not not_faster, "not_faster": not_faster},
         },
         "lazyscan_queries": [name for name, e in per.items() if e["reader"] == "lazyscan"],
-        "rows_agree": all(e["rows_agree"] for e in per.values()),
+        "rows_agree": all(e["rows_agree"] is not False for e in per.values()),
     }
 
 
@@ -467,7 +468,7 @@ def seed_summary(results: Sequence[QueryResult], memory: dict[str, dict[str, Any
             "reaches_read": (by_on["median"] >= by_read["median"]) if by_on and by_read else None,
             "max_worker_peak_rss_bytes": peaks,
             "max_worker_growth_bytes": growths,
-            "rows_agree": r.agree,
+            "rows_agree": r.agree if on and off else None,
         }
     return out
 
@@ -588,6 +589,17 @@ def _mb(n: int | None) -> str:
     return "n/a" if n is None else f"{n / 1e6:,.0f} MB"
 
 
+def _reader(e: dict[str, Any]) -> str:
+    if e.get("reader") is None:
+        return "n/a (no run finished)"
+    scans = e.get("scans", {})
+    return f"{e['reader']} ({scans.get('lazyscan', 0)} / {scans.get('parquet', 0)})"
+
+
+def _agree(flag: bool | None) -> str:
+    return "n/a" if flag is None else ("yes" if flag else "**no**")
+
+
 def _peak(peaks: dict[str, Any], growths: dict[str, Any], engine: str) -> str:
     growth = growths.get(engine)
     return _mb(peaks.get(engine)) + ("" if growth is None else f" (+{_mb(growth)})")
@@ -606,11 +618,10 @@ def extension_markdown(scenario: dict[str, Any]) -> str:
                   "| query | reader picked (lazyscan scans / Spark Parquet scans) | on s | off s | on / off (range) "
                   "| rows agree |", "|---|---|---:|---:|---:|---|"]
         for name, e in tpch["queries"].items():
-            scans = e.get("scans", {})
             lines.append(
-                f"| {name} | {e['reader']} ({scans.get('lazyscan', 0)} / {scans.get('parquet', 0)}) "
+                f"| {name} | {_reader(e)} "
                 f"| {fmt_seconds(e['on_s'])} | {fmt_seconds(e['off_s'])} | {_range(e['ratio'])} "
-                f"| {'yes' if e['rows_agree'] else '**no**'} |"
+                f"| {_agree(e['rows_agree'])} |"
             )
         t = tpch["targets"]
         ratio = tpch.get("total_ratio")

@@ -43,7 +43,7 @@ def test_ratio_range_is_median_ratio_with_extremes() -> None:
 def test_targets_met() -> None:
     results = [_result("Q1", [1.0, 1.04, 1.02], [1.0, 1.0, 1.0])]
     results += [_result(f"Q{n}", [0.5, 0.6, 0.55], [1.0, 1.1, 0.9]) for n in eb.SELECTIVE]
-    readers = {f"Q{n}": {"lazyscan": 1, "parquet": 0} for n in eb.SELECTIVE}
+    readers = {f"Q{n}": {"lazyscan": 1, "parquet": 0} for n in eb.SELECTIVE} | {"Q1": {"lazyscan": 0, "parquet": 1}}
     s = eb.tpch_summary(results, readers, {r.query.name: {"lazyscan": 0, "parquet": 1} for r in results})
     t = s["targets"]
     assert t["each_at_most"]["met"] and t["total_no_slower"]["met"] and t["selective_faster"]["met"]
@@ -74,6 +74,9 @@ def test_a_failed_query_fails_every_target() -> None:
     results = [_result("Q6", [], [1.0]), _result("Q1", [0.5], [1.0])]
     s = eb.tpch_summary(results, {})
     assert s["queries"]["Q6"]["ratio"] is None
+    # no run with the extension on finished: neither the reader nor the rows are known
+    assert s["queries"]["Q6"]["reader"] is None and s["queries"]["Q6"]["rows_agree"] is None
+    assert s["rows_agree"]
     assert not any(t["met"] for t in s["targets"].values())
     assert s["targets"]["selective_faster"]["not_faster"] == ["Q6"]
 
