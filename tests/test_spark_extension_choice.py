@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -405,6 +406,10 @@ def test_user_route_asks_the_drivers_model(tmp_path: Path) -> None:
         from lazyscan.spark.decision import verdicts
         for verdict in verdicts(spark):
             print("VERDICT", verdict)
+        rows = spark.read.parquet({str(path)!r}).where("l_comment = 'needle in the lineitems'").select("l_orderkey")
+        print("ROWS", sorted(r[0] for r in rows.collect()))
+        for decision in lazyscan.spark.decisions(spark):
+            print("DECISION", decision)
         """
     )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
@@ -413,6 +418,12 @@ def test_user_route_asks_the_drivers_model(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert "REASON None" in done.stdout, done.stdout
     assert ": lazyscan: lazyscan ~" in done.stdout and "by the driver's model" in done.stdout, done.stdout
+    needle = pq.read_table(path).filter(pc.field("l_comment") == "needle in the lineitems")
+    assert f"ROWS {sorted(needle.column('l_orderkey').to_pylist())}" in done.stdout, done.stdout
+    assert needle.num_rows > 0
+    # the rule itself ran in the user's JVM: its decision for the query, read with lazyscan
+    decisions = [line for line in done.stdout.splitlines() if line.startswith(f"DECISION file:{path}: lazyscan(where: ")]
+    assert len(decisions) == 1 and "`l_comment` = 'needle in the lineitems'" in decisions[0], done.stdout
 
 
 @pytest.fixture(scope="module")

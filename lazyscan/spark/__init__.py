@@ -55,7 +55,7 @@ from lazyscan.spark.compat import (
     default_parallelism,
     spark_version_text,
 )
-from lazyscan.spark.extension import configure, enable
+from lazyscan.spark.extension import configure, decisions, enable
 from lazyscan.spark.keys import KeyFilterTooLarge, key_filter
 from lazyscan.spark.options import SessionDefaults, parse_size, push_mode
 from lazyscan.spark.profiles import (
@@ -173,6 +173,7 @@ __all__ = [
     "LazyScanReader",
     "Workload",
     "configure",
+    "decisions",
     "enable",
     "estimate",
     "key_filter",

@@ -36,6 +36,12 @@ How the parts meet:
   planning call of the Python data source ``lazyscanChoice`` (see :mod:`.decision`); the
   decision is kept per session, files and filter. ``spark.lazyscan.choice=lazyscan`` takes
   every scan the rule can take without asking.
+- Opting out: ``spark.lazyscan.enabled=false`` for the session (or around one query),
+  ``spark.read.option("lazyscan", "false")`` for one read, and the table property
+  ``TBLPROPERTIES ('lazyscan.enabled'='false')`` (or the table option ``OPTIONS (lazyscan
+  'false')``) for a catalog table.
+- :func:`decisions` lists the rule's latest decision per scan with its reason: what it read with
+  lazyscan, or why Spark's reader was kept (also logged at INFO on the driver).
 """
 
 from __future__ import annotations
@@ -206,3 +212,13 @@ def enable(spark: Any, push_filters: bool | str = "auto", costs: CostModel | Non
 
     register(spark, push_filters)
     enable_choice(spark, costs)
+
+
+def decisions(spark: Any) -> list[str]:
+    """The transparent mode's latest decisions in ``spark`` (a classic session), oldest first,
+    one per scan: ``<scan>: lazyscan(where: ..., columns: ...)`` or ``<scan>: Spark's reader:
+    <reason>``, a scan being ``table <name>`` or its paths. On Spark Connect the server's driver
+    log has them (INFO)."""
+    _check_spark()
+    rule = spark.sparkContext._jvm.lazyscan.spark.jvm.LazyScanRule
+    return [str(d) for d in rule.decisions(spark._jsparkSession)]
