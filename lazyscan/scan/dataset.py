@@ -484,6 +484,7 @@ _LONG_RANGE = (-(2**63), 2**63)
 #: the largest precision of a Spark decimal
 _MAX_DECIMAL_PRECISION = 38
 _INTEGRAL_TEXT = re.compile(r"[+-]?[0-9]+")
+_FRACTIONAL_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)")
 
 
 def _infer_value(text: str) -> Any:
@@ -498,12 +499,8 @@ def _infer_value(text: str) -> Any:
         if len(decimal.Decimal(text).as_tuple().digits) <= _MAX_DECIMAL_PRECISION:
             return decimal.Decimal(text)
         return float(text)
-    try:
-        d = decimal.Decimal(text)
-        if d.is_finite() and any(c.isdigit() for c in text) and "e" not in text.lower():
-            return float(text)
-    except decimal.InvalidOperation:
-        pass
+    if _FRACTIONAL_TEXT.fullmatch(text.strip()):  # Java's parseDouble trims; it takes no ``_``
+        return float(text)
     try:
         return dt.date.fromisoformat(text) if len(text) == 10 else dt.datetime.fromisoformat(text)
     except ValueError:
