@@ -521,24 +521,16 @@ def test_partition_values_typed_as_spark_types_them(spark: Any, tmp_path: Path, 
     assert len(off) == 2 * 9 * 8
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a path-read folder's partition values are parsed again by the lazyscan source, which "
-    "types z=99999999999999999999 as a long (Spark: decimal(20,0)) and fails in "
-    "lazyscan/spark/types.py with a raw OverflowError",
-)
 def test_partition_value_beyond_long(spark: Any, tmp_path: Path) -> None:
+    """Spark types z as decimal(20,0) (an integer beyond long, PartitioningUtils)."""
     path = _partition_folder(tmp_path / "t", ["99999999999999999999", "1"])
-    on, off, _, _ = _both(spark, lambda s: s.read.parquet(path).where("i > 40").select("id", "z"))
-    assert_same_rows(on, off, "a partition value beyond long")
+    for where in ["i > 40", "i > 40 AND z > 5"]:
+        on, off, on_plan, _ = _both(spark, lambda s, w=where: s.read.parquet(path).where(w).select("id", "z"))
+        assert "lazyscan(where:" in on_plan, on_plan
+        assert_same_rows(on, off, f"a partition value beyond long, {where}")
+        assert len(off) > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with spark.sql.sources.partitionColumnTypeInference.enabled=false Spark reads z=007 as "
-    "the string '007'; the lazyscan source infers the int 7 from the folder name and casts it to "
-    "the string '7', so z = '007' keeps no row",
-)
 def test_partition_values_without_type_inference(spark: Any, tmp_path: Path) -> None:
     path = _partition_folder(tmp_path / "t", ["007", "10"])
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
