@@ -7,7 +7,7 @@ rows, and what the optimized plan's lazyscan relation holds:
   constant carried over an equi-join) is added to the scan's ``where``;
 - the fact side of a join with a small filtered scan (Q17-like: lineitem with a filtered part)
   gets the other side's distinct keys as its ``keyFilter.<column>`` option, unless there are
-  more than ``spark.lazyscan.keyFilter.maxKeys``; the keys the JVM writes are the ones
+  more than ``spark.lazyscan.keyFilter.maxKeys`` or either side is not deterministic; the keys the JVM writes are the ones
   :meth:`lazyscan.KeyFilter.from_text` reads;
 - IN subqueries are left alone: Spark makes them left semi joins after its V2 scan pushdown,
   where a new relation of the Python source could no longer be planned;
@@ -31,7 +31,13 @@ import lazyscan.spark
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.spark.extension import ENABLED_CONF
 from tests.spark_support import assert_same_rows, get_spark
-from tests.test_spark_extension import _both, _decisions, _extension_session, _optimized, _scan_options
+from tests.test_spark_extension import (
+    _both,
+    _decisions,
+    _extension_session,
+    _optimized,
+    _scan_options,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -150,7 +156,7 @@ def test_inferred_is_not_null_added_once(spark: Any, data: Path) -> None:
 
 def test_q17_like_join_same_rows_and_key_filter(spark: Any, data: Path) -> None:
     _views(spark, data)
-    on, off, on_plan, off_plan = _both(spark, lambda s: s.sql(Q17))
+    on, off, on_plan, _ = _both(spark, lambda s: s.sql(Q17))
     assert_same_rows(on, off, Q17)
     assert off[0]["n"] > 0
     keyed = [o for o in _lazyscan_options(spark.sql(Q17), "lineitem") if "keyFilter.l_partkey" in o]
@@ -162,6 +168,26 @@ def test_q17_like_join_same_rows_and_key_filter(spark: Any, data: Path) -> None:
     assert set(kf.values(len(wanted) + 1) or []) == wanted
     assert "keys: l_partkey (" in on_plan
     assert any("key filter on l_partkey: " in d and d.endswith(" keys") for d in _decisions(spark))
+
+
+def test_key_filter_joins_a_scan_with_its_own_filter(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    query = """SELECT l_orderkey, l_quantity, p_name FROM lineitem JOIN part ON l_partkey = p_partkey
+               WHERE l_quantity > 10 AND p_brand = 'Brand#23'"""
+    on, off, _, _ = _both(spark, lambda s: s.sql(query))
+    assert_same_rows(on, off, query)
+    assert len(off) > 0
+    options = _lazyscan_options(spark.sql(query), "lineitem")
+    assert len(options) == 1 and "keyFilter.l_partkey" in options[0], options
+    assert "`l_quantity` > 10.00BD" in options[0]["where"], options
+
+
+def test_random_filter_gives_no_key_filter(spark: Any, data: Path) -> None:
+    _views(spark, data)
+    query = """SELECT l_orderkey FROM lineitem
+               JOIN (SELECT * FROM part WHERE p_brand = 'Brand#23' AND rand() < 0.5) ON l_partkey = p_partkey"""
+    spark.conf.set(ENABLED_CONF, "true")
+    assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(query))), _optimized(spark.sql(query))
 
 
 def test_key_filter_needs_a_small_side(spark: Any, data: Path) -> None:
@@ -238,8 +264,10 @@ def test_in_subquery_keeps_its_plan(spark: Any, data: Path) -> None:
 def test_empty_other_side(spark: Any, data: Path) -> None:
     _views(spark, data)
     query = "SELECT l_orderkey FROM lineitem JOIN part ON l_partkey = p_partkey WHERE p_brand = 'no such brand'"
-    on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+    on, off, _, _ = _both(spark, lambda s: s.sql(query))
     assert on == off == []
+    keyed = [o for o in _lazyscan_options(spark.sql(query), "lineitem") if "keyFilter.l_partkey" in o]
+    assert keyed and len(KeyFilter.from_text(keyed[0]["keyFilter.l_partkey"])) == 0  # the scan reads no row
 
 
 def test_partition_column_join_keeps_sparks_reader(spark: Any, data: Path) -> None:

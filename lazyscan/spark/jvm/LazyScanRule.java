@@ -455,6 +455,9 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (!factKey.dataType().sameType(dimensionKey.dataType()) || KeySet.family(factKey.dataType()) == null) {
       return null;
     }
+    if (!deterministic(fact) || !deterministic(dimension)) {
+      return null; // keys collected apart from the join's run could differ; rows a random filter sees too
+    }
     LogicalPlan leaf = leafOf(fact);
     DataSourceV2Relation scan = lazyscanLeaf(fact);
     LogicalRelation files = null;
@@ -523,6 +526,21 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     }
     LogicalPlan swapped = lazyscanRelation(files, condition, needed, Map.of(column, keys), reasons);
     return swapped == null ? null : withLeaf(fact, swapped);
+  }
+
+  /** Whether every expression of {@code plan} and its children is deterministic. */
+  private static boolean deterministic(LogicalPlan plan) {
+    for (Expression e : CollectionConverters.asJava(plan.expressions())) {
+      if (!e.deterministic()) {
+        return false;
+      }
+    }
+    for (LogicalPlan child : CollectionConverters.asJava(plan.children())) {
+      if (!deterministic(child)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static String nameOf(Seq<? extends Attribute> output, AttributeReference key) {
