@@ -1,7 +1,7 @@
 """Command line: `python -m benchmarks {demo,run,data,headline,readme}`.
 
     python -m benchmarks demo [--sf N] [--reps R]
-    python -m benchmarks run [seed|selectivity|width|encodings|skipping|spark|reader|q17|keys|orc|tables|all]
+    python -m benchmarks run [seed|selectivity|width|encodings|skipping|spark|reader|q17|keys|orc|tables|extension|all]
                              [--sf N] [--reps R] [--quick] [--engines a,b] [--no-spark]
     python -m benchmarks data [--sf N] [--tables lineitem,orders]   # generate, print layout
     python -m benchmarks headline [--json FILE]                     # README table from JSON

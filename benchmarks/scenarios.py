@@ -902,7 +902,9 @@ query, a key range and a key-filter scan first and second, the seed query with a
 the same with shipped kernels, two processes on one cache, a new Spark local[2] application,
 Polars and DuckDB (about 6–7 minutes at SF1, one repetition per case whatever `--reps` says);
 `tables` builds TPC-H lineitem as a Delta and an Iceberg table with 1 % of the rows deleted (once,
-under `data/tables/`) and reads them with lazyscan, Polars, deltalake, pyiceberg and Spark."""
+under `data/tables/`) and reads them with lazyscan, Polars, deltalake, pyiceberg and Spark;
+`extension` runs TPC-H's 22 queries and the seed pair in Spark with the transparent mode on and
+off (about an hour at SF1 with three repetitions on a busy machine)."""
 
 
 def run_scenario(name: str, ctx: RunContext) -> ScenarioResult:
