@@ -57,9 +57,8 @@ from lazyscan.scan.options import ScanOptions
 from lazyscan.scan.profile import Profile
 from lazyscan.scan.table_source import (
     TABLE_OPTIONS,
-    plan_table,
     refuse_table_options,
-    remote_delta_uri,
+    remote_table,
     table_of,
     table_statistics,
     table_tasks,
@@ -242,12 +241,13 @@ class Scan:
                 if not isinstance(source, Dataset) else source
             )
         except TableFolderError as e:
-            # a Delta table on an object store (its listing found the log): read as the table
-            uri = remote_delta_uri(source, e, self.filesystem)
-            if uri is None:
-                raise
+            # a Delta or Iceberg table on an object store (its listing found the log or the
+            # metadata): read as the table
             given = {k: v for k, v in self._table_options.items() if v is not None}
-            self.table = plan_table("delta", uri, given, self.filesystem)
+            table = remote_table(source, e, self.filesystem, given)
+            if table is None:
+                raise
+            self.table = table
             return
         refuse_table_options(source, {k: v for k, v in self._table_options.items() if v is not None})
         ds.retry = retry

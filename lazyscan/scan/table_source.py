@@ -1,8 +1,9 @@
 """A table snapshot as the scan's files: Delta Lake and Apache Iceberg tables read as tables.
 
 - :func:`table_of` recognizes a table among the scan's sources (a Delta table folder, an Iceberg
-  table folder or metadata file, a pyiceberg ``Table``, a ready plan) and plans its snapshot
-  (:mod:`lazyscan.tables`); :func:`table_tasks` turns the plan into one
+  table folder or metadata file, on local disk or an object store, a pyiceberg ``Table``, a
+  ready plan) and plans its snapshot (:mod:`lazyscan.tables`); :func:`remote_table` plans the
+  table on an object store whose folder the listing found; :func:`table_tasks` turns the plan into one
   :class:`~lazyscan.scan.dataset.FileInfo` per data file, each carrying its
   :class:`~lazyscan.tables.plan.FileRead`.
 - :class:`TableFile`: an open data file as the scan sees it: :class:`TableUnitFile` speaks the
@@ -78,16 +79,24 @@ def table_of(source: Any, raw_files: bool, options: Mapping[str, Any], filesyste
         kind, location = "iceberg", source
     elif isinstance(source, str) and ("catalog" in given or "catalog_properties" in given):
         kind, location = "iceberg", source  # a table name in an Iceberg catalog
-    elif isinstance(source, (str, os.PathLike)) and not raw_files and _on_local_disk(filesystem):
+    elif isinstance(source, (str, os.PathLike)) and not raw_files and _on_local_disk(filesystem) and not _remote_uri(source):
         found = _local_table(os.fspath(source))
         if found is not None:
             kind, location = found
+    elif isinstance(source, str) and not raw_files and _ICEBERG_METADATA_FILE.fullmatch(source.rstrip("/").rsplit("/", 1)[-1]):
+        # an Iceberg metadata file on an object store: its name says so, no request asked
+        return plan_table("iceberg", source, given, filesystem)
     if kind is None:
         remote = isinstance(source, str) and ("://" in source or filesystem is not None)
         if given and not (remote and not raw_files):
             refuse_table_options(source, given)
         return None
     return plan_table(kind, location, given)
+
+
+def _remote_uri(source: Any) -> bool:
+    """Whether ``source`` is a URI of a filesystem other than the local one."""
+    return isinstance(source, str) and "://" in source and not source.startswith("file:")
 
 
 def _on_local_disk(filesystem: Any) -> bool:
@@ -128,6 +137,23 @@ def refuse_table_options(source: Any, given: Mapping[str, Any]) -> None:
         )
 
 
+def remote_table(
+    source: Any, refused: TableFolderError, filesystem: Any, given: Mapping[str, Any]
+) -> PlannedTable | None:
+    """The planned snapshot of the Delta Lake or Iceberg table on an object store whose folder
+    ``source`` names, when the listing refused it as a table's folder (``refused``); None for
+    any other refusal (a path inside a table, a folder holding one). ``given``: the table
+    options given."""
+    if refused.kind == "iceberg":
+        if not isinstance(source, str) or refused.root is None:
+            return None
+        if refused.root.rstrip("/") != source.split("://", 1)[-1].rstrip("/"):
+            return None
+        return plan_table("iceberg", source, given, filesystem)
+    uri = remote_delta_uri(source, refused, filesystem)
+    return None if uri is None else plan_table("delta", uri, given, filesystem)
+
+
 def remote_delta_uri(source: Any, refused: TableFolderError, filesystem: Any) -> str | None:
     """The URI of the Delta table on an object store that ``source`` names, when the listing
     refused it as a table's folder (``refused``); None for any other refusal (a path inside a
@@ -158,7 +184,8 @@ def _scheme_of(filesystem: Any) -> str | None:
 def plan_table(kind: str, location: Any, given: Mapping[str, Any], filesystem: Any = None) -> PlannedTable:
     """Plan the ``kind`` table at ``location`` (a path, URI, pyiceberg table or catalog table
     name) with the table options ``given`` (``filesystem``: a pyarrow one reads Delta deletion
-    vectors). Delta takes ``version`` / ``timestamp`` / ``storage_options``; Iceberg takes
+    vectors; an object store's reads an Iceberg table's metadata, manifests and delete files,
+    as the scan reads its data files). Delta takes ``version`` / ``timestamp`` / ``storage_options``; Iceberg takes
     ``version`` or ``snapshot_id`` (a snapshot id), ``timestamp`` or ``as_of``, ``reroot``,
     ``catalog`` / ``catalog_properties``."""
     try:
@@ -185,13 +212,16 @@ def plan_table(kind: str, location: Any, given: Mapping[str, Any], filesystem: A
         by_name = "catalog" in given or "catalog_properties" in given
         if by_name and not isinstance(location, str):
             raise OptionError("catalog= and catalog_properties= name a table of a catalog: give its name as the source")
+        place = location if by_name or _is_pyiceberg_table(location) else os.fspath(location)
+        store = None if by_name or _is_pyiceberg_table(location) else _object_store(place, filesystem)
         return plan_iceberg(
-            location if by_name or _is_pyiceberg_table(location) else os.fspath(location),
+            place,
             snapshot_id=_one_of(given.get("version"), given.get("snapshot_id"), "version= or snapshot_id="),
             as_of=_one_of(given.get("timestamp"), given.get("as_of"), "timestamp= or as_of="),
             catalog=given.get("catalog"),
             catalog_properties=given.get("catalog_properties"),
             reroot=given.get("reroot"),
+            filesystem=store,
         )
     except MissingDependencyError as e:
         raise MissingDependencyError(
@@ -199,6 +229,19 @@ def plan_table(kind: str, location: Any, given: Mapping[str, Any], filesystem: A
             "or, to read the Parquet and ORC files in its folder as they are on purpose, pass "
             "raw_files=True"
         ) from None
+
+
+def _object_store(location: str, filesystem: Any) -> Any:
+    """The object store's filesystem an Iceberg table at ``location`` is read through: the
+    ``filesystem`` given, else the one of the URI (as the scan opens a URI's files); None for
+    a table on local disk (pyiceberg's own io reads it)."""
+    if filesystem is not None and not _on_local_disk(filesystem):
+        return filesystem
+    if _remote_uri(location):
+        from lazyscan.io.source import filesystem_from_uri
+
+        return filesystem_from_uri(location)[0]
+    return None
 
 
 def _file_path(path: str, filesystem: Any) -> str:
