@@ -106,6 +106,25 @@ import scala.runtime.AbstractPartialFunction;
  * kept per session: {@link #decisions(SparkSession)}. The files are Spark's: the root paths of
  * the relation (a table's location or partition folders), listed as Spark lists them (hidden
  * files skipped, a table's folder read as plain files).
+ *
+ * <p>Joins. The rule runs in each operator-optimization batch; where a later batch leaves a
+ * {@code Filter} over a lazyscan relation with translatable conjuncts its {@code where} lacks
+ * (Spark's "Infer Filters" batch: {@code IS NOT NULL} of join keys, {@code a.k = 5} from {@code
+ * a.k = b.k AND b.k = 5}), the relation is planned again with them (same attributes and
+ * columns, the cost model's decision kept). In an inner join on {@code a = b} between
+ * attributes, where one side is a filtered scan Spark expects small ({@code
+ * spark.lazyscan.keyFilter.maxDimensionBytes}, by default {@code
+ * spark.sql.autoBroadcastJoinThreshold}) and the other side's scan is larger, the small side's
+ * distinct keys are collected while optimizing (one Spark job, at most {@code
+ * spark.lazyscan.keyFilter.maxKeys}, 100,000 by default; more give no key filter) and passed to
+ * the other scan as its {@code keyFilter.<column>} option, exact: the scan skips row groups,
+ * pages and rows holding none of them; the join checks every row again. Switch:
+ * {@code spark.lazyscan.keyFilter.enabled}. Left alone: left semi joins (Spark makes them of
+ * {@code IN} subqueries after its V2 scan pushdown, too late for a new relation), keys under an
+ * aggregate, non-deterministic sides, partition columns. A partitioned file relation joined on a
+ * partition column with a filtered side keeps Spark's reader: Spark's dynamic partition pruning
+ * skips its partitions at run time, which the Python data source cannot (it takes no runtime
+ * filters).
  */
 public final class LazyScanRule extends Rule<LogicalPlan> {
   /** The session setting that turns the rule off ({@code false}). */
