@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lazyscan
-from lazyscan.errors import SourceError, TableFolderError
+from lazyscan.errors import OptionError, SourceError, TableFolderError
 
 FIRST = pa.table({"id": pa.array(range(10), pa.int64()), "name": [f"n{i}" for i in range(10)]})
 SECOND = pa.table({"id": pa.array([100, 101, 102], pa.int64()), "name": ["x", "y", "z"]})
@@ -264,8 +264,12 @@ def test_object_store_table_folders(s3_server: Any, delta_table: Path, iceberg_t
     data_file = next(p for p in _keys(fs, delta) if p.endswith(".parquet") and "_delta_log" not in p)
     with pytest.raises(TableFolderError, match="lies inside a Delta Lake table"):
         lazyscan.scan(data_file, filesystem=fs)
-    with pytest.raises(TableFolderError, match="is an Apache Iceberg table"):
+    # the Iceberg table's folder reads as the table; copied from local disk, with its
+    # locations re-rooted (the error says how)
+    with pytest.raises(OptionError, match=r"on local disk.*reroot="):
         lazyscan.scan(iceberg, filesystem=fs)
+    reroot = {iceberg_table.location(): iceberg}
+    assert _sorted_ids(lazyscan.scan(iceberg, filesystem=fs, reroot=reroot).to_table()) == [100, 101, 102]
     assert lazyscan.scan(iceberg, filesystem=fs, raw_files=True).to_table().num_rows == 13
     with pytest.raises(TableFolderError, match="lies inside an Apache Iceberg table"):
         lazyscan.scan(f"{iceberg}/data", filesystem=fs)

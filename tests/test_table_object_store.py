@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lazyscan
-from lazyscan.errors import TableFolderError
+from lazyscan.errors import OptionError, TableFolderError
 from tests.test_spark_tables import TABLE_COUNTERS, iceberg_with_deletes  # noqa: F401  (a fixture)
 from tests.test_tables_iceberg import latest_metadata
 
@@ -128,3 +128,20 @@ def test_paths_inside_an_iceberg_table_on_an_object_store_are_refused(
     assert _ids(raw) == _ids(pq.read_table(t["folder"] / data_file))  # its rows as they are, deleted ones too
     with pytest.raises(TableFolderError, match="holds an Apache Iceberg table"):
         lazyscan.scan(path.rsplit("/", 1)[0], filesystem=fs)
+
+
+def test_iceberg_table_copied_from_local_disk_without_reroot_says_how_to_read_it(
+    s3_server: Any, iceberg_with_deletes: dict[str, Any]  # noqa: F811
+) -> None:
+    """The copy's metadata still places the table on local disk: a clear error with the
+    ``reroot`` that reads it (never a read of the local files behind the object store's back)."""
+    t = iceberg_with_deletes
+    fs = s3_server.arrow_filesystem()
+    path, _ = _uploaded(s3_server, t, "not-rerooted")
+    location = t["table"].metadata.location
+    metadata_file = f"{path}/metadata/{latest_metadata(t['folder']).name}"
+    for source in (path, metadata_file):
+        with pytest.raises(OptionError) as info:
+            lazyscan.scan(source, filesystem=fs)
+        assert f"reroot={{{location!r}: {path!r}}}" in str(info.value), source
+    assert _ids(lazyscan.scan(path, filesystem=fs, reroot={location: path}).to_table()) == _ids(t["rows"])

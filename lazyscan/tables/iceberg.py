@@ -33,6 +33,7 @@ from lazyscan.errors import (
     IcebergUnsupportedError,
     MissingDependencyError,
     ObjectNotFoundError,
+    OptionError,
 )
 from lazyscan.tables.plan import (
     ColumnSource,
@@ -279,6 +280,19 @@ def _load_stored_metadata(location: str, io: Any, filesystem: Any) -> tuple[Any,
     return _parse_metadata(raw, location), location, table
 
 
+def _require_stored_location(location: str, rerooter: Rerooter, table: str) -> None:
+    """Refuse a table on an object store whose metadata places it on local disk (it was written
+    there and copied): its manifests and data files are looked for where ``reroot`` says."""
+    moved = rerooter(location)
+    if moved.startswith("/") or moved.startswith("file:"):
+        folder = re.sub(r"/metadata/[^/]*$", "", table) if _METADATA_NAME.search(table.rsplit("/", 1)[-1]) else table
+        raise OptionError(
+            f"Iceberg table {table!r}: its metadata places the table at {location!r}, on local disk, "
+            f"not on the object store it is read from; a table copied there is read with "
+            f"reroot={{{location!r}: {folder!r}}}"
+        )
+
+
 def _require_pyiceberg() -> None:
     try:
         import pyiceberg  # noqa: F401
@@ -406,6 +420,7 @@ def plan_iceberg(
     if filesystem is not None:
         io = _store_io(filesystem, rerooter)
         metadata, metadata_location, table_name = _load_stored_metadata(str(table_or_location), io, filesystem)
+        _require_stored_location(metadata.location, rerooter, table_name)
     else:
         metadata, metadata_location, io_properties, table_name = _load_metadata(
             table_or_location, catalog, catalog_properties
