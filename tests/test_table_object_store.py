@@ -145,3 +145,23 @@ def test_iceberg_table_copied_from_local_disk_without_reroot_says_how_to_read_it
             lazyscan.scan(source, filesystem=fs)
         assert f"reroot={{{location!r}: {path!r}}}" in str(info.value), source
     assert _ids(lazyscan.scan(path, filesystem=fs, reroot={location: path}).to_table()) == _ids(t["rows"])
+
+
+def test_iceberg_table_by_s3_uri_with_credentials_from_the_environment(
+    s3_server: Any, iceberg_with_deletes: dict[str, Any], monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    """Without a filesystem, an ``s3://`` URI of the table's folder or metadata file is read as
+    a plain scan reads an ``s3://`` file: pyarrow's S3 filesystem, credentials and endpoint from
+    the environment."""
+    from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY
+
+    for name, value in (("AWS_ACCESS_KEY_ID", ACCESS_KEY), ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+                        ("AWS_DEFAULT_REGION", REGION), ("AWS_ENDPOINT_URL", s3_server.endpoint)):
+        monkeypatch.setenv(name, value)
+    t = iceberg_with_deletes
+    path, reroot = _uploaded(s3_server, t, "by-uri")
+    where = "part = 'b' AND id > 900"
+    want = lazyscan.scan(str(t["folder"]), where=where).to_table()
+    for uri in (f"s3://{path}", f"s3://{path}/metadata/{latest_metadata(t['folder']).name}"):
+        got = lazyscan.scan(uri, where=where, reroot=reroot).to_table()
+        assert got.sort_by("id").equals(want.sort_by("id")), uri
