@@ -103,6 +103,10 @@ def test_iceberg_table_on_an_object_store_fetches_each_manifest_once(
     # a data file costs a bounded number of requests, whatever the table level adds
     assert all(n <= 4 for n in data.values()), data
     assert set(ours) <= set(planning) | set(data), ours
+    # listings: the folder (finding the table's metadata), the metadata folder (its latest
+    # version) and the look for a table above the folder
+    listings = seen[f"/{path.split('/', 1)[0]}"]
+    assert listings <= 3 and sum(seen.values()) == sum(ours.values()) + listings, seen
 
 
 @pytest.mark.parametrize("kind", ["arrow", "fsspec"])
