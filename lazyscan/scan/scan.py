@@ -721,7 +721,9 @@ def scan(
     ``options``: fields of :class:`ScanOptions` (pruning tiers, late materialization, ...).
 
     Tables: ``source`` may be a Delta Lake table's folder (it holds ``_delta_log``; local or a
-    URI), an Apache Iceberg table's folder or metadata JSON file, a pyiceberg ``Table``, or a plan
+    URI), an Apache Iceberg table's folder or metadata JSON file (local, or on an object store:
+    its metadata, manifests and delete files are read through ``filesystem`` as its data files
+    are), a pyiceberg ``Table``, or a plan
     of :mod:`lazyscan.tables`; the scan reads the table's snapshot (deleted rows left out,
     columns by their logical names). Time travel: ``version`` (a Delta version, an Iceberg
     snapshot id; Iceberg also takes ``snapshot_id``) or ``timestamp`` (a datetime or RFC 3339
