@@ -313,8 +313,7 @@ def table_folder_error(path: str, table: TableRoot, remote: bool = False) -> Tab
             "rows the table removed (the files of its older snapshots stay in the folder, and its "
             "delete files are not applied)"
         )
-        where = "a pyiceberg Table, e.g. its catalog's load_table(...)" if remote else repr(table.root)
-        reader = f"lazyscan.scan({where}) reads the table (time travel: snapshot_id= or as_of=)"
+        reader = f"lazyscan.scan({table.root!r}) reads the table (time travel: snapshot_id= or as_of=)"
     return TableFolderError(
         f"{path} {relation} ({evidence}): reading its folder as plain files would return {removed}; "
         f"{reader}; or, to read the Parquet and ORC files "
