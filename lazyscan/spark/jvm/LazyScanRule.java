@@ -109,9 +109,9 @@ import scala.runtime.AbstractPartialFunction;
  *
  * <p>Joins. The rule runs in each operator-optimization batch; where a later batch leaves a
  * {@code Filter} over a lazyscan relation with translatable conjuncts its {@code where} lacks
- * (Spark's "Infer Filters" batch: {@code IS NOT NULL} of join keys, {@code a.k = 5} from {@code
- * a.k = b.k AND b.k = 5}), the relation is planned again with them (same attributes and
- * columns, the cost model's decision kept). In an inner join on {@code a = b} between
+ * (Spark's "Infer Filters" batch: {@code a.k = 5} from {@code a.k = b.k AND b.k = 5}), the
+ * relation is planned again with them and the {@code IS NOT NULL} ones (same attributes and
+ * columns, the cost model's decision kept); {@code IS NOT NULL} alone plans nothing again. In an inner join on {@code a = b} between
  * attributes, where one side is a filtered scan Spark expects small ({@code
  * spark.lazyscan.keyFilter.maxDimensionBytes}, by default {@code
  * spark.sql.autoBroadcastJoinThreshold}) and the other side's scan is larger, the small side's
@@ -317,8 +317,9 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
   /**
    * {@code filter} (over a lazyscan relation the rule planned, attribute-only projections and
    * filters between) with the relation planned again when the filter has translatable conjuncts
-   * its {@code where} lacks: those Spark infers after the pass that swapped the relation ({@code
-   * IS NOT NULL} of join keys, constants carried over an equi-join); null when nothing is new.
+   * its {@code where} lacks: those Spark infers after the pass that swapped the relation
+   * (constants carried over an equi-join, with the {@code IS NOT NULL} of join keys); null when
+   * nothing new but {@code IS NOT NULL} is.
    */
   private LogicalPlan widened(Filter filter) {
     DataSourceV2Relation scan = lazyscanLeaf(filter.child());
@@ -328,15 +329,15 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       byId.put(a.exprId(), (AttributeReference) a);
     }
     List<String> conjuncts = new ArrayList<>(table.conjuncts());
-    boolean more = false;
+    boolean selective = false;
     for (String c : FilterText.translated(filter.condition(), byId)) {
       if (!conjuncts.contains(c)) {
         conjuncts.add(c);
-        more = true;
+        selective |= !FilterText.isNotNull(c);
       }
     }
-    if (!more) {
-      return null;
+    if (!selective) {
+      return null; // IS NOT NULL alone removes too few rows to pay for planning the scan again
     }
     DataSourceV2Relation again = replanned(scan, conjuncts, Map.of());
     return again == null ? null : withLeaf(filter, again);
