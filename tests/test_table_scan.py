@@ -702,3 +702,34 @@ def test_a_planned_file_pickles_its_deleted_rows_small_and_exact(dv_table: Path)
     schema = pa.schema([f.remove_metadata() for f in plan_delta(str(dv_table)).schema])
     got = lazyscan.scan([whole], schema=schema, time_zone="UTC").to_table()
     assert got.num_rows == shipped.num_records - len(read.deleted_rows)
+
+
+@pytest.mark.parametrize("text_type", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()])
+def test_text_equality_filters_match_stored_bytes_whatever_the_arrow_type(text_type: pa.DataType) -> None:
+    """Table schemas type text large_string (pyiceberg); equality and IN on such a column still
+    give the byte needles that match pages without decoding them (at SF10 an Iceberg table's
+    seed query took 2.3 s against 1.2 s for its files as plain Parquet without them)."""
+    from lazyscan.predicate import bind, parse_predicate
+    from lazyscan.scan.conjuncts import conjuncts_of
+
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("name", text_type)])
+    for where, needles in [("name = 'a b'", (b"a b",)), ("name IN ('x', 'yz')", (b"x", b"yz"))]:
+        [conjunct] = conjuncts_of(bind(parse_predicate(where), schema), schema, ())
+        assert conjunct.needles == needles, (text_type, where)
+
+
+def test_iceberg_text_filters_read_pyicebergs_rows(catalog: Any) -> None:
+    """A filter on a large_string column of an Iceberg table, the filter column in the output
+    (built from the literal where every survivor holds it): pyiceberg's rows and type."""
+    names = [f"name {i % 1500} " + "x" * 100 for i in range(3000)]
+    data = pa.table({"id": pa.array(range(3000), pa.int64()), "name": names})
+    table = catalog.create_table("db.text", schema=data.schema)
+    table.append(data)
+    table = catalog.load_table("db.text")
+    pad = " " + "x" * 100
+    for where, keep in [(f"name = 'name 5{pad}'", {"name 5" + pad}),
+                        (f"name IN ('name 1{pad}', 'name 30{pad}')", {"name 1" + pad, "name 30" + pad})]:
+        got = lazyscan.scan(table, columns=["id", "name"], where=where).to_table()
+        assert got.schema.field("name").type == pa.large_string()
+        expected = [r for r in rows(table.scan().to_arrow()) if r[1] in keep]
+        assert rows(got) == expected and expected, where

@@ -60,7 +60,10 @@ def _needles(bound: BoundExpr) -> tuple[bytes, ...] | None:
     else:
         return None
     t = ref.type
-    if not (pa.types.is_string(t) or pa.types.is_binary(t)):
+    if not (
+        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+        or pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+    ):  # the needles match the stored bytes, whatever Arrow type the column is read as
         return None
     if not all(isinstance(lit.storage, bytes) for lit in lits):
         return None

@@ -370,7 +370,8 @@ class Scan:
             return None
         t = self.dataset_schema.field(name).type
         arr = pa.array([value], type=t)
-        if pa.types.is_string(t) or pa.types.is_binary(t):
+        if (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t)):
             return value.encode() if isinstance(value, str) else bytes(value)
         if pa.types.is_date32(t) or pa.types.is_timestamp(t):
             return arr.cast(pa.int32() if pa.types.is_date32(t) else pa.int64())[0].as_py()
