@@ -6,7 +6,8 @@ rows, and what the optimized plan's lazyscan relation holds:
 - a filter Spark infers after the pass that swapped a scan (a constant carried over an
   equi-join) is added to the scan's ``where``, with the inferred ``IS NOT NULL`` ones (alone,
   those plan nothing again);
-- the fact side of a join with a small filtered scan (Q17-like: lineitem with a filtered part)
+- with ``spark.lazyscan.keyFilter.enabled=true`` (off by default), the fact side of a join with a
+  small filtered scan (Q17-like: lineitem with a filtered part)
   gets the other side's distinct keys as its ``keyFilter.<column>`` option, unless there are
   more than ``spark.lazyscan.keyFilter.maxKeys`` or either side is not deterministic; the keys the JVM writes are the ones
   :meth:`lazyscan.KeyFilter.from_text` reads;
@@ -87,6 +88,7 @@ def _lineitem() -> pa.Table:
 def spark() -> Iterator[Any]:
     shared = get_spark()
     session = _extension_session(shared)
+    session.conf.set(KEY_FILTERS, "true")  # off by default
     yield session
     lazyscan.spark.register(shared)
 
@@ -225,12 +227,17 @@ def test_over_the_cap_no_key_filter(spark: Any, data: Path) -> None:
 
 def test_key_filter_switch(spark: Any, data: Path) -> None:
     _views(spark, data)
-    spark.conf.set(KEY_FILTERS, "false")
+    spark.conf.set(ENABLED_CONF, "true")
     try:
-        spark.conf.set(ENABLED_CONF, "true")
-        assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(Q17)))
+        for setting in ("false", None):  # None: the default, off
+            if setting is None:
+                spark.conf.unset(KEY_FILTERS)
+            else:
+                spark.conf.set(KEY_FILTERS, setting)
+            assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(Q17))), setting
     finally:
-        spark.conf.unset(KEY_FILTERS)
+        spark.conf.set(KEY_FILTERS, "true")
+    assert any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(Q17)))
 
 
 @pytest.mark.parametrize(
