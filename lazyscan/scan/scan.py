@@ -722,20 +722,17 @@ def scan(
     ``options``: fields of :class:`ScanOptions` (pruning tiers, late materialization, ...).
 
     Tables: ``source`` may be a Delta Lake table's folder (it holds ``_delta_log``; local or a
-    URI), an Apache Iceberg table's folder or metadata JSON file (local, or on an object store:
-    its metadata, manifests and delete files are read through ``filesystem`` as its data files
-    are), a pyiceberg ``Table``, or a plan
-    of :mod:`lazyscan.tables`; the scan reads the table's snapshot (deleted rows left out,
-    columns by their logical names). Time travel: ``version`` (a Delta version, an Iceberg
-    snapshot id; Iceberg also takes ``snapshot_id``) or ``timestamp`` (a datetime or RFC 3339
-    text for Delta, a datetime or epoch milliseconds for Iceberg; Iceberg also takes ``as_of``).
-    ``reroot``: Iceberg location prefixes written elsewhere -> where the table is now;
-    ``storage_options``: passed to ``deltalake`` for a table on an object store. ``catalog`` and
-    ``catalog_properties``: ``source`` is then a table name in that Iceberg catalog (pyiceberg's
-    ``load_catalog``). A path inside
-    a table (a data file, a partition folder) is refused with a
-    :class:`~lazyscan.errors.TableFolderError` naming the table; ``raw_files=True`` reads the
-    Parquet and ORC files of a table's folder as they are, on purpose.
+    URI), an Apache Iceberg table's folder or metadata JSON file (local, or on an object store
+    read through ``filesystem``), a pyiceberg ``Table``, or a plan of :mod:`lazyscan.tables`;
+    the scan reads the table's snapshot (deleted rows left out, columns by their logical names).
+    Time travel: ``version`` (a Delta version, an Iceberg snapshot id; Iceberg also takes
+    ``snapshot_id``) or ``timestamp`` (a datetime or RFC 3339 text for Delta, a datetime or
+    epoch milliseconds for Iceberg; Iceberg also takes ``as_of``). ``reroot``: Iceberg location
+    prefixes written elsewhere -> where the table is now; ``storage_options``: passed to
+    ``deltalake`` for a table on an object store. ``catalog`` and ``catalog_properties``:
+    ``source`` is then a table name in that Iceberg catalog (pyiceberg's ``load_catalog``). A
+    path inside a table is refused with a :class:`~lazyscan.errors.TableFolderError` naming the
+    table; ``raw_files=True`` reads a table folder's Parquet and ORC files as they are.
     """
     if batch_size is not None:
         options["batch_size"] = batch_size
