@@ -530,6 +530,18 @@ def estimate_source(
     )
 
 
+
+def _bound_filter(expr: Any, error: str | None, settings: Any, listing: Any) -> tuple[Any, Any, str | None]:
+    """``expr`` bound to the listing's scan schema, or (None, None, why) when it cannot be."""
+    if expr is None:
+        return None, None, error
+    try:
+        with session_time_zone(settings.time_zone):
+            return expr, bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive), error
+    except LazyScanError as e:
+        return None, None, str(e)
+
+
 @dataclass
 class _Plan:
     spark: Any
@@ -626,13 +638,7 @@ class _Plan:
             paths = [absolute_local_path(p) for p in raw]
             settings = SourceSettings.from_options({"paths": _json(paths), **opts}, defaults)
             listing = build_listing(settings)
-        bound = None
-        if expr is not None:
-            try:
-                with session_time_zone(settings.time_zone):
-                    bound = bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive)
-            except LazyScanError as e:
-                expr, bound, error = None, None, str(e)
+        expr, bound, error = _bound_filter(expr, error, settings, listing)
         return cls(
             spark, paths, opts, settings, listing, list(columns) if columns else None, where, expr, error,
             defaults=defaults, bound=bound, table=table, table_name=table_name,
@@ -658,13 +664,7 @@ class _Plan:
                 error = str(e)
         table = settings.table
         listing = table_listing(settings, table, where=expr) if table is not None else build_listing(settings)
-        bound = None
-        if expr is not None:
-            try:
-                with session_time_zone(settings.time_zone):
-                    bound = bind(expr, listing.scan_schema, case_sensitive=settings.case_sensitive)
-            except LazyScanError as e:
-                expr, bound, error = None, None, str(e)
+        expr, bound, error = _bound_filter(expr, error, settings, listing)
         return cls(
             None, list(settings.paths), opts, settings, listing, list(columns) if columns else None, where, expr,
             error, defaults=defaults, bound=bound, table=table, table_name=None if table is None else table.name,
