@@ -530,7 +530,6 @@ def estimate_source(
     )
 
 
-
 def _bound_filter(expr: Any, error: str | None, settings: Any, listing: Any) -> tuple[Any, Any, str | None]:
     """``expr`` bound to the listing's scan schema, or (None, None, why) when it cannot be."""
     if expr is None:
