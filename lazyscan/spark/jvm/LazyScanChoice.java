@@ -318,24 +318,10 @@ public final class LazyScanChoice {
     StringBuilder b = new StringBuilder("{");
     for (Map.Entry<String, String> e : options.entrySet()) {
       b.append(b.length() > 1 ? ", " : "");
-      quote(b, e.getKey()).append(": ");
-      quote(b, e.getValue());
+      b.append(LazyScanRule.Json.string(e.getKey())).append(": ");
+      b.append(LazyScanRule.Json.string(e.getValue()));
     }
     return b.append('}').toString();
-  }
-
-  private static StringBuilder quote(StringBuilder b, String s) {
-    b.append('"');
-    for (char c : s.toCharArray()) {
-      if (c == '"' || c == '\\') {
-        b.append('\\').append(c);
-      } else if (c < 0x20) {
-        b.append(String.format("\\u%04x", (int) c));
-      } else {
-        b.append(c);
-      }
-    }
-    return b.append('"');
   }
 
   /** The first line of the message; of a Python traceback, also its last line (the error). */
