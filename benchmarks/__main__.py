@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="`all` runs every scenario but the extra ones (orc)",
     )
     run.add_argument("--quick", action="store_true", help="tiny data, one repetition")
+    run.add_argument(
+        "--queries", default=None,
+        help="extension scenario only: TPC-H query numbers and/or `seed`, comma-separated (e.g. 6,12-14,seed)",
+    )
     _add_common(run)
 
     data = sub.add_parser("data", help="generate TPC-H data and print its layout")
@@ -113,6 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     data_dir=args.data,
                     progress=progress,
                     sf=args.sf,
+                    queries=getattr(args, "queries", None),
                 )
                 results.append(run_scenario(name, ctx))
                 progress.advance(task)

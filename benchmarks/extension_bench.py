@@ -513,11 +513,38 @@ def create_views(spark: Any, dataset: Any, tables: Sequence[str]) -> None:
         spark.read.parquet(str(dataset.table(table))).createOrReplaceTempView(table)
 
 
+def select_queries(spec: str | None) -> tuple[list[int] | None, bool]:
+    """``--queries`` text (``6,12-14,seed``) as (TPC-H query numbers, seed pair wanted). None:
+    every query and the seed pair; an empty list: no TPC-H query."""
+    if spec is None or not spec.strip():
+        return None, True
+    from benchmarks.tpch_queries import QUERIES
+
+    numbers: list[int] = []
+    seed = False
+    for part in (p.strip().lower().lstrip("q") for p in spec.split(",")):
+        if part == "seed":
+            seed = True
+            continue
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise ValueError(f"--queries: {part!r} is neither a TPC-H query number, a range a-b, nor 'seed'")
+        lo, hi = int(m[1]), int(m[2] or m[1])
+        bad = [n for n in range(lo, hi + 1) if n not in QUERIES]
+        if bad or lo > hi:
+            raise ValueError(f"--queries: TPC-H has queries 1 to 22, not {part!r}")
+        numbers.extend(n for n in range(lo, hi + 1) if n not in numbers)
+    return numbers, seed
+
+
 def scenario(ctx: Any, numbers: Sequence[int] | None = None, seed_pair: bool = True) -> Any:
     """The ``extension`` scenario of ``python -m benchmarks run extension`` (not part of ``all``);
-    ``numbers``: only these TPC-H queries; ``seed_pair=False``: TPC-H only."""
+    ``numbers``: only these TPC-H queries (an empty list: none); ``seed_pair=False``: TPC-H only.
+    ``ctx.queries`` (``--queries``), when given, chooses both."""
     from benchmarks.scenarios import ScenarioResult
 
+    if getattr(ctx, "queries", None):
+        numbers, seed_pair = select_queries(ctx.queries)
     sf = ctx.seed_sf
     res = ScenarioResult(
         name="extension",
@@ -533,7 +560,7 @@ def scenario(ctx: Any, numbers: Sequence[int] | None = None, seed_pair: bool = T
         params={"sf": sf, "reps": ctx.reps, "max_ratio": MAX_RATIO, "selective": [f"Q{n}" for n in SELECTIVE]},
         chart={"kind": "none"},
     )
-    queries = tpch_queries(sf, numbers)
+    queries = tpch_queries(sf, numbers) if numbers is None or numbers else []
     # the tables the queries read, lineitem always (the seed pair reads it)
     tables = [t for t in TPCH_TABLES if t == "lineitem" or any(t in q.paths for q in queries)]
     dataset = ensure_tpch(sf, tables, data_dir=ctx.data_dir, progress=ctx.progress)

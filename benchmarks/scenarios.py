@@ -102,6 +102,8 @@ class RunContext:
     progress: Any = None
     sf: float | None = None
     budget_s: float = MEASURE_BUDGET_S
+    queries: str | None = None
+    """The extension scenario's query selection (`--queries`), all when None."""
 
     @property
     def seed_sf(self) -> float:

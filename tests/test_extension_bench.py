@@ -160,8 +160,18 @@ def test_report_names_missed_targets(tmp_path: Path) -> None:
 
 
 def test_the_command_line_knows_the_scenario() -> None:
-    args = cli.build_parser().parse_args(["run", "extension", "--sf", "1", "--reps", "3"])
-    assert args.scenario == "extension" and args.sf == 1 and args.reps == 3
+    args = cli.build_parser().parse_args(["run", "extension", "--sf", "1", "--reps", "3", "--queries", "6,seed"])
+    assert args.scenario == "extension" and args.sf == 1 and args.reps == 3 and args.queries == "6,seed"
+
+
+def test_query_selection() -> None:
+    assert eb.select_queries(None) == (None, True)
+    assert eb.select_queries("6, Q12-14,seed") == ([6, 12, 13, 14], True)
+    assert eb.select_queries("seed") == ([], True)
+    assert eb.select_queries("1-3,2") == ([1, 2, 3], False)
+    for bad in ("23", "0-2", "5-3", "six"):
+        with pytest.raises(ValueError, match="--queries"):
+            eb.select_queries(bad)
 
 
 CHILD = """
