@@ -287,6 +287,33 @@ def test_page_indexes_are_fetched_in_one_request(s3_server: S3Server, tmp_path: 
     assert s.to_table()["c3"].to_pylist() == [4 * i for i in range(1000, 1011)]
 
 
+def test_page_indexes_are_fetched_once_per_file_version(s3_server: S3Server, tmp_path: Path) -> None:
+    """Each scan of a byte range opens the file anew (a Spark task, the chooser's sample of one
+    row group): the span of page indexes fetched by the first open serves the later ones, and a
+    new version of the file fetches its own."""
+    n = 40_000
+    path = tmp_path / "indexed.parquet"
+    for version in (1, 2):
+        table = pa.table({f"c{i}": np.arange(n) * (i + version) for i in range(6)})
+        pq.write_table(table, path, row_group_size=2_000, data_page_size=1024, write_page_index=True)
+        key = _key(s3_server.upload(path, BUCKET, "indexed/versions.parquet"))
+        if version == 1:
+            lazyscan.parquet.file.clear_caches()
+        fetched = []
+        for rg in (0, 7, 7, 13):
+            pf = lazyscan.ParquetFile(key, s3_server.arrow_filesystem())
+            stats = pf.source.stats
+            before = stats.requests + stats.cached_reads  # a read, fetched or served by the footer's tail
+            layout = pf.page_layout(rg, "c2")
+            assert layout.from_offset_index
+            fetched.append(stats.requests + stats.cached_reads - before)
+            pf.close()
+        assert fetched == [1, 0, 0, 0], (version, fetched)
+        where = f"c0 BETWEEN {1000 * version} AND {1010 * version}"
+        s = lazyscan.scan(key, where=where, filesystem=s3_server.arrow_filesystem())
+        assert s.to_table()["c3"].to_pylist() == [(3 + version) * i for i in range(1000, 1011)]
+
+
 @pytest.fixture(scope="module")
 def many_groups(s3_server: S3Server, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A file of 16 row groups: a sorted key, a needle column, payload."""

@@ -327,20 +327,29 @@ class Footer:
         with self._index_lock:
             if not self._index_region_known:
                 self._index_region_known = True
-                spans = [
-                    (off, length)
-                    for rg in self.metadata.row_groups
-                    for ch in rg.columns
-                    for off, length in ((ch.column_index_offset, ch.column_index_length), (ch.offset_index_offset, ch.offset_index_length))
-                    if off is not None and length and off >= 0 and length > 0
-                ]
-                if len(spans) > 1:
-                    lo = min(off for off, _ in spans)
-                    hi = max(off + length for off, length in spans)
-                    inside = sum(length for _, length in spans)
-                    if hi <= self.source.size and hi - lo <= _INDEX_REGION_MAX and 2 * inside >= hi - lo:
-                        self._index_region = (lo, self.source.read_at(lo, hi - lo))
+                cached = caches.INDEX_REGIONS.get(self.token)
+                if cached is None:
+                    cached = self._fetch_index_region() or caches.NONE_FOUND
+                    caches.INDEX_REGIONS.put(self.token, cached)
+                self._index_region = None if cached is caches.NONE_FOUND else cached
             return self._index_region
+
+    def _fetch_index_region(self) -> tuple[int, bytes] | None:
+        spans = [
+            (off, length)
+            for rg in self.metadata.row_groups
+            for ch in rg.columns
+            for off, length in ((ch.column_index_offset, ch.column_index_length), (ch.offset_index_offset, ch.offset_index_length))
+            if off is not None and length and off >= 0 and length > 0
+        ]
+        if len(spans) < 2:
+            return None
+        lo = min(off for off, _ in spans)
+        hi = max(off + length for off, length in spans)
+        inside = sum(length for _, length in spans)
+        if hi <= self.source.size and hi - lo <= _INDEX_REGION_MAX and 2 * inside >= hi - lo:
+            return lo, bytes(self.source.read_at(lo, hi - lo))
+        return None
 
     def _read_struct_at(self, offset: int, length: int, what: str, **where: Any) -> dict[int, Any]:
         if offset < 0 or length <= 0 or offset + length > self.source.size:
