@@ -40,20 +40,23 @@ import lazyscan.spark
 from lazyscan.errors import OptionError, UnsupportedFeatureError
 from lazyscan.spark.extension import (
     ENABLED_CONF,
-    EXTENSION_CLASS,
     _appended,
     build_jar,
     configure,
     jar_path,
 )
 from lazyscan.spark.source import LazyScanDataSource
+from tests.spark_extension_support import (
+    extension_session,
+    on_and_off,
+    optimized_plan,
+    rule_decisions,
+    scan_options,
+)
 from tests.spark_support import assert_same_rows, get_spark
 from tests.support.jvm import TEST_JVM_OPTIONS
 
 pytestmark = pytest.mark.spark
-
-#: the setting of the rule's choice (LazyScanChoice): ``lazyscan`` takes every scan it can
-CHOICE_CONF = "spark.lazyscan.choice"
 
 ROWS = 3000
 STRINGS = ["a1", "a2", "b%", "it's", "x_y", "back\\slash", "é", ""]
@@ -85,63 +88,10 @@ def _table(n: int = ROWS, offset: int = 0) -> pa.Table:
     )
 
 
-_LOADERS: dict[str, Any] = {}
-
-
-def _loader(shared: Any) -> Any:
-    """The class loader of the rule's jar (one per test run, so that the rule's classes, and
-    the decisions they keep, are the same for every session of the module)."""
-    jar = str(build_jar())
-    if jar not in _LOADERS:
-        jvm = shared.sparkContext._jvm
-        urls = shared.sparkContext._gateway.new_array(jvm.java.net.URL, 1)
-        urls[0] = jvm.java.io.File(jar).toURI().toURL()
-        _LOADERS[jar] = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
-    return _LOADERS[jar]
-
-
-def _extension_session(shared: Any, shared_state: Any = None) -> Any:
-    """A session on ``shared``'s SparkContext with lazyscan's extension applied; on the shared
-    state (and so the catalog) of ``shared_state``'s session when given."""
-    from pyspark.sql import SparkSession
-
-    context = shared.sparkContext
-    jvm = context._jvm
-    gateway = context._gateway
-    loader = _loader(shared)
-    extension_class = loader.loadClass(EXTENSION_CLASS)
-    extension = extension_class.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0)).newInstance(
-        gateway.new_array(jvm.java.lang.Object, 0)
-    )
-    extensions = jvm.org.apache.spark.sql.SparkSessionExtensions()
-    extension.apply(extensions)
-    options = jvm.java.util.HashMap()
-    options.put("spark.sql.extensions", EXTENSION_CLASS)  # what enable() checks
-    to_map = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap
-    none = jvm.scala.Option.empty()
-    state = none if shared_state is None else jvm.scala.Option.apply(shared_state._jsparkSession.sharedState())
-    java_class = SparkSession._get_j_spark_session_class(jvm)
-    session = SparkSession(
-        context,
-        jsparkSession=java_class(context._jsc.sc(), state, none, extensions, to_map(options),
-                                 to_map(jvm.java.util.HashMap())),
-    )
-    if shared_state is not None:  # the shared state's static settings win over the options
-        session._jsparkSession.sessionState().conf().setConfString("spark.sql.extensions", EXTENSION_CLASS)
-    session.conf.set(ENABLED_CONF, "true")
-    session.conf.set(CHOICE_CONF, "lazyscan")  # every scan the rule can take: its reach, not the model
-    java_class.setActiveSession(session._jsparkSession)
-    try:
-        lazyscan.spark.enable(session)
-    finally:
-        java_class.setActiveSession(shared._jsparkSession)
-    return session
-
-
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     shared = get_spark()
-    session = _extension_session(shared)
+    session = extension_session(shared)
     yield session
     lazyscan.spark.register(shared)  # the shared session's profile accumulator back in place
 
@@ -155,57 +105,6 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (folder / f"year={year}").mkdir(parents=True)
         pq.write_table(_table(600, offset=year * 10), folder / f"year={year}" / "part-0.parquet", row_group_size=200)
     return root
-
-
-def _optimized(df: Any) -> str:
-    return str(df._jdf.queryExecution().optimizedPlan().toString())
-
-
-def _decisions(session: Any) -> list[str]:
-    """The rule's latest decisions in ``session`` (``LazyScanRule.decisions``)."""
-    jvm = session.sparkContext._jvm
-    gateway = session.sparkContext._gateway
-    rule = _loader(session).loadClass("lazyscan.spark.jvm.LazyScanRule")
-    types = gateway.new_array(jvm.java.lang.Class, 1)
-    types[0] = session._jsparkSession.getClass().getSuperclass()  # org.apache.spark.sql.SparkSession
-    args = gateway.new_array(jvm.java.lang.Object, 1)
-    args[0] = session._jsparkSession
-    return [str(d) for d in rule.getMethod("decisions", types).invoke(None, args)]
-
-
-def _scan_options(df: Any) -> list[dict[str, str]]:
-    """The options of each lazyscan relation of ``df``'s optimized plan."""
-    leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()
-    out = []
-    for i in range(leaves.size()):
-        leaf = leaves.apply(i)
-        if leaf.getClass().getSimpleName() == "DataSourceV2ScanRelation":  # after Spark's V2 pushdown
-            leaf = leaf.relation()
-        if leaf.getClass().getSimpleName() == "DataSourceV2Relation" and str(leaf.table().name()).startswith("lazyscan("):
-            options = leaf.options().asCaseSensitiveMap()
-            out.append({str(k): str(v) for k, v in options.items()})
-    return out
-
-
-def _both(spark: Any, build: Any, *, parquet_pushdown: bool = True) -> tuple[list[Any], list[Any], str, str]:
-    """Rows and optimized plans of ``build(spark)`` with the rule on and off.
-
-    ``parquet_pushdown=False``: Spark's reader runs without Parquet filter pushdown, for
-    filters on NaN (Spark's reader drops NaN rows that match them, statistics leaving NaN
-    out; Spark SQL's own answer, which lazyscan gives, is the one without pushdown: see
-    docs/SPARK.md, Notes)."""
-    spark.conf.set(ENABLED_CONF, "true")
-    on = build(spark)
-    on_plan, on_rows = _optimized(on), on.collect()
-    spark.conf.set(ENABLED_CONF, "false")
-    spark.conf.set("spark.sql.parquet.filterPushdown", str(parquet_pushdown).lower())
-    try:
-        off = build(spark)
-        off_plan, off_rows = _optimized(off), off.collect()
-    finally:
-        spark.conf.set(ENABLED_CONF, "true")
-        spark.conf.set("spark.sql.parquet.filterPushdown", "true")
-    return on_rows, off_rows, on_plan, off_plan
 
 
 # filter, columns, whether lazyscan reads it (some conjunct translates)
@@ -239,7 +138,7 @@ CASES = [
 def test_same_rows_on_and_off(spark: Any, data: Path, where: str, columns: list[str], pushed: bool) -> None:
     path = str(data / "t.parquet")
     query = lambda s: s.read.parquet(path).where(where).select(*columns)  # noqa: E731
-    on, off, on_plan, off_plan = _both(spark, query, parquet_pushdown="NaN" not in where)
+    on, off, on_plan, off_plan = on_and_off(spark, query, parquet_pushdown="NaN" not in where)
     assert_same_rows(on, off, where)
     assert len(off) > 0, where  # every filter keeps some rows
     assert ("lazyscan(where:" in on_plan) == pushed, on_plan
@@ -248,7 +147,7 @@ def test_same_rows_on_and_off(spark: Any, data: Path, where: str, columns: list[
 
 def test_plan_names_where_and_only_needed_columns(spark: Any, data: Path) -> None:
     df = spark.read.parquet(str(data / "t.parquet")).where("abs(i) > 5 AND s = 'a1'").select("id")
-    plan = _optimized(df)
+    plan = optimized_plan(df)
     assert "lazyscan(where: `s` = 'a1', columns: id, i, s)" in plan, plan
     physical = str(df._jdf.queryExecution().executedPlan().toString())
     assert "BatchScan lazyscan(where: `s` = 'a1'" in physical, physical
@@ -258,7 +157,7 @@ def test_count_without_columns(spark: Any, data: Path) -> None:
     path = str(data / "t.parquet")
     spark.conf.set(ENABLED_CONF, "true")
     df = spark.read.parquet(path).where("i > 70")
-    assert "lazyscan(where:" in _optimized(df.groupBy().count())
+    assert "lazyscan(where:" in optimized_plan(df.groupBy().count())
     on = df.count()
     spark.conf.set(ENABLED_CONF, "false")
     try:
@@ -276,7 +175,7 @@ def test_self_join_keeps_each_sides_filter(spark: Any, data: Path) -> None:
         right = t.where("s = 'a1'").select("k", t.id.alias("other"))
         return left.join(right, "k")
 
-    on, off, on_plan, _ = _both(spark, query)
+    on, off, on_plan, _ = on_and_off(spark, query)
     assert on_plan.count("lazyscan(where:") == 2, on_plan
     assert "`i` > 60" in on_plan and "`s` = 'a1'" in on_plan, on_plan
     assert_same_rows(on, off, "self-join")
@@ -306,7 +205,7 @@ def test_sql_over_a_temp_view(spark: Any, data: Path) -> None:
         s.read.parquet(path).createOrReplaceTempView("extension_t")
         return s.sql("SELECT id, dec FROM extension_t WHERE dec BETWEEN 3 AND 9.5 AND k = 2")
 
-    on, off, on_plan, off_plan = _both(spark, query)
+    on, off, on_plan, off_plan = on_and_off(spark, query)
     assert "lazyscan(where:" in on_plan and "lazyscan" not in off_plan
     assert_same_rows(on, off, "SQL over a view")
     assert len(off) > 0
@@ -315,7 +214,7 @@ def test_sql_over_a_temp_view(spark: Any, data: Path) -> None:
 @pytest.mark.parametrize("where", ["year = 2021 AND i > 40", "year >= 2021", "year = 2022 OR s = 'a1'"])
 def test_partitioned_folder(spark: Any, data: Path, where: str) -> None:
     path = str(data / "parts")
-    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where(where).select("id", "year", "s"))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.read.parquet(path).where(where).select("id", "year", "s"))
     assert "lazyscan(where:" in on_plan, on_plan
     assert_same_rows(on, off, where)
     assert len(off) > 0
@@ -326,7 +225,7 @@ def test_without_registered_source_spark_reader_is_kept(spark: Any, data: Path) 
     fresh = spark.newSession()  # same extensions, no Python data source registered
     fresh.conf.set(ENABLED_CONF, "true")
     df = fresh.read.parquet(str(data / "t.parquet")).where("i > 10").select("id")
-    assert "lazyscan" not in _optimized(df)
+    assert "lazyscan" not in optimized_plan(df)
     assert df.count() > 0
 
 
@@ -396,7 +295,7 @@ def test_configure_starts_a_session_with_the_rule(tmp_path: Path) -> None:
 def test_file_columns_keep_spark_reader(spark: Any, data: Path, query: Any) -> None:
     """What only Spark's file scan knows (the file a row came from) keeps Spark's reader."""
     df = query(spark.read.parquet(str(data / "t.parquet")))
-    assert "lazyscan" not in _optimized(df)
+    assert "lazyscan" not in optimized_plan(df)
     rows = df.collect()
     assert rows and all(r[1].endswith("t.parquet") for r in rows)
 
@@ -408,7 +307,7 @@ def test_table_folder_read_as_spark_reads_it(spark: Any, data: Path, tmp_path: P
     (folder / "_delta_log").mkdir(parents=True)
     (folder / "_delta_log" / "00000000000000000000.json").write_text("{}\n")
     pq.write_table(_table(500), folder / "part-0.parquet")
-    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(str(folder)).where("i > 30").select("id"))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.read.parquet(str(folder)).where("i > 30").select("id"))
     assert "lazyscan(where:" in on_plan, on_plan
     assert_same_rows(on, off, "table folder")
     assert len(off) > 0
@@ -437,7 +336,7 @@ def test_corrupt_file_fails_with_lazyscans_error(spark: Any, tmp_path: Path) -> 
     data[200:4000] = b"\xab" * 3800
     path.write_bytes(bytes(data))
     df = spark.read.parquet(str(path)).where("a > 5").select("s")
-    assert "lazyscan(where:" in _optimized(df)
+    assert "lazyscan(where:" in optimized_plan(df)
     with pytest.raises(Exception, match=r"lazyscan cannot read .*broken.parquet"):
         df.collect()
     pq.write_table(t, tmp_path / "fine.parquet")
@@ -449,7 +348,7 @@ def test_columns_spelled_in_another_case(spark: Any, tmp_path: Path) -> None:
     t = _table(1000).rename_columns(["ID", "I", "f", "fl", "Name", "d", "dec", "b", "ts", "k", "tn"])
     pq.write_table(t, tmp_path / "t.parquet")
     path = str(tmp_path / "t.parquet")
-    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where("i > 30 AND name LIKE 'a%'").select("id"))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.read.parquet(path).where("i > 30 AND name LIKE 'a%'").select("id"))
     assert "lazyscan(where: (`I` > 30) AND (`Name` LIKE 'a%'), columns: ID, I, Name)" in on_plan, on_plan
     assert_same_rows(on, off, "another case")
     assert len(off) > 0
@@ -470,7 +369,7 @@ def test_cte_and_subqueries(spark: Any, data: Path) -> None:
             """
         )
 
-    on, off, on_plan, _ = _both(spark, query)
+    on, off, on_plan, _ = on_and_off(spark, query)
     assert on_plan.count("lazyscan(where:") == 3, on_plan
     assert_same_rows(on, off, "CTE and subqueries")
     assert len(off) > 0
@@ -498,7 +397,7 @@ def hive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     shared = get_spark()
     catalog = get_hive_spark(tmp_path_factory.mktemp("hive"))
-    s = _extension_session(shared, catalog)
+    s = extension_session(shared, catalog)
     s.conf.set("hive.exec.dynamic.partition.mode", "nonstrict")
     s.sql("CREATE DATABASE IF NOT EXISTS lzx")
     rows = s.createDataFrame(_table(1200).drop("ts"))
@@ -548,8 +447,8 @@ TABLE_CASES = [
 
 @pytest.mark.parametrize(("table", "where", "columns"), TABLE_CASES, ids=[f"{c[0]}: {c[1]}" for c in TABLE_CASES])
 def test_catalog_table_same_rows_on_and_off(hive: Any, table: str, where: str, columns: list[str]) -> None:
-    on, off, on_plan, off_plan = _both(hive, lambda s: s.table(table).where(where).select(*columns))
-    assert "lazyscan(where:" in on_plan, (on_plan, _decisions(hive))
+    on, off, on_plan, off_plan = on_and_off(hive, lambda s: s.table(table).where(where).select(*columns))
+    assert "lazyscan(where:" in on_plan, (on_plan, rule_decisions(hive))
     assert "lazyscan" not in off_plan, off_plan
     assert_same_rows(on, off, f"{table} {where}")
     assert len(off) > 0, where
@@ -558,7 +457,7 @@ def test_catalog_table_same_rows_on_and_off(hive: Any, table: str, where: str, c
 @pytest.mark.parametrize("table", ["lzx.saved", "lzx.hive_parts"])
 def test_sql_over_a_catalog_table(hive: Any, table: str) -> None:
     query = f"SELECT k, count(*) AS n, sum(dec) AS total FROM {table} WHERE i > 40 AND s <> 'b%' GROUP BY k"
-    on, off, on_plan, _ = _both(hive, lambda s: s.sql(query))
+    on, off, on_plan, _ = on_and_off(hive, lambda s: s.sql(query))
     assert "lazyscan(where:" in on_plan, on_plan
     assert_same_rows(on, off, query)
     assert len(off) > 0
@@ -575,15 +474,15 @@ def test_partition_filters_prune(hive: Any, table: str, where: str, kept: list[i
     one lazyscan cannot evaluate (``k + 1 = 4``: the catalog prunes by it as for Spark's
     reader)."""
     df = hive.table(table).where(where).select("id", "k")
-    scans = _scan_options(df)
-    assert len(scans) == 1, (_optimized(df), _decisions(hive))
+    scans = scan_options(df)
+    assert len(scans) == 1, (optimized_plan(df), rule_decisions(hive))
     [options] = scans
     described = json.loads(options["catalogTable"])
     assert options["table"] == f"spark_catalog.{table}"
     assert described["partitionColumns"] == ["k"]
     assert sorted(int(values[0]) for values, _ in described["partitions"]) == kept
     assert all(Path(location).is_dir() for _, location in described["partitions"])
-    on, off, _, _ = _both(hive, lambda s: s.table(table).where(where).select("id", "k"))
+    on, off, _, _ = on_and_off(hive, lambda s: s.table(table).where(where).select("id", "k"))
     assert_same_rows(on, off, f"{table} {where}")
     assert {r.k for r in off} == set(kept)
 
@@ -594,7 +493,7 @@ def test_orc_files_by_path(spark: Any, data: Path, tmp_path: Path) -> None:
     orc.write_table(_table().drop_columns(["ts"]), tmp_path / "t.orc", stripe_size=64 * 1024)
     path = str(tmp_path / "t.orc")
     for where in ["i > 10 AND s LIKE 'a%'", "d >= DATE'2024-03-01' AND dec < 12.50", "f = double('NaN') OR b"]:
-        on, off, on_plan, off_plan = _both(
+        on, off, on_plan, off_plan = on_and_off(
             spark, lambda s, where=where: s.read.orc(path).where(where).select("id", "i", "f", "s"),
             parquet_pushdown="NaN" not in where,
         )
@@ -606,10 +505,10 @@ def test_orc_files_by_path(spark: Any, data: Path, tmp_path: Path) -> None:
 def test_reader_option_opts_out(spark: Any, data: Path) -> None:
     path = str(data / "t.parquet")
     kept = spark.read.option("lazyscan", "false").parquet(path).where("i > 10").select("id")
-    assert "lazyscan" not in _optimized(kept)
-    assert f"file:{path}: Spark's reader: the reader option lazyscan=false" in _decisions(spark)
+    assert "lazyscan" not in optimized_plan(kept)
+    assert f"file:{path}: Spark's reader: the reader option lazyscan=false" in rule_decisions(spark)
     taken = spark.read.option("lazyscan", "true").parquet(path).where("i > 10").select("id")
-    assert "lazyscan(where: `i` > 10" in _optimized(taken)
+    assert "lazyscan(where: `i` > 10" in optimized_plan(taken)
     assert_same_rows(kept.collect(), taken.collect(), "reader option")
 
 
@@ -619,8 +518,8 @@ def test_table_opts_out(hive: Any) -> None:
     for table, reason in [("lzx.hive_opted_out", "the table property lazyscan.enabled=false"),
                           ("lzx.saved_opted_out", "the reader option lazyscan=false")]:
         df = hive.table(table).where("i > 10").select("id")
-        assert "lazyscan" not in _optimized(df), table
-        assert f"table spark_catalog.{table}: Spark's reader: {reason}" in _decisions(hive)
+        assert "lazyscan" not in optimized_plan(df), table
+        assert f"table spark_catalog.{table}: Spark's reader: {reason}" in rule_decisions(hive)
         assert df.count() > 0
 
 
@@ -628,7 +527,7 @@ def test_session_switch_opts_out(spark: Any, data: Path) -> None:
     spark.conf.set(ENABLED_CONF, "false")
     try:
         df = spark.read.parquet(str(data / "t.parquet")).where("i > 10").select("id")
-        assert "lazyscan" not in _optimized(df)
+        assert "lazyscan" not in optimized_plan(df)
     finally:
         spark.conf.set(ENABLED_CONF, "true")
 
@@ -636,16 +535,16 @@ def test_session_switch_opts_out(spark: Any, data: Path) -> None:
 def test_decisions_name_the_scan_or_the_reason(spark: Any, data: Path) -> None:
     path = str(data / "t.parquet")
     scan = f"file:{path}"
-    _optimized(spark.read.parquet(path).where("i > 10").select("id"))
-    assert f"{scan}: lazyscan(where: `i` > 10, columns: id, i)" in _decisions(spark)
-    _optimized(spark.read.parquet(path).where("i + 1 > 5").select("id"))
+    optimized_plan(spark.read.parquet(path).where("i > 10").select("id"))
+    assert f"{scan}: lazyscan(where: `i` > 10, columns: id, i)" in rule_decisions(spark)
+    optimized_plan(spark.read.parquet(path).where("i + 1 > 5").select("id"))
     assert f"{scan}: Spark's reader: no conjunct of the filter translates to lazyscan (only IS NOT NULL, or none)" \
-        in _decisions(spark)
-    _optimized(spark.read.parquet(path).select("id"))
-    assert f"{scan}: Spark's reader: no filter on the scan" in _decisions(spark)
-    _optimized(spark.read.parquet(path).where("i > 10").select("id", F.input_file_name()))
+        in rule_decisions(spark)
+    optimized_plan(spark.read.parquet(path).select("id"))
+    assert f"{scan}: Spark's reader: no filter on the scan" in rule_decisions(spark)
+    optimized_plan(spark.read.parquet(path).where("i > 10").select("id", F.input_file_name()))
     assert f"{scan}: Spark's reader: the query calls input_file_name() or input_file_block_start/length()" \
-        in _decisions(spark)
+        in rule_decisions(spark)
 
 
 @pytest.mark.parametrize("zone", ["America/Los_Angeles", "Asia/Kolkata"])
@@ -657,7 +556,7 @@ def test_timestamp_filters_in_another_session_time_zone(spark: Any, data: Path, 
              "OR tn = TIMESTAMP_NTZ'2024-03-10 01:37:00'")
     spark.conf.set("spark.sql.session.timeZone", zone)
     try:
-        on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where(where).select("id", "ts", "tn"))
+        on, off, on_plan, _ = on_and_off(spark, lambda s: s.read.parquet(path).where(where).select("id", "ts", "tn"))
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     assert "TIMESTAMP '2024-01-" in on_plan and "+00:00'" in on_plan, on_plan
@@ -671,9 +570,9 @@ def test_hive_serde_read_says_so(hive: Any) -> None:
     hive.conf.set("spark.sql.hive.convertMetastoreParquet", "false")
     try:
         df = hive.table("lzx.hive_parts").where("i > 10").select("id")
-        assert "lazyscan" not in _optimized(df)
+        assert "lazyscan" not in optimized_plan(df)
         assert any(d.startswith("table spark_catalog.lzx.hive_parts: Spark's reader: a Hive table read through its SerDe")
-                   for d in _decisions(hive)), _decisions(hive)
+                   for d in rule_decisions(hive)), rule_decisions(hive)
     finally:
         hive.conf.unset("spark.sql.hive.convertMetastoreParquet")
 
@@ -685,7 +584,7 @@ def test_timestamps_spark_reads_as_instants(spark: Any, data: Path, tmp_path: Pa
     where = "tn > TIMESTAMP'2024-03-11 00:00:00' AND tn < TIMESTAMP'2024-03-11 12:00:00'"
     spark.conf.set("spark.sql.parquet.inferTimestampNTZ.enabled", "false")
     try:
-        on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where(where).select("id", "tn"))
+        on, off, on_plan, _ = on_and_off(spark, lambda s: s.read.parquet(path).where(where).select("id", "tn"))
     finally:
         spark.conf.unset("spark.sql.parquet.inferTimestampNTZ.enabled")
     assert "lazyscan(where:" in on_plan, on_plan
@@ -698,7 +597,7 @@ def test_timestamps_spark_reads_as_instants(spark: Any, data: Path, tmp_path: Pa
         spark.conf.unset("spark.sql.parquet.outputTimestampType")
     int96 = str(tmp_path / "int96")
     where = "ts >= TIMESTAMP'2024-01-10 00:00:00' AND ts < TIMESTAMP'2024-01-12 03:00:00'"
-    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(int96).where(where).select("id", "ts"))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.read.parquet(int96).where(where).select("id", "ts"))
     assert "lazyscan(where:" in on_plan, on_plan
     assert_same_rows(on, off, f"INT96: {where}")
     assert len(off) > 0

@@ -32,14 +32,14 @@ import pytest
 import lazyscan.spark
 from lazyscan.predicate.keys import KeyFilter
 from lazyscan.spark.extension import ENABLED_CONF
-from tests.spark_support import assert_same_rows, get_spark
-from tests.test_spark_extension import (
-    _both,
-    _decisions,
-    _extension_session,
-    _optimized,
-    _scan_options,
+from tests.spark_extension_support import (
+    extension_session,
+    on_and_off,
+    optimized_plan,
+    rule_decisions,
+    scan_options,
 )
+from tests.spark_support import assert_same_rows, get_spark
 
 pytestmark = pytest.mark.spark
 
@@ -87,7 +87,7 @@ def _lineitem() -> pa.Table:
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     shared = get_spark()
-    session = _extension_session(shared)
+    session = extension_session(shared)
     session.conf.set(KEY_FILTERS, "true")  # off by default
     yield session
     lazyscan.spark.register(shared)
@@ -122,7 +122,7 @@ Q17 = """
 
 
 def _lazyscan_options(df: Any, path_part: str) -> list[dict[str, str]]:
-    return [o for o in _scan_options(df) if path_part in o.get("path", "")]
+    return [o for o in scan_options(df) if path_part in o.get("path", "")]
 
 
 # ---- filters Spark infers after the swap --------------------------------------------------
@@ -134,7 +134,7 @@ def test_inferred_constant_reaches_the_where(spark: Any, data: Path) -> None:
     # the first pass swapped lineitem for its own filter l_quantity > 10
     query = """SELECT l_orderkey, l_quantity, p_name FROM lineitem JOIN part ON l_partkey = p_partkey
                WHERE l_quantity > 10 AND p_partkey = 7"""
-    on, off, on_plan, off_plan = _both(spark, lambda s: s.sql(query))
+    on, off, on_plan, off_plan = on_and_off(spark, lambda s: s.sql(query))
     assert_same_rows(on, off, query)
     assert len(off) > 0
     where = [o["where"] for o in _lazyscan_options(spark.sql(query), "lineitem")]
@@ -159,7 +159,7 @@ def test_inferred_is_not_null_alone_plans_no_scan_again(spark: Any, data: Path) 
 
 def test_q17_like_join_same_rows_and_key_filter(spark: Any, data: Path) -> None:
     _views(spark, data)
-    on, off, on_plan, _ = _both(spark, lambda s: s.sql(Q17))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(Q17))
     assert_same_rows(on, off, Q17)
     assert off[0]["n"] > 0
     keyed = [o for o in _lazyscan_options(spark.sql(Q17), "lineitem") if "keyFilter.l_partkey" in o]
@@ -170,14 +170,14 @@ def test_q17_like_join_same_rows_and_key_filter(spark: Any, data: Path) -> None:
     assert kf.exact and len(kf) == len(wanted)
     assert set(kf.values(len(wanted) + 1) or []) == wanted
     assert "keys: l_partkey (" in on_plan
-    assert any("key filter on l_partkey: " in d and d.endswith(" keys") for d in _decisions(spark))
+    assert any("key filter on l_partkey: " in d and d.endswith(" keys") for d in rule_decisions(spark))
 
 
 def test_key_filter_joins_a_scan_with_its_own_filter(spark: Any, data: Path) -> None:
     _views(spark, data)
     query = """SELECT l_orderkey, l_quantity, p_name FROM lineitem JOIN part ON l_partkey = p_partkey
                WHERE l_quantity > 10 AND p_brand = 'Brand#23'"""
-    on, off, _, _ = _both(spark, lambda s: s.sql(query))
+    on, off, _, _ = on_and_off(spark, lambda s: s.sql(query))
     assert_same_rows(on, off, query)
     assert len(off) > 0
     options = _lazyscan_options(spark.sql(query), "lineitem")
@@ -190,15 +190,15 @@ def test_random_filter_gives_no_key_filter(spark: Any, data: Path) -> None:
     query = """SELECT l_orderkey FROM lineitem
                JOIN (SELECT * FROM part WHERE p_brand = 'Brand#23' AND rand() < 0.5) ON l_partkey = p_partkey"""
     spark.conf.set(ENABLED_CONF, "true")
-    assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(query))), _optimized(spark.sql(query))
+    assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(query))), optimized_plan(spark.sql(query))
 
 
 def test_key_filter_needs_a_small_side(spark: Any, data: Path) -> None:
     _views(spark, data)
     spark.conf.set(MAX_DIMENSION_BYTES, "10")
     try:
-        on, off, _, _ = _both(spark, lambda s: s.sql(Q17))
-        assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(Q17)))
+        on, off, _, _ = on_and_off(spark, lambda s: s.sql(Q17))
+        assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17)))
     finally:
         spark.conf.unset(MAX_DIMENSION_BYTES)
     assert_same_rows(on, off, Q17)
@@ -211,16 +211,16 @@ def test_over_the_cap_no_key_filter(spark: Any, data: Path) -> None:
     brand_parts = PARTS // len(BRANDS)
     spark.conf.set(MAX_KEYS, str(brand_parts - 1))
     try:
-        on, off, _, _ = _both(spark, lambda s: s.sql(query))
-        assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(query)))
+        on, off, _, _ = on_and_off(spark, lambda s: s.sql(query))
+        assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(query)))
         assert any(f"none: the other side has more than {brand_parts - 1} distinct keys" in d
-                   for d in _decisions(spark))
+                   for d in rule_decisions(spark))
     finally:
         spark.conf.unset(MAX_KEYS)
     assert_same_rows(on, off, query)
     spark.conf.set(MAX_KEYS, str(brand_parts))
     try:
-        assert any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(query)))
+        assert any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(query)))
     finally:
         spark.conf.unset(MAX_KEYS)
 
@@ -234,10 +234,10 @@ def test_key_filter_switch(spark: Any, data: Path) -> None:
                 spark.conf.unset(KEY_FILTERS)
             else:
                 spark.conf.set(KEY_FILTERS, setting)
-            assert not any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(Q17))), setting
+            assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17))), setting
     finally:
         spark.conf.set(KEY_FILTERS, "true")
-    assert any("keyFilter.l_partkey" in o for o in _scan_options(spark.sql(Q17)))
+    assert any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17)))
 
 
 @pytest.mark.parametrize(
@@ -252,11 +252,11 @@ def test_key_types(spark: Any, data: Path, fact_key: str, part_key: str, part_fi
     _views(spark, data)
     query = f"""SELECT l_orderkey, l_quantity, {fact_key}, p_partkey FROM lineitem JOIN part ON {fact_key} = {part_key}
                 WHERE {part_filter}"""
-    on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(query))
     assert_same_rows(on, off, query)
     assert len(off) > 0
     keyed = [o for o in _lazyscan_options(spark.sql(query), "lineitem") if f"keyFilter.{fact_key}" in o]
-    assert keyed, (on_plan, _decisions(spark))
+    assert keyed, (on_plan, rule_decisions(spark))
     wanted = spark.read.parquet(str(data / "part.parquet")).where(part_filter).select(part_key).distinct().count()
     assert len(KeyFilter.from_text(keyed[0][f"keyFilter.{fact_key}"])) == wanted
 
@@ -264,7 +264,7 @@ def test_key_types(spark: Any, data: Path, fact_key: str, part_key: str, part_fi
 def test_in_subquery_keeps_its_plan(spark: Any, data: Path) -> None:
     _views(spark, data)
     query = "SELECT l_orderkey FROM lineitem WHERE l_partkey IN (SELECT p_partkey FROM part WHERE p_brand = 'Brand#23')"
-    on, off, _, _ = _both(spark, lambda s: s.sql(query))
+    on, off, _, _ = on_and_off(spark, lambda s: s.sql(query))
     assert_same_rows(on, off, query)
     assert len(off) > 0
 
@@ -272,7 +272,7 @@ def test_in_subquery_keeps_its_plan(spark: Any, data: Path) -> None:
 def test_empty_other_side(spark: Any, data: Path) -> None:
     _views(spark, data)
     query = "SELECT l_orderkey FROM lineitem JOIN part ON l_partkey = p_partkey WHERE p_brand = 'no such brand'"
-    on, off, _, _ = _both(spark, lambda s: s.sql(query))
+    on, off, _, _ = on_and_off(spark, lambda s: s.sql(query))
     assert on == off == []
     keyed = [o for o in _lazyscan_options(spark.sql(query), "lineitem") if "keyFilter.l_partkey" in o]
     assert keyed and len(KeyFilter.from_text(keyed[0]["keyFilter.l_partkey"])) == 0  # the scan reads no row
@@ -283,10 +283,10 @@ def test_partition_column_join_keeps_sparks_reader(spark: Any, data: Path) -> No
     spark.read.parquet(str(data / "days.parquet")).createOrReplaceTempView("days")
     query = """SELECT l_orderkey, label FROM sales JOIN days ON day = d
                WHERE l_quantity > 30 AND label = 'b'"""
-    on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(query))
     assert_same_rows(on, off, query)
     assert not _lazyscan_options(spark.sql(query), "sales"), on_plan
-    assert any("dynamic partition pruning: joined on its partition column day" in d for d in _decisions(spark))
+    assert any("dynamic partition pruning: joined on its partition column day" in d for d in rule_decisions(spark))
     assert "dynamicpruning" in on_plan, on_plan
 
 
@@ -294,6 +294,6 @@ def test_optimized_plan_of_spark_reader_unchanged_when_off(spark: Any, data: Pat
     _views(spark, data)
     spark.conf.set(ENABLED_CONF, "false")
     try:
-        assert "lazyscan" not in _optimized(spark.sql(Q17))
+        assert "lazyscan" not in optimized_plan(spark.sql(Q17))
     finally:
         spark.conf.set(ENABLED_CONF, "true")

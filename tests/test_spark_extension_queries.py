@@ -37,9 +37,9 @@ import lazyscan.spark
 from benchmarks.data import DataError, tpchgen_binary
 from benchmarks.tpch_queries import QUERIES, QUERY_SCALE, TABLES, generate_tables
 from lazyscan.spark.extension import ENABLED_CONF
+from tests.spark_extension_support import extension_session, on_and_off, optimized_plan
 from tests.spark_support import assert_same_rows, get_spark, typed_table
 from tests.test_spark_differential import FILTERS_PER_ROUND, FilterMaker
-from tests.test_spark_extension import _both, _extension_session, _optimized
 
 pytestmark = pytest.mark.spark
 
@@ -57,7 +57,7 @@ SELECTIVE = (1, 3, 4, 5, 6, 7, 8, 10, 12, 14, 15, 19, 20)
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     shared = get_spark()
-    session = _extension_session(shared)
+    session = extension_session(shared)
     session.conf.set(CHOICE_CONF, "lazyscan")
     yield session
     lazyscan.spark.register(shared)  # the shared session's profile accumulator back in place
@@ -98,7 +98,7 @@ def test_tpch_query(spark: Any, tpch: dict[str, Path], number: int) -> None:
     catalog = ODD_CATALOG if number % 2 else frozenset(TABLES) - ODD_CATALOG
     _tpch_views(spark, tpch, catalog)
     try:
-        on, off, on_plan, off_plan = _both(spark, lambda s: s.sql(QUERIES[number]))
+        on, off, on_plan, off_plan = on_and_off(spark, lambda s: s.sql(QUERIES[number]))
         scans = _lazyscan_scans(spark.sql(QUERIES[number]))
     finally:
         spark.catalog.setCurrentDatabase("default")
@@ -153,7 +153,7 @@ def test_self_join_dataframes(spark: Any, tpch: dict[str, Path]) -> None:
         large = items.where("l_quantity > 48").select("l_orderkey", items.l_partkey.alias("other_part"))
         return small.join(large, "l_orderkey")
 
-    on, off, on_plan, _ = _both(spark, query)
+    on, off, on_plan, _ = on_and_off(spark, query)
     assert _where_count(on_plan) == 2, on_plan
     assert "`l_quantity` < 3" in on_plan and "`l_quantity` > 48" in on_plan, on_plan
     assert_same_rows(on, off, "self-join")
@@ -166,7 +166,7 @@ def test_self_join_of_a_catalog_table_in_sql(spark: Any, tpch: dict[str, Path]) 
         FROM {DATABASE}.lineitem a JOIN {DATABASE}.lineitem b
           ON a.l_orderkey = b.l_orderkey AND a.l_linenumber <> b.l_linenumber
         WHERE a.l_shipmode = 'MAIL' AND a.l_discount = 0.10 AND b.l_shipdate > DATE'1998-08-01'"""
-    on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(query))
     assert _where_count(on_plan) == 2, on_plan
     assert_same_rows(on, off, "self-join in SQL")
     assert len(off) > 0
@@ -184,7 +184,7 @@ def test_union_of_one_dataframe_filtered_three_ways(spark: Any, tpch: dict[str, 
         ]
         return parts[0].union(parts[1]).union(parts[2])
 
-    on, off, on_plan, _ = _both(spark, query)
+    on, off, on_plan, _ = on_and_off(spark, query)
     assert _where_count(on_plan) == 3, on_plan
     assert_same_rows(on, off, "union")
     assert {r.q for r in off} == {1, 2, 3}
@@ -211,7 +211,7 @@ def test_cache_then_filter(spark: Any, tpch: dict[str, Path]) -> None:
     try:
         cached.count()
         df = cached.where(where).select("o_orderkey", "o_totalprice")
-        plan = _optimized(df)
+        plan = optimized_plan(df)
         assert "InMemoryRelation" in plan and "lazyscan" not in plan, plan
         assert_same_rows(df.collect(), expected, "cache then filter")
     finally:
@@ -235,7 +235,7 @@ def test_filter_then_cache(spark: Any, tpch: dict[str, Path]) -> None:
         assert "lazyscan(where:" in str(cached._jdf.queryExecution().executedPlan().toString())
         assert_same_rows(cached.collect(), expected, "filter then cache")
         again = cached.where("o_custkey < 5000")
-        assert "InMemoryRelation" in _optimized(again)
+        assert "InMemoryRelation" in optimized_plan(again)
         assert_same_rows(again.collect(), [r for r in expected if r.o_custkey < 5000], "cached, filtered again")
         assert_same_rows(build(spark).collect(), expected, "the same plan, from the cache")
     finally:
@@ -282,7 +282,7 @@ def test_partition_filters(spark: Any, partitioned: Path, route: str, where: str
         table = s.read.parquet(str(partitioned)) if route == "path" else s.table(f"{DATABASE}.lineitem_by_mode")
         return table.where(where).select("l_orderkey", "l_linenumber", "l_shipmode", "l_quantity")
 
-    on, off, on_plan, _ = _both(spark, query)
+    on, off, on_plan, _ = on_and_off(spark, query)
     assert ("lazyscan(where:" in on_plan) == taken, on_plan
     assert_same_rows(on, off, f"{route}: {where}")
     assert len(off) > 0
@@ -302,7 +302,7 @@ def test_partition_filter_from_a_join(spark: Any, partitioned: Path) -> None:
                 GROUP BY l.l_shipmode"""
         )
 
-    on, off, on_plan, _ = _both(spark, query)
+    on, off, on_plan, _ = on_and_off(spark, query)
     assert "lazyscan(where:" in on_plan, on_plan
     assert_same_rows(on, off, "partitions from a join")
     assert {r.l_shipmode for r in off} == {"SHIP", "FOB"}
@@ -313,7 +313,7 @@ def test_partition_filter_from_a_join(spark: Any, partitioned: Path) -> None:
 
 def test_names_in_another_case(spark: Any, tpch: dict[str, Path]) -> None:
     path = str(tpch["lineitem"])
-    on, off, on_plan, _ = _both(
+    on, off, on_plan, _ = on_and_off(
         spark, lambda s: s.read.parquet(path).where("L_ORDERKEY = 5 OR L_Comment LIKE 'furiously%'").select(
             "l_linenumber", "L_COMMENT", "l_OrderKey"
         )
@@ -339,7 +339,7 @@ def test_case_sensitive_names_of_one_spelling(case_sensitive: Any, tpch: dict[st
 
     spark = case_sensitive
     path = str(tpch["lineitem"])
-    on, off, on_plan, _ = _both(
+    on, off, on_plan, _ = on_and_off(
         spark, lambda s: s.read.parquet(path).where("l_orderkey < 40 AND l_tax = 0.02").select("l_orderkey", "l_tax")
     )
     assert "lazyscan(where:" in on_plan, on_plan
@@ -373,7 +373,7 @@ def test_case_sensitive_columns_differing_only_in_case(case_sensitive: Any, tmp_
         ("Name = 'n3' AND name = 'm4'", ["id", "Name", "name"]),
         ("name = 'm1'", ["id", "Name"]),
     ]:
-        on, off, on_plan, _ = _both(spark, lambda s, w=where, c=columns: s.read.parquet(path).where(w).select(*c))
+        on, off, on_plan, _ = on_and_off(spark, lambda s, w=where, c=columns: s.read.parquet(path).where(w).select(*c))
         assert "lazyscan(where:" in on_plan, on_plan
         assert_same_rows(on, off, where)
         assert len(off) > 0, where
@@ -394,7 +394,7 @@ def test_ctes_and_subqueries(spark: Any, tpch: dict[str, Path]) -> None:
           AND EXISTS (SELECT 1 FROM lineitem l2 WHERE l2.l_orderkey = o_orderkey AND l2.l_quantity > 45)
         GROUP BY c_mktsegment"""
     try:
-        on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+        on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(query))
     finally:
         spark.catalog.setCurrentDatabase("default")
     assert _where_count(on_plan) >= 4, on_plan
@@ -409,7 +409,7 @@ def test_cte_read_twice_with_two_filters(spark: Any, tpch: dict[str, Path]) -> N
         SELECT a.ps_partkey, a.ps_suppkey, b.ps_suppkey AS other
         FROM ps a JOIN ps b ON a.ps_partkey = b.ps_partkey
         WHERE a.ps_availqty < 20 AND b.ps_supplycost > 990"""
-    on, off, on_plan, _ = _both(spark, lambda s: s.sql(query))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(query))
     assert _where_count(on_plan) == 2 and "`ps_availqty` < 20" in on_plan and "`ps_supplycost` > 990" in on_plan
     assert_same_rows(on, off, "a CTE read twice")
     assert len(off) > 0
@@ -447,7 +447,7 @@ def test_random_filters(spark: Any, typed_files: str, seed: int) -> None:
             union = union.union(t)
         return union
 
-    on, off, on_plan, _ = _both(spark, query, parquet_pushdown=False)
+    on, off, on_plan, _ = on_and_off(spark, query, parquet_pushdown=False)
     taken = _where_count(on_plan)
     assert taken >= FILTERS_PER_ROUND // 2, on_plan
     got, want = Counter((r.q, r.rid) for r in on), Counter((r.q, r.rid) for r in off)
@@ -474,12 +474,12 @@ def test_corrupt_file_in_a_folder(spark: Any, tpch: dict[str, Path], tmp_path: P
     broken.write_bytes(bytes(data))
 
     df = spark.read.parquet(str(folder)).where("o_totalprice > 100000").select("o_orderkey", "o_comment")
-    assert "lazyscan(where:" in _optimized(df)
+    assert "lazyscan(where:" in optimized_plan(df)
     with pytest.raises(Exception, match=r"lazyscan cannot read .*orders\.broken\.parquet") as failed:
         df.collect()
     assert "row group" in str(failed.value), str(failed.value)[-2000:]
     broken.unlink()
-    on, off, on_plan, _ = _both(
+    on, off, on_plan, _ = on_and_off(
         spark, lambda s: s.read.parquet(str(folder)).where("o_totalprice > 100000").select("o_orderkey", "o_comment")
     )
     assert "lazyscan(where:" in on_plan
@@ -515,7 +515,7 @@ PARTITION_VALUES = {
 @pytest.mark.parametrize("values", PARTITION_VALUES.values(), ids=PARTITION_VALUES.keys())
 def test_partition_values_typed_as_spark_types_them(spark: Any, tmp_path: Path, values: list[str]) -> None:
     path = _partition_folder(tmp_path / "t", values)
-    on, off, on_plan, _ = _both(spark, lambda s: s.read.parquet(path).where("i > 40").select("id", "z"))
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.read.parquet(path).where("i > 40").select("id", "z"))
     assert "lazyscan(where:" in on_plan, on_plan
     assert_same_rows(on, off, f"partition values {values}")
     assert len(off) == 2 * 9 * 8
@@ -525,7 +525,7 @@ def test_partition_value_beyond_long(spark: Any, tmp_path: Path) -> None:
     """Spark types z as decimal(20,0) (an integer beyond long, PartitioningUtils)."""
     path = _partition_folder(tmp_path / "t", ["99999999999999999999", "1"])
     for where in ["i > 40", "i > 40 AND z > 5"]:
-        on, off, on_plan, _ = _both(spark, lambda s, w=where: s.read.parquet(path).where(w).select("id", "z"))
+        on, off, on_plan, _ = on_and_off(spark, lambda s, w=where: s.read.parquet(path).where(w).select("id", "z"))
         assert "lazyscan(where:" in on_plan, on_plan
         assert_same_rows(on, off, f"a partition value beyond long, {where}")
         assert len(off) > 0
@@ -536,7 +536,7 @@ def test_partition_values_without_type_inference(spark: Any, tmp_path: Path) -> 
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     try:
         for where in ["i > 40", "i > 40 AND z = '007'"]:
-            on, off, on_plan, _ = _both(spark, lambda s, w=where: s.read.parquet(path).where(w).select("id", "z"))
+            on, off, on_plan, _ = on_and_off(spark, lambda s, w=where: s.read.parquet(path).where(w).select("id", "z"))
             assert "lazyscan(where:" in on_plan, on_plan
             assert_same_rows(on, off, where)
             assert len(off) > 0
@@ -569,7 +569,7 @@ def test_timestamp_filters_in_a_session_time_zone(spark: Any, tmp_path: Path, zo
     spark.conf.set("spark.sql.session.timeZone", zone)
     try:
         for where in TIMESTAMP_FILTERS:
-            on, off, on_plan, _ = _both(spark, lambda s, w=where: s.read.parquet(path).where(w).select("id", "ts", "tn"))
+            on, off, on_plan, _ = on_and_off(spark, lambda s, w=where: s.read.parquet(path).where(w).select("id", "ts", "tn"))
             assert "lazyscan(where:" in on_plan, on_plan
             assert_same_rows(on, off, f"{zone}: {where}")
             assert len(off) > 0, where

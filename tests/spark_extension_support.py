@@ -1,0 +1,121 @@
+"""Helpers of the transparent-mode tests (``tests/test_spark_extension*.py``): a session with
+lazyscan's extension on the shared test SparkContext, a query's rows and optimized plans with
+the rule on and off, and what the rule did (its decisions, the lazyscan relations' options).
+
+A context's ``spark.sql.extensions`` cannot change once it runs, so the jar that
+:func:`lazyscan.spark.configure` builds is loaded into a class loader of its own and its
+extension applied to a new session on the shared context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lazyscan.spark
+from lazyscan.spark.extension import ENABLED_CONF, EXTENSION_CLASS, build_jar
+
+#: the setting of the rule's choice (LazyScanChoice): ``lazyscan`` takes every scan it can
+CHOICE_CONF = "spark.lazyscan.choice"
+
+_LOADERS: dict[str, Any] = {}
+
+
+def rule_loader(shared: Any) -> Any:
+    """The class loader of the rule's jar (one per test run, so that the rule's classes, and
+    the decisions they keep, are the same for every session of the module)."""
+    jar = str(build_jar())
+    if jar not in _LOADERS:
+        jvm = shared.sparkContext._jvm
+        urls = shared.sparkContext._gateway.new_array(jvm.java.net.URL, 1)
+        urls[0] = jvm.java.io.File(jar).toURI().toURL()
+        _LOADERS[jar] = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    return _LOADERS[jar]
+
+
+def extension_session(shared: Any, shared_state: Any = None) -> Any:
+    """A session on ``shared``'s SparkContext with lazyscan's extension applied; on the shared
+    state (and so the catalog) of ``shared_state``'s session when given."""
+    from pyspark.sql import SparkSession
+
+    context = shared.sparkContext
+    jvm = context._jvm
+    gateway = context._gateway
+    loader = rule_loader(shared)
+    extension_class = loader.loadClass(EXTENSION_CLASS)
+    extension = extension_class.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0)).newInstance(
+        gateway.new_array(jvm.java.lang.Object, 0)
+    )
+    extensions = jvm.org.apache.spark.sql.SparkSessionExtensions()
+    extension.apply(extensions)
+    options = jvm.java.util.HashMap()
+    options.put("spark.sql.extensions", EXTENSION_CLASS)  # what enable() checks
+    to_map = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap
+    none = jvm.scala.Option.empty()
+    state = none if shared_state is None else jvm.scala.Option.apply(shared_state._jsparkSession.sharedState())
+    java_class = SparkSession._get_j_spark_session_class(jvm)
+    session = SparkSession(
+        context,
+        jsparkSession=java_class(context._jsc.sc(), state, none, extensions, to_map(options),
+                                 to_map(jvm.java.util.HashMap())),
+    )
+    if shared_state is not None:  # the shared state's static settings win over the options
+        session._jsparkSession.sessionState().conf().setConfString("spark.sql.extensions", EXTENSION_CLASS)
+    session.conf.set(ENABLED_CONF, "true")
+    session.conf.set(CHOICE_CONF, "lazyscan")  # every scan the rule can take: its reach, not the model
+    java_class.setActiveSession(session._jsparkSession)
+    try:
+        lazyscan.spark.enable(session)
+    finally:
+        java_class.setActiveSession(shared._jsparkSession)
+    return session
+
+
+def optimized_plan(df: Any) -> str:
+    return str(df._jdf.queryExecution().optimizedPlan().toString())
+
+
+def rule_decisions(session: Any) -> list[str]:
+    """The rule's latest decisions in ``session`` (``LazyScanRule.decisions``)."""
+    jvm = session.sparkContext._jvm
+    gateway = session.sparkContext._gateway
+    rule = rule_loader(session).loadClass("lazyscan.spark.jvm.LazyScanRule")
+    types = gateway.new_array(jvm.java.lang.Class, 1)
+    types[0] = session._jsparkSession.getClass().getSuperclass()  # org.apache.spark.sql.SparkSession
+    args = gateway.new_array(jvm.java.lang.Object, 1)
+    args[0] = session._jsparkSession
+    return [str(d) for d in rule.getMethod("decisions", types).invoke(None, args)]
+
+
+def scan_options(df: Any) -> list[dict[str, str]]:
+    """The options of each lazyscan relation of ``df``'s optimized plan."""
+    leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()
+    out = []
+    for i in range(leaves.size()):
+        leaf = leaves.apply(i)
+        if leaf.getClass().getSimpleName() == "DataSourceV2ScanRelation":  # after Spark's V2 pushdown
+            leaf = leaf.relation()
+        if leaf.getClass().getSimpleName() == "DataSourceV2Relation" and str(leaf.table().name()).startswith("lazyscan("):
+            options = leaf.options().asCaseSensitiveMap()
+            out.append({str(k): str(v) for k, v in options.items()})
+    return out
+
+
+def on_and_off(spark: Any, build: Any, *, parquet_pushdown: bool = True) -> tuple[list[Any], list[Any], str, str]:
+    """Rows and optimized plans of ``build(spark)`` with the rule on and off.
+
+    ``parquet_pushdown=False``: Spark's reader runs without Parquet filter pushdown, for
+    filters on NaN (Spark's reader drops NaN rows that match them, statistics leaving NaN
+    out; Spark SQL's own answer, which lazyscan gives, is the one without pushdown: see
+    docs/SPARK.md, Notes)."""
+    spark.conf.set(ENABLED_CONF, "true")
+    on = build(spark)
+    on_plan, on_rows = optimized_plan(on), on.collect()
+    spark.conf.set(ENABLED_CONF, "false")
+    spark.conf.set("spark.sql.parquet.filterPushdown", str(parquet_pushdown).lower())
+    try:
+        off = build(spark)
+        off_plan, off_rows = optimized_plan(off), off.collect()
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
+        spark.conf.set("spark.sql.parquet.filterPushdown", "true")
+    return on_rows, off_rows, on_plan, off_plan
