@@ -117,7 +117,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     data_dir=args.data,
                     progress=progress,
                     sf=args.sf,
-                    queries=getattr(args, "queries", None),
+                    queries=args.queries,
                 )
                 results.append(run_scenario(name, ctx))
                 progress.advance(task)

@@ -485,11 +485,11 @@ def tables_in(text: str) -> tuple[str, ...]:
 
 
 def tpch_queries(sf: float, numbers: Sequence[int] | None = None) -> list[SqlQuery]:
-    """The TPC-H queries (all 22, or ``numbers``) as :class:`SqlQuery` over the temp views;
-    ``paths`` names the tables each reads."""
+    """The TPC-H queries (all 22 when ``numbers`` is None, else ``numbers``, possibly none) as
+    :class:`SqlQuery` over the temp views; ``paths`` names the tables each reads."""
     from benchmarks.tpch_queries import QUERIES, query
 
-    chosen = list(numbers) if numbers else sorted(QUERIES)
+    chosen = sorted(QUERIES) if numbers is None else list(numbers)
     texts = {n: query(n, sf) for n in chosen}
     return [
         SqlQuery(f"Q{n}", tables_in(text), None, None, group="TPC-H", x=f"Q{n}", text=text)
@@ -543,7 +543,7 @@ def scenario(ctx: Any, numbers: Sequence[int] | None = None, seed_pair: bool = T
     ``ctx.queries`` (``--queries``), when given, chooses both."""
     from benchmarks.scenarios import ScenarioResult
 
-    if getattr(ctx, "queries", None):
+    if ctx.queries:
         numbers, seed_pair = select_queries(ctx.queries)
     sf = ctx.seed_sf
     res = ScenarioResult(
@@ -560,7 +560,7 @@ def scenario(ctx: Any, numbers: Sequence[int] | None = None, seed_pair: bool = T
         params={"sf": sf, "reps": ctx.reps, "max_ratio": MAX_RATIO, "selective": [f"Q{n}" for n in SELECTIVE]},
         chart={"kind": "none"},
     )
-    queries = tpch_queries(sf, numbers) if numbers is None or numbers else []
+    queries = tpch_queries(sf, numbers)
     # the tables the queries read, lineitem always (the seed pair reads it)
     tables = [t for t in TPCH_TABLES if t == "lineitem" or any(t in q.paths for q in queries)]
     dataset = ensure_tpch(sf, tables, data_dir=ctx.data_dir, progress=ctx.progress)

@@ -137,6 +137,7 @@ def test_tables_each_query_reads() -> None:
     assert set(queries["Q14"].paths) == {"part", "lineitem"}
     assert set(queries["Q9"].paths) == {"lineitem", "orders", "part", "partsupp", "supplier", "nation"}
     assert len(eb.tpch_queries(1)) == 22
+    assert eb.tpch_queries(1, []) == []
 
 
 def test_report_names_missed_targets(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ from lazyscan.spark.decision import (
     register_choice,
 )
 from lazyscan.spark.extension import ENABLED_CONF, EXTENSION_CLASS, build_jar
+from tests.spark_extension_support import optimized_plan
 from tests.spark_support import assert_same_rows, get_spark
 from tests.support.jvm import TEST_JVM_OPTIONS
 
@@ -194,14 +195,10 @@ def lineitem(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _optimized(df: Any) -> str:
-    return str(df._jdf.queryExecution().optimizedPlan().toString())
-
-
 def _on_and_off(spark: Any, build: Any) -> tuple[list[Any], list[Any], str]:
     """Rows of ``build(spark)`` with the rule on (and its optimized plan) and off."""
     on = build(spark)
-    plan, on_rows = _optimized(on), on.collect()
+    plan, on_rows = optimized_plan(on), on.collect()
     spark.conf.set(ENABLED_CONF, "false")
     try:
         off_rows = build(spark).collect()
@@ -265,7 +262,7 @@ def test_same_decision_as_lazyscan_spark_read(
 ) -> None:
     spark = session.spark
     df = spark.read.parquet(str(lineitem)).where(where).select("l_orderkey")
-    taken = "lazyscan(where:" in _optimized(df)
+    taken = "lazyscan(where:" in optimized_plan(df)
     chooser = estimate(spark, [str(lineitem)], needed, where, costs=COSTS, rawFiles="true")
     assert taken == chooser.use_lazyscan, (where, _verdict(session, lineitem), chooser)
 
@@ -287,7 +284,7 @@ def test_decisions_are_kept_per_listing(session: _Session, tmp_path: Path) -> No
     before = session.model_calls()
     query().explain()
     assert len(query().collect()) == 1
-    assert "lazyscan(where:" in _optimized(query())
+    assert "lazyscan(where:" in optimized_plan(query())
     assert session.model_calls() == before + 1  # planned three times, asked once
     # the file rewritten (another size, another time): asked again
     pq.write_table(_lineitem(ROWS // 2), path, row_group_size=20_000)
@@ -302,7 +299,7 @@ def test_decisions_are_kept_per_listing(session: _Session, tmp_path: Path) -> No
 def test_choice_setting_takes_every_scan(session: _Session, lineitem: Path) -> None:
     spark = session.spark
     build = lambda s: s.read.parquet(str(lineitem)).where("l_quantity < 40").select("l_orderkey")  # noqa: E731
-    assert "lazyscan(where:" not in _optimized(build(spark))
+    assert "lazyscan(where:" not in optimized_plan(build(spark))
     spark.conf.set(CHOICE_CONF, "lazyscan")
     try:
         on, off, plan = _on_and_off(spark, build)
