@@ -6,6 +6,8 @@ Modules in their import order: each imports only modules listed before it.
   :mod:`~lazyscan.parquet.kernels` numba kernels for every per-value loop;
   :mod:`~lazyscan.parquet.metadata` typed footer, page headers, page index, Bloom filter headers;
   :mod:`~lazyscan.parquet.page_header` page headers parsed by a numba kernel;
+  :mod:`~lazyscan.parquet.row_groups` the footer's row groups located and summarized by a
+  numba kernel, each decoded on first use;
 - :mod:`~lazyscan.parquet.schema` leaf columns, levels and Arrow types;
   :mod:`~lazyscan.parquet.statistics` (Parquet statistics and page index decoded) and
   :mod:`~lazyscan.parquet.bloom` for the pruning tiers;

@@ -27,6 +27,7 @@ from lazyscan.format.writers import (
 from lazyscan.io import Source
 from lazyscan.io.source import tail_read_length
 from lazyscan.parquet import caches
+from lazyscan.parquet import row_groups as RG
 from lazyscan.parquet.bloom import BloomFilter
 from lazyscan.parquet.metadata import (
     ColumnChunk,
@@ -40,6 +41,7 @@ from lazyscan.parquet.metadata import (
     file_metadata_from_thrift,
     offset_index_from_thrift,
 )
+from lazyscan.parquet.row_groups import LazyRowGroups, RowGroupIndex, read_file_metadata_fields
 from lazyscan.parquet.schema import ColumnDescriptor, FileSchema, SchemaError, build_schema
 from lazyscan.parquet.statistics import decode_statistics
 from lazyscan.parquet.thrift import ThriftError, read_struct
@@ -83,28 +85,23 @@ class FooterSummary:
     group, the uncompressed and compressed bytes of each (row group, leaf) chunk, and the
     decoded row-group statistics (filled as they are asked for)."""
 
-    def __init__(self, md: FileMetaData, num_leaves: int) -> None:
-        n = len(md.row_groups)
-        self.rows = np.array([rg.num_rows for rg in md.row_groups], np.int64)
-        self.starts = np.full(n, -1, np.int64)
-        self.uncompressed = np.zeros((n, num_leaves), np.int64)
-        self.compressed = np.zeros((n, num_leaves), np.int64)
-        data_end = 4
-        for i, rg in enumerate(md.row_groups):
-            first = -1
-            for j, chunk in enumerate(rg.columns[:num_leaves]):
-                cmd = chunk.meta_data
-                if cmd is None:
-                    continue
-                start = cmd.chunk_start
-                first = start if first < 0 else min(first, start)
-                self.uncompressed[i, j] = cmd.total_uncompressed_size
-                self.compressed[i, j] = cmd.total_compressed_size
-                data_end = max(data_end, start + cmd.total_compressed_size)
-            self.starts[i] = first
+    def __init__(self, index: RowGroupIndex, num_leaves: int) -> None:
+        chunks = index.chunk_table(num_leaves)
+        has_meta = chunks[:, :, RG.TYPE] >= 0
+        data = chunks[:, :, RG.DATA_OFFSET]
+        dictionary = chunks[:, :, RG.DICTIONARY_OFFSET]
+        # the dictionary page when it comes first (an offset below 4, inside the magic number,
+        # is a writer's placeholder)
+        start = np.where((dictionary >= 4) & (dictionary < data), dictionary, data)
+        self.rows = index.rows.copy()
+        self.uncompressed = np.where(has_meta, chunks[:, :, RG.UNCOMPRESSED], 0)
+        self.compressed = np.where(has_meta, chunks[:, :, RG.COMPRESSED], 0)
+        big = np.iinfo(np.int64).max
+        first = np.where(has_meta, start, big).min(axis=1, initial=big)
+        self.starts = np.where(first == big, -1, first)
         self.sizes = self.compressed.sum(axis=1)
         #: end of the last column chunk (the footer follows)
-        self.data_end = data_end
+        self.data_end = int(np.where(has_meta, start + self.compressed, 4).max(initial=4))
         self.stats: dict[tuple[int, int], ColumnStats] = {}
 
 
@@ -182,8 +179,9 @@ class Footer:
             if head != MAGIC:
                 raise self.error(CorruptFileError, "not a Parquet file: bad magic number at the start")
         try:
-            fields, _ = read_struct(footer)
-            md = file_metadata_from_thrift(fields)
+            fields, index = read_file_metadata_fields(footer)
+            row_groups = LazyRowGroups(footer, index or RowGroupIndex.empty(), self.path)
+            md = file_metadata_from_thrift(fields, row_groups)
         except ThriftError as e:
             raise self.error(CorruptFileError, f"corrupt footer: {e}") from None
         if md.encrypted:
@@ -192,46 +190,51 @@ class Footer:
             schema = build_schema(md.schema, md.key_value_metadata)
         except SchemaError as e:
             raise self.error(CorruptFileError, f"corrupt schema: {e}", column=e.column) from None
-        for i, rg in enumerate(md.row_groups):
-            if len(rg.columns) != len(schema.columns):
-                raise self.error(
-                    CorruptFileError,
-                    f"row group has {len(rg.columns)} column chunks, schema has {len(schema.columns)} columns",
-                    row_group=i,
-                )
-        self._check_row_counts(md, schema)
+        index = row_groups.located
+        wrong = np.flatnonzero(index.columns != len(schema.columns))
+        if len(wrong):
+            i = int(wrong[0])
+            raise self.error(
+                CorruptFileError,
+                f"row group has {index.columns[i]} column chunks, schema has {len(schema.columns)} columns",
+                row_group=i,
+            )
+        self._check_row_counts(md, index, schema)
         entry = CachedFooter(md, schema, next(_FOOTER_TOKENS), footer_digest(content), content, footer)
         caches.FOOTERS.put(key, entry)
         self.token, self.digest, self.thrift = entry.token, entry.digest, entry.thrift
         return md, schema
-    def _check_row_counts(self, md: FileMetaData, schema: FileSchema) -> None:
+
+    def _check_row_counts(self, md: FileMetaData, index: RowGroupIndex, schema: FileSchema) -> None:
         """Refuse a footer whose chunks' physical types differ from the schema's, or whose row
         counts contradict each other: the row groups' rows must add
         up to the file's (a file's count of 0 is a writer leaving it out: parquet-testing's
         ``repeated_no_annotation.parquet``, which pyarrow reads), and a required top-level
         column holds one value per row of its row group. Rows of later row groups are numbered
         after the earlier ones', so one wrong count would move every row after it."""
-        total = sum(rg.num_rows for rg in md.row_groups)
+        total = int(index.rows.sum())
         if md.num_rows and total != md.num_rows:
             raise self.error(CorruptFileError, f"the row groups hold {total} rows, the footer says the file has {md.num_rows}")
+        chunks = index.chunk_table(len(schema.columns))
+        types = chunks[:, :, RG.TYPE]
+        expected = np.array([int(d.physical_type) for d in schema.columns], np.int64)
+        # refused here, not only by a read of the chunk: a scan that reads no row of it would
+        # give the column the schema's type
+        bad = np.argwhere((types >= 0) & (types != expected))
+        if len(bad):
+            i, c = (int(v) for v in bad[0])
+            raise self.error(CorruptFileError, "column chunk type differs from the schema", row_group=i, column=schema.columns[c].name)
         required = [d.index for d in schema.columns if d.flat and d.max_definition_level == 0]
-        for i, rg in enumerate(md.row_groups):
-            for desc, chunk in zip(schema.columns, rg.columns):
-                if chunk.meta_data is not None and chunk.meta_data.type != desc.physical_type:
-                    # refused here, not only by a read of the chunk: a scan that reads no row of it
-                    # would give the column the schema's type
-                    raise self.error(CorruptFileError, "column chunk type differs from the schema", row_group=i, column=desc.name)
-            for c in required:
-                cmd = rg.columns[c].meta_data
-                if cmd is not None and cmd.num_values != rg.num_rows:
-                    raise self.error(
-                        CorruptFileError,
-                        f"required column chunk holds {cmd.num_values} values, its row group has {rg.num_rows} rows",
-                        row_group=i, column=schema.columns[c].name,
-                    )
-
-    # ---- simple accessors -----------------------------------------------------------------
-
+        values = chunks[:, required, RG.NUM_VALUES]
+        bad = np.argwhere((types[:, required] >= 0) & (values != index.rows[:, None]))
+        if len(bad):
+            i, k = (int(v) for v in bad[0])
+            c = required[k]
+            raise self.error(
+                CorruptFileError,
+                f"required column chunk holds {values[i, k]} values, its row group has {index.rows[i]} rows",
+                row_group=i, column=schema.columns[c].name,
+            )
 
     # ---- accessors ------------------------------------------------------------------------
 
@@ -294,11 +297,18 @@ class Footer:
         return found
 
     @property
+    def row_group_index(self) -> RowGroupIndex:
+        """Where each row group lies in the footer, and its chunks' sizes and offsets as arrays."""
+        row_groups = self.metadata.row_groups
+        assert isinstance(row_groups, LazyRowGroups)
+        return row_groups.located
+
+    @property
     def summary(self) -> FooterSummary:
         """The footer's row groups as arrays (built once per footer and process)."""
         found = caches.SUMMARIES.get(self.token)
         if found is None:
-            found = FooterSummary(self.metadata, len(self.schema.columns))
+            found = FooterSummary(self.row_group_index, len(self.schema.columns))
             caches.SUMMARIES.put(self.token, found)
         return found  # type: ignore[no-any-return]
 
@@ -335,18 +345,16 @@ class Footer:
             return self._index_region
 
     def _fetch_index_region(self) -> tuple[int, bytes] | None:
-        spans = [
-            (off, length)
-            for rg in self.metadata.row_groups
-            for ch in rg.columns
-            for off, length in ((ch.column_index_offset, ch.column_index_length), (ch.offset_index_offset, ch.offset_index_length))
-            if off is not None and length and off >= 0 and length > 0
-        ]
-        if len(spans) < 2:
+        chunks = self.row_group_index.chunks
+        offsets = np.concatenate([chunks[:, RG.COLUMN_INDEX_OFFSET], chunks[:, RG.OFFSET_INDEX_OFFSET]])
+        lengths = np.concatenate([chunks[:, RG.COLUMN_INDEX_LENGTH], chunks[:, RG.OFFSET_INDEX_LENGTH]])
+        present = (offsets >= 0) & (lengths > 0)
+        if present.sum() < 2:
             return None
-        lo = min(off for off, _ in spans)
-        hi = max(off + length for off, length in spans)
-        inside = sum(length for _, length in spans)
+        offsets, lengths = offsets[present], lengths[present]
+        lo = int(offsets.min())
+        hi = int((offsets + lengths).max())
+        inside = int(lengths.sum())
         if hi <= self.source.size and hi - lo <= _INDEX_REGION_MAX and 2 * inside >= hi - lo:
             return lo, bytes(self.source.read_at(lo, hi - lo))
         return None
@@ -447,14 +455,10 @@ class Footer:
         found = caches.PAGE_COUNTS.get(self.token)
         if found is not None:
             return found  # type: ignore[no-any-return]
-        data_pages = (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)
-        types = [d.physical_type for d in self.schema.columns]
-        counts = np.full((self.num_row_groups, len(types)), -1, np.int64)
-        for r, rg in enumerate(self.metadata.row_groups):
-            for c, chunk in enumerate(rg.columns[: len(types)]):
-                md = chunk.meta_data
-                if md is None or md.encoding_stats is None or md.type != types[c] or chunk.encrypted or chunk.file_path:
-                    continue
-                counts[r, c] = sum(s.count for s in md.encoding_stats if s.page_type in data_pages)
+        leaves = len(self.schema.columns)
+        chunks = self.row_group_index.chunk_table(leaves)
+        types = np.array([int(d.physical_type) for d in self.schema.columns], np.int64)
+        readable = (chunks[:, :, RG.TYPE] == types) & (chunks[:, :, RG.FLAGS] & (RG.HAS_FILE_PATH | RG.ENCRYPTED) == 0)
+        counts = np.where(readable, chunks[:, :, RG.DATA_PAGES], -1)
         caches.PAGE_COUNTS.put(self.token, counts)
         return counts

@@ -452,7 +452,8 @@ class FileMetaData:
     version: int
     schema: tuple[SchemaElement, ...]
     num_rows: int
-    row_groups: tuple[RowGroup, ...]
+    #: decoded on first use where the footer reader indexed them (:mod:`lazyscan.parquet.row_groups`)
+    row_groups: Sequence[RowGroup]
     key_value_metadata: dict[str, str | None]
     created_by: str | None
     #: per leaf column: True when TYPE_DEFINED_ORDER (min/max usable), None when absent
@@ -461,7 +462,8 @@ class FileMetaData:
 
 
 @_guarded
-def file_metadata_from_thrift(f: dict[int, Any]) -> FileMetaData:
+def file_metadata_from_thrift(f: dict[int, Any], row_groups: Sequence[RowGroup] | None = None) -> FileMetaData:
+    """``row_groups``: the row groups when the caller indexed them instead of decoding field 4."""
     if 2 not in f or not f[2]:
         raise ThriftError("file metadata has no schema")
     kv = {_text(e.get(1, b"")): (_text(e[2]) if 2 in e else None) for e in _structs(f.get(5, []), "key-value metadata")}
@@ -470,7 +472,10 @@ def file_metadata_from_thrift(f: dict[int, Any]) -> FileMetaData:
         version=_int(f.get(1, 1), "version"),
         schema=tuple(schema_element_from_thrift(s) for s in _structs(f[2], "schema")),
         num_rows=_nonneg(f.get(3, 0), "num_rows"),
-        row_groups=tuple(row_group_from_thrift(r) for r in _structs(f.get(4, []), "row groups")),
+        row_groups=(
+            row_groups if row_groups is not None
+            else tuple(row_group_from_thrift(r) for r in _structs(f.get(4, []), "row groups"))
+        ),
         key_value_metadata=kv,
         created_by=_text(f[6]) if 6 in f else None,
         column_orders=orders,

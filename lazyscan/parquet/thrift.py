@@ -143,6 +143,15 @@ class CompactReader:
             out[k] = self.value(vtype, depth)
         return out
 
+    def field_header(self, last_id: int) -> tuple[int, int] | None:
+        """(field id, type) of a struct's next field, the previous one's id being ``last_id``;
+        None at the struct's end."""
+        header = self._byte()
+        if header == STOP:
+            return None
+        delta = header >> 4
+        return (last_id + delta if delta else self.zigzag()), header & 0x0F
+
     def struct(self, depth: int = 0) -> dict[int, Any]:
         if depth > MAX_DEPTH:
             raise ThriftError("thrift nesting too deep")
