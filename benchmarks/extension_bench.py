@@ -642,7 +642,7 @@ def extension_markdown(scenario: dict[str, Any]) -> str:
     derived = scenario.get("derived", {})
     lines: list[str] = []
     tpch = derived.get("tpch")
-    if tpch:
+    if tpch and tpch["queries"]:  # none with --queries seed
         lines += ["### TPC-H: extension on / off (below 1: faster with the extension)", "",
                   "| query | reader picked (lazyscan scans / Spark Parquet scans) | on s | off s | on / off (range) "
                   "| rows agree |", "|---|---|---:|---:|---:|---|"]

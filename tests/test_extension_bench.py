@@ -158,6 +158,9 @@ def test_report_names_missed_targets(tmp_path: Path) -> None:
     assert paths["json"].name == "extension-sf1-20261127T090000Z.json"
     assert paths["markdown"].name == "extension-sf1-20261127T090000Z.md"
     assert "### TPC-H" in paths["markdown"].read_text()
+    seed_only = {**scenario, "derived": {**scenario["derived"], "tpch": eb.tpch_summary([], {})}}
+    text = eb.extension_markdown(seed_only)
+    assert "### TPC-H" not in text and "total no slower" not in text and "| Q-A | 10.0 |" in text
 
 
 def test_the_command_line_knows_the_scenario() -> None:
