@@ -1,7 +1,8 @@
 """A Parquet file's footer and what it locates: column chunks, statistics, page indexes, Bloom
 filters.
 
-The footer is read with one speculative tail request, parsed by the bounded thrift reader and
+The footer is read with one speculative tail request, parsed by the bounded thrift reader (its
+row groups located by a numba pass and each decoded on first use, :mod:`.row_groups`) and
 cached per process by path, file identity (:class:`~lazyscan.io.FileIdentity`) and the footer's
 bytes, so repeated scans do not parse it again and a file rewritten in place is never read with
 its old footer; :attr:`Footer.digest` lets a plan pin the footer it was made from. The page
