@@ -80,13 +80,13 @@ def _is_int(t):
     return t in (_I16, _I32, _I64)
 
 
-@_jit_inline
+@_jit
 def _signed(buf, pos, end):
     u, pos = uvarint(buf, pos, end)
     return unzigzag(u), pos
 
 
-@_jit_inline
+@_jit
 def _field_header(buf, pos, end, last):
     """(field id, type, position after the header); type -1 at STOP; a negative position on damage."""
     if pos >= end:
@@ -103,7 +103,7 @@ def _field_header(buf, pos, end, last):
     return fid, t, pos
 
 
-@_jit_inline
+@_jit
 def _list_header(buf, pos, end):
     """(size, element type, position after the header); a negative position on damage."""
     if pos >= end:
@@ -270,7 +270,7 @@ def row_group_spans(buf, pos, end):
     return pos, starts, ends, rows, columns
 
 
-@_jit_inline
+@_jit
 def _int_field(buf, pos, end, t, nonneg):
     """(value, position after it) of an integer field; a negative position when it is of
     another type, or negative where it must not be."""
