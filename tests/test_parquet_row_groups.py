@@ -149,6 +149,23 @@ def test_opening_a_file_decodes_no_row_group_and_reading_one_decodes_it_alone(tm
         assert rgs[7] is rgs[7]
 
 
+def test_a_bounded_number_of_row_groups_stays_decoded(tmp_path: Path) -> None:
+    footer = footer_bytes(many_row_groups(tmp_path))
+    _, index = read_file_metadata_fields(footer)
+    assert index is not None
+    rgs = LazyRowGroups(footer, index, "many.parquet", keep_chunks=3 * 8)  # 3 chunks a row group: 8 kept
+    assert rgs.keep == 8
+    whole = eager(footer).row_groups
+    for _ in range(2):
+        for i in range(len(rgs)):
+            assert rgs[i] == whole[i]
+            assert rgs.decoded <= 8
+    assert rgs.decoded == 8
+    first = rgs[29]
+    assert rgs[29] is first  # a kept row group is not decoded again
+    assert pickle.loads(pickle.dumps(rgs)).keep == 8
+
+
 def test_pickled_row_groups_decode_the_same(tmp_path: Path) -> None:
     footer = footer_bytes(many_row_groups(tmp_path))
     _, rgs = lazy(footer)

@@ -18,6 +18,7 @@ turns into :class:`~lazyscan.parquet.thrift.ThriftError`.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
@@ -487,16 +488,30 @@ def read_file_metadata_fields(footer: memoryview | bytes) -> tuple[dict[int, Any
     return fields, index
 
 
-class LazyRowGroups(Sequence[RowGroup]):
-    """A footer's row groups, each decoded on first use from its bytes (see the module). A row
-    group that does not decode raises :class:`CorruptFileError` naming the file ``path``."""
+#: column chunks a footer keeps decoded at most (about 2 KB each): the oldest decoded row group
+#: is dropped first, and decoded again when asked for again
+KEEP_DECODED_CHUNKS = 32_768
 
-    def __init__(self, footer: memoryview | bytes, index: RowGroupIndex, path: str = "") -> None:
+
+class LazyRowGroups(Sequence[RowGroup]):
+    """A footer's row groups, each decoded on first use from its bytes (see the module), the
+    most recently decoded ones kept (:data:`KEEP_DECODED_CHUNKS`), so a process reading a file
+    of thousands of row groups holds a bounded part of its metadata. A row group that does not
+    decode raises :class:`CorruptFileError` naming the file ``path``."""
+
+    def __init__(
+        self, footer: memoryview | bytes, index: RowGroupIndex, path: str = "", keep_chunks: int = KEEP_DECODED_CHUNKS
+    ) -> None:
         self._footer = footer
         #: the row groups located (not named ``index``: that is Sequence's method)
         self.located = index
         self.path = path
         self._decoded: list[RowGroup | None] = [None] * len(index)
+        self._keep_chunks = keep_chunks
+        widest = int(index.columns.max()) if len(index) else 1
+        #: row groups kept decoded at most
+        self.keep = max(1, keep_chunks // max(1, widest))
+        self._order: deque[int] = deque()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -530,6 +545,10 @@ class LazyRowGroups(Sequence[RowGroup]):
         except (TypeError, AttributeError, KeyError, ValueError, IndexError, OverflowError) as e:
             raise CorruptFileError(f"corrupt footer: malformed row group: {e}", file=self.path, row_group=i) from None
         with self._lock:
+            if self._decoded[i] is None:
+                self._order.append(i)
+                while len(self._order) > self.keep:
+                    self._decoded[self._order.popleft()] = None
             self._decoded[i] = decoded
         return decoded
 
@@ -539,4 +558,4 @@ class LazyRowGroups(Sequence[RowGroup]):
         return sum(rg is not None for rg in self._decoded)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (LazyRowGroups, (bytes(self._footer), self.located, self.path))
+        return (LazyRowGroups, (bytes(self._footer), self.located, self.path, self._keep_chunks))
