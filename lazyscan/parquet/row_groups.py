@@ -54,9 +54,6 @@ _SET = 10
 _MAP = 11
 _STRUCT = 12
 
-#: a value of the wrong Thrift type where a field of known type belongs, or a required field missing
-ERR_BAD_FIELD = ERR_BAD_HEADER
-
 # columns of RowGroupIndex.chunks, one row per column chunk in file order
 TYPE = 0  #: physical type (-1: no ColumnMetaData)
 NUM_VALUES = 1
@@ -231,7 +228,7 @@ def row_group_spans(buf, pos, end):
     if pos < 0:
         return pos, none, none, none, none
     if size > 0 and etype != _STRUCT:
-        return ERR_BAD_FIELD, none, none, none, none
+        return ERR_BAD_HEADER, none, none, none, none
     starts = np.empty(size, np.int64)
     ends = np.empty(size, np.int64)
     rows = np.zeros(size, np.int64)
@@ -248,21 +245,21 @@ def row_group_spans(buf, pos, end):
             last = fid
             if fid == 1:
                 if t != _LIST:
-                    return ERR_BAD_FIELD, none, none, none, none
+                    return ERR_BAD_HEADER, none, none, none, none
                 n, etype, after = _list_header(buf, pos, end)
                 if after < 0:
                     return after, none, none, none, none
                 if n > 0 and etype != _STRUCT:
-                    return ERR_BAD_FIELD, none, none, none, none
+                    return ERR_BAD_HEADER, none, none, none, none
                 columns[i] = n
             elif fid == 3:
                 if not _is_int(t):
-                    return ERR_BAD_FIELD, none, none, none, none
+                    return ERR_BAD_HEADER, none, none, none, none
                 value, after = _signed(buf, pos, end)
                 if after < 0:
                     return after, none, none, none, none
                 if value < 0:
-                    return ERR_BAD_FIELD, none, none, none, none
+                    return ERR_BAD_HEADER, none, none, none, none
                 rows[i] = value
             pos = skip_value(buf, pos, end, t, False, kinds, counts, types)
             if pos < 0:
@@ -276,10 +273,10 @@ def _int_field(buf, pos, end, t, nonneg):
     """(value, position after it) of an integer field; a negative position when it is of
     another type, or negative where it must not be."""
     if not _is_int(t):
-        return 0, ERR_BAD_FIELD
+        return 0, ERR_BAD_HEADER
     value, pos = _signed(buf, pos, end)
     if pos >= 0 and nonneg and value < 0:
-        return value, ERR_BAD_FIELD
+        return value, ERR_BAD_HEADER
     return value, pos
 
 
@@ -303,7 +300,7 @@ def _column_metadata(buf, pos, end, row, kinds, counts, types):
                 return pos
             if fid == 1:
                 if value > 7:
-                    return ERR_BAD_FIELD
+                    return ERR_BAD_HEADER
                 row[TYPE] = value
                 seen_type = True
             elif fid == 5:
@@ -319,12 +316,12 @@ def _column_metadata(buf, pos, end, row, kinds, counts, types):
                 row[DICTIONARY_OFFSET] = value
         elif fid == 13:
             if t != _LIST:
-                return ERR_BAD_FIELD
+                return ERR_BAD_HEADER
             n, etype, pos = _list_header(buf, pos, end)
             if pos < 0:
                 return pos
             if n > 0 and etype != _STRUCT:
-                return ERR_BAD_FIELD
+                return ERR_BAD_HEADER
             pages = 0
             for _ in range(n):
                 page_type = -1
@@ -357,7 +354,7 @@ def _column_metadata(buf, pos, end, row, kinds, counts, types):
             if pos < 0:
                 return pos
     if not (seen_type and seen_offset):
-        return ERR_BAD_FIELD
+        return ERR_BAD_HEADER
     return pos
 
 
@@ -374,7 +371,7 @@ def _column_chunk(buf, pos, end, row, kinds, counts, types):
         last = fid
         if fid == 3:
             if t != _STRUCT:
-                return ERR_BAD_FIELD
+                return ERR_BAD_HEADER
             pos = _column_metadata(buf, pos, end, row, kinds, counts, types)
         elif fid >= 4 and fid <= 7:
             value, pos = _int_field(buf, pos, end, t, False)
