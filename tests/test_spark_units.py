@@ -620,3 +620,34 @@ def test_overhead_is_a_margin_for_lazyscan():
     _, _, t_lazy, t_spark = decide(w, COSTS)
     assert decide(w, COSTS, overhead=0.99 * t_spark / t_lazy)[0]
     assert not decide(w, COSTS, overhead=1.01 * t_spark / t_lazy)[0]
+
+
+def test_key_filter_options_are_weighed_by_the_decision(tmp_path):
+    """The rule passes a join's keys as ``keyFilter.<column>`` options: the cost model samples
+    the scan with them (not as a read with no filter), alone or with ``where``."""
+    import numpy as np
+
+    from lazyscan.predicate.keys import key_filter
+    from lazyscan.spark.decision import decide_options
+
+    n = 200_000
+    path = tmp_path / "fact.parquet"
+    pq.write_table(
+        pa.table({"k": pa.array(np.arange(n, dtype=np.int64) % 50_000), "v": pa.array(np.arange(n, dtype=np.int64))}),
+        path, row_group_size=20_000,
+    )
+    slow_spark = CostModel(spark_bytes_per_s=4.9e6, spark_value_s=1e-6)
+    keys = key_filter(pa.array([7, 11, 49_999], pa.int64())).to_text()
+    base = {"path": str(path), "columns": '["v"]', "cores": "2"}
+    alone = decide_options({**base, "keyFilter.K": keys}, SessionDefaults(), slow_spark)
+    assert alone.use_lazyscan, alone.reason
+    assert "no filter" not in alone.reason
+    assert alone.selectivity < 0.001  # 3 keys, 4 rows each; the sample sees some row groups
+    # with a filter keeping most rows, the keys still make the scan selective
+    wide = decide_options({**base, "where": "v >= 0", "keyFilter.k": keys}, SessionDefaults(), slow_spark)
+    assert wide.use_lazyscan and wide.selectivity < 0.001
+    assert not decide_options({**base, "where": "v >= 0"}, SessionDefaults(), slow_spark).use_lazyscan
+    with pytest.raises(OptionError, match=r"keyFilter\.nope"):
+        decide_options({**base, "keyFilter.nope": keys}, SessionDefaults(), slow_spark)
+    with pytest.raises(OptionError, match=r"keyFilter\.k"):
+        decide_options({**base, "keyFilter.k": "damaged"}, SessionDefaults(), slow_spark)

@@ -565,6 +565,8 @@ class _Plan:
     table_name: str | None = None
     #: the session's cores when the plan was made without a session (None: ask the session)
     cores: int | None = None
+    #: key filters given as ``keyFilter.<column>`` options, in :attr:`bound` (not in :attr:`keys`)
+    option_keys: int = 0
 
     @property
     def filter_expr(self) -> Expr | None:
@@ -664,11 +666,35 @@ class _Plan:
         table = settings.table
         listing = table_listing(settings, table, where=expr) if table is not None else build_listing(settings)
         expr, bound, error = _bound_filter(expr, error, settings, listing)
-        return cls(
+        plan = cls(
             None, list(settings.paths), opts, settings, listing, list(columns) if columns else None, where, expr,
             error, defaults=defaults, bound=bound, table=table, table_name=None if table is None else table.name,
             cores=cores,
         )
+        plan._add_key_filter_options()
+        return plan
+
+    def _add_key_filter_options(self) -> None:
+        """The ``keyFilter.<column>`` options into the filter the sample scans and the model
+        weighs (as the data source's reader adds them to its own); kept out of :attr:`keys`,
+        which :meth:`_scan_options` writes back as options."""
+        names = [n for n in self.listing.scan_schema.names if n not in self.listing.partition_names]
+        for column, text in self.settings.key_filters:
+            option = f"{KEY_FILTER_PREFIX}{column}"
+            name = next((n for n in names if n == column), None) or next(
+                (n for n in names if not self.settings.case_sensitive and n.lower() == column.lower()), None
+            )
+            if name is None:
+                raise OptionError(f"option {option!r}: no file column {column!r}; columns: {', '.join(names)}")
+            try:
+                kf = KeyFilter.from_text(text)
+                with session_time_zone(self.settings.time_zone):
+                    key = bind(col(name).isin_keys(kf, adaptive=True), self.listing.scan_schema,
+                               case_sensitive=self.settings.case_sensitive)
+            except LazyScanError as e:
+                raise OptionError(f"option {option!r}: {e}") from None
+            self.bound = key if self.bound is None else conjunction([self.bound, key])
+            self.option_keys += 1
 
     @property
     def source(self) -> str:
@@ -778,7 +804,7 @@ class _Plan:
         sample_row_groups: int,
         costs: CostModel,
     ) -> Estimate:
-        if self.where is None and not self.keys:
+        if self.where is None and not self.keys and not self.option_keys:
             return Estimate(False, "no filter: nothing to skip, Spark's vectorized reader reads plainly faster")
         if self.where is not None and self.expr is None:
             return Estimate(False, f"lazyscan cannot evaluate the filter ({self.parse_error})")
