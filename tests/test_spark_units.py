@@ -642,10 +642,10 @@ def test_key_filter_options_are_weighed_by_the_decision(tmp_path):
     alone = decide_options({**base, "keyFilter.K": keys}, SessionDefaults(), slow_spark)
     assert alone.use_lazyscan, alone.reason
     assert "no filter" not in alone.reason
-    assert alone.selectivity < 0.001  # 3 keys, 4 rows each; the sample sees some row groups
+    assert alone.selectivity is not None and alone.selectivity < 0.001  # 3 keys, 4 rows each; the sample sees some row groups
     # with a filter keeping most rows, the keys still make the scan selective
     wide = decide_options({**base, "where": "v >= 0", "keyFilter.k": keys}, SessionDefaults(), slow_spark)
-    assert wide.use_lazyscan and wide.selectivity < 0.001
+    assert wide.use_lazyscan and wide.selectivity is not None and wide.selectivity < 0.001
     assert not decide_options({**base, "where": "v >= 0"}, SessionDefaults(), slow_spark).use_lazyscan
     with pytest.raises(OptionError, match=r"keyFilter\.nope"):
         decide_options({**base, "keyFilter.nope": keys}, SessionDefaults(), slow_spark)
