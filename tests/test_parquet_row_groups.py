@@ -262,3 +262,18 @@ def test_a_corrupt_row_group_names_the_file_and_row_group() -> None:
         rgs[1]
     assert isinstance(e.value, LazyScanError)
     assert "row group 1" in str(e.value)
+
+
+def test_sets_are_read_as_lists() -> None:
+    """The Python reader takes a Thrift set where a list belongs; so does the index."""
+    w = T.CompactWriter()
+    w.struct([(4, T.LIST, (T.STRUCT, [[(1, T.LIST, (T.STRUCT, [])), (3, T.I64, 5)]]))])
+    footer = bytearray(w.out)
+    assert footer[0] == 0x49 and footer[1] == 0x1C  # field 4 a list of one struct
+    footer[0] = 0x4A  # ... as a set, and the row group's columns too
+    assert footer[2] == 0x19
+    footer[2] = 0x1A
+    _, index = read_file_metadata_fields(bytes(footer))
+    assert index is not None and index.rows.tolist() == [5] and index.columns.tolist() == [0]
+    whole = row_group_from_thrift(T.read_struct(bytes(footer))[0][4][0])
+    assert list(LazyRowGroups(bytes(footer), index)) == [whole]

@@ -244,7 +244,7 @@ def row_group_spans(buf, pos, end):
                 break
             last = fid
             if fid == 1:
-                if t != _LIST:
+                if t not in (_LIST, _SET):  # the Python reader takes a set as a list
                     return ERR_BAD_HEADER, none, none, none, none
                 n, etype, after = _list_header(buf, pos, end)
                 if after < 0:
@@ -315,7 +315,7 @@ def _column_metadata(buf, pos, end, row, kinds, counts, types):
             else:
                 row[DICTIONARY_OFFSET] = value
         elif fid == 13:
-            if t != _LIST:
+            if t not in (_LIST, _SET):
                 return ERR_BAD_HEADER
             n, etype, pos = _list_header(buf, pos, end)
             if pos < 0:
@@ -476,7 +476,7 @@ def read_file_metadata_fields(footer: memoryview | bytes) -> tuple[dict[int, Any
         fid, ftype = field
         last = fid
         if fid == 4:
-            if ftype != _LIST:
+            if ftype not in (_LIST, _SET):
                 raise ThriftError("row groups is not a list of structs")
             index, reader.pos = index_row_groups(footer, reader.pos, reader.end)
             fields.pop(4, None)
