@@ -123,6 +123,18 @@ def _list_header(buf, pos, end):
 
 
 @_jit
+def _int_field(buf, pos, end, t, nonneg):
+    """(value, position after it) of an integer field; a negative position when it is of
+    another type, or negative where it must not be."""
+    if not _is_int(t):
+        return 0, ERR_BAD_HEADER
+    value, pos = _signed(buf, pos, end)
+    if pos >= 0 and nonneg and value < 0:
+        return value, ERR_BAD_HEADER
+    return value, pos
+
+
+@_jit
 def skip_value(buf, pos, end, ftype, in_container, kinds, counts, types):
     """The position after the value of type ``ftype`` at ``buf[pos:end]`` (a struct field's
     boolean takes no byte, a container's one byte: ``in_container``); a negative ``ERR_*`` on
@@ -253,31 +265,15 @@ def row_group_spans(buf, pos, end):
                     return ERR_BAD_HEADER, none, none, none, none
                 columns[i] = n
             elif fid == 3:
-                if not _is_int(t):
-                    return ERR_BAD_HEADER, none, none, none, none
-                value, after = _signed(buf, pos, end)
+                value, after = _int_field(buf, pos, end, t, True)
                 if after < 0:
                     return after, none, none, none, none
-                if value < 0:
-                    return ERR_BAD_HEADER, none, none, none, none
                 rows[i] = value
             pos = skip_value(buf, pos, end, t, False, kinds, counts, types)
             if pos < 0:
                 return pos, none, none, none, none
         ends[i] = pos
     return pos, starts, ends, rows, columns
-
-
-@_jit
-def _int_field(buf, pos, end, t, nonneg):
-    """(value, position after it) of an integer field; a negative position when it is of
-    another type, or negative where it must not be."""
-    if not _is_int(t):
-        return 0, ERR_BAD_HEADER
-    value, pos = _signed(buf, pos, end)
-    if pos >= 0 and nonneg and value < 0:
-        return value, ERR_BAD_HEADER
-    return value, pos
 
 
 @_jit

@@ -676,23 +676,12 @@ class _Plan:
 
     def _add_key_filter_options(self) -> None:
         """The ``keyFilter.<column>`` options into the filter the sample scans and the model
-        weighs (as the data source's reader adds them to its own); kept out of :attr:`keys`,
-        which :meth:`_scan_options` writes back as options."""
-        names = [n for n in self.listing.scan_schema.names if n not in self.listing.partition_names]
+        weighs, bound as the data source's reader binds them; kept out of :attr:`keys`, which
+        :meth:`_scan_options` writes back as options."""
+        from lazyscan.spark.source import bind_key_filter
+
         for column, text in self.settings.key_filters:
-            option = f"{KEY_FILTER_PREFIX}{column}"
-            name = next((n for n in names if n == column), None) or next(
-                (n for n in names if not self.settings.case_sensitive and n.lower() == column.lower()), None
-            )
-            if name is None:
-                raise OptionError(f"option {option!r}: no file column {column!r}; columns: {', '.join(names)}")
-            try:
-                kf = KeyFilter.from_text(text)
-                with session_time_zone(self.settings.time_zone):
-                    key = bind(col(name).isin_keys(kf, adaptive=True), self.listing.scan_schema,
-                               case_sensitive=self.settings.case_sensitive)
-            except LazyScanError as e:
-                raise OptionError(f"option {option!r}: {e}") from None
+            key = bind_key_filter(self.listing, self.settings, column, text)
             self.bound = key if self.bound is None else conjunction([self.bound, key])
             self.option_keys += 1
 

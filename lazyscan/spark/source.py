@@ -730,6 +730,23 @@ def _describe_split(part: FileInfo | FileSplit) -> str:
     return repr(part.path)
 
 
+def bind_key_filter(listing: Listing, settings: SourceSettings, column: str, text: str) -> BoundExpr:
+    """The ``keyFilter.<column>`` option ``text`` bound to the listing's scan schema, on the file
+    column ``column`` names (:class:`OptionError` naming the option when there is none, or the
+    text is no key filter of a type the column holds)."""
+    option = f"{KEY_FILTER_PREFIX}{column}"
+    names = [n for n in listing.scan_schema.names if n not in listing.partition_names]
+    name = _resolve(column, names, settings.case_sensitive)
+    if name is None:
+        raise OptionError(f"option {option!r}: no file column {column!r}; columns: {', '.join(names)}")
+    try:
+        keys = KeyFilter.from_text(text)
+        with session_time_zone(settings.time_zone):
+            return bind(col(name).isin_keys(keys, adaptive=True), listing.scan_schema, case_sensitive=settings.case_sensitive)
+    except LazyScanError as e:
+        raise OptionError(f"option {option!r}: {e}") from None
+
+
 class LazyScanReader(DataSourceReader):
     """Reads one planned scan; picklable (settings, listing, bound predicates and plain data
     only).
@@ -798,16 +815,7 @@ class LazyScanReader(DataSourceReader):
             raise OptionError(f"option 'where' cannot be evaluated by lazyscan: {e}") from None
 
     def _key_filter(self, column: str, text: str) -> BoundExpr:
-        option = f"{KEY_FILTER_PREFIX}{column}"
-        names = [n for n in self.listing.scan_schema.names if n not in self.listing.partition_names]
-        name = _resolve(column, names, self.case_sensitive)
-        if name is None:
-            raise OptionError(f"option {option!r}: no file column {column!r}; columns: {', '.join(names)}")
-        try:
-            keys = KeyFilter.from_text(text)
-            return self._bind(col(name).isin_keys(keys, adaptive=True))
-        except LazyScanError as e:
-            raise OptionError(f"option {option!r}: {e}") from None
+        return bind_key_filter(self.listing, self.settings, column, text)
 
     # ---- planning (driver) ----------------------------------------------------------------
 
