@@ -86,6 +86,21 @@ def rule_decisions(session: Any) -> list[str]:
     return [str(d) for d in rule.getMethod("decisions", types).invoke(None, args)]
 
 
+def explain_section(df: Any) -> list[str]:
+    """The lines of the ``lazyscan`` section ``explain()`` shows for ``df``
+    (``LazyScanExplain`` over its executed plan; the test sessions load the rule's jar in a
+    class loader of their own, which Spark's ``spark.sql.extendedExplainProviders`` cannot
+    see)."""
+    session = df.sparkSession
+    gateway = session.sparkContext._gateway
+    jvm = session.sparkContext._jvm
+    generator_class = rule_loader(session).loadClass("lazyscan.spark.jvm.LazyScanExplain")
+    generator = generator_class.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0)).newInstance(
+        gateway.new_array(jvm.java.lang.Object, 0)
+    )
+    return str(generator.generateExtendedInfo(df._jdf.queryExecution().executedPlan())).splitlines()
+
+
 def scan_options(df: Any) -> list[dict[str, str]]:
     """The options of each lazyscan relation of ``df``'s optimized plan."""
     leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()

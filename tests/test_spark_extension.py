@@ -47,6 +47,7 @@ from lazyscan.spark.extension import (
 )
 from lazyscan.spark.source import LazyScanDataSource
 from tests.spark_extension_support import (
+    explain_section,
     extension_session,
     on_and_off,
     optimized_plan,
@@ -274,6 +275,8 @@ def test_configure_starts_a_session_with_the_rule(tmp_path: Path) -> None:
         plan = df._jdf.queryExecution().optimizedPlan().toString()
         assert "lazyscan(where: `i` > 50" in plan, plan
         print("ROWS", df.count())
+        df.explain()
+        spark.read.parquet({str(tmp_path / "t.parquet")!r}).where("i + 1 > 50").select("id").explain()
         """
     )
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
@@ -282,6 +285,14 @@ def test_configure_starts_a_session_with_the_rule(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     expected = _table(400).filter(pa.compute.greater(pa.compute.field("i"), 50)).num_rows
     assert f"ROWS {expected}" in done.stdout
+    # explain() has a lazyscan section: what lazyscan reads, or why Spark's reader was kept
+    sections = done.stdout.split("== Extended Information (lazyscan) ==\n")
+    assert len(sections) == 3, done.stdout
+    scan = f"file:{tmp_path / 't.parquet'}"
+    assert sections[1].splitlines()[0] == f"{scan}: lazyscan(where: `i` > 50, columns: id, i)", done.stdout
+    assert sections[2].splitlines()[0] == (
+        f"{scan}: Spark's reader: no conjunct of the filter translates to lazyscan (only IS NOT NULL, or none)"
+    ), done.stdout
 
 
 @pytest.mark.parametrize(
@@ -530,6 +541,43 @@ def test_session_switch_opts_out(spark: Any, data: Path) -> None:
         assert "lazyscan" not in optimized_plan(df)
     finally:
         spark.conf.set(ENABLED_CONF, "true")
+
+
+def test_explain_names_the_reader_of_each_scan(spark: Any, data: Path) -> None:
+    """The ``lazyscan`` section of ``explain()``: one line per scan of the physical plan, with
+    the lazyscan scan or the reason Spark's reader was kept (also inside a join and after the
+    switch is turned off)."""
+    path = str(data / "t.parquet")
+    scan = f"file:{path}"
+    taken = spark.read.parquet(path).where("i > 10").select("id")
+    assert explain_section(taken) == [f"{scan}: lazyscan(where: `i` > 10, columns: id, i)"]
+    joined = taken.join(spark.read.parquet(path).select("id", "s"), "id")
+    assert explain_section(joined) == [
+        f"{scan}: lazyscan(where: `i` > 10, columns: id, i)",
+        # the join adds `id IS NOT NULL` to the other side: a filter, but none lazyscan gains by
+        f"{scan}: Spark's reader: no conjunct of the filter translates to lazyscan (only IS NOT NULL, or none)",
+    ]
+    spark.conf.set(ENABLED_CONF, "false")
+    try:
+        off = spark.read.parquet(path).where("i > 10").select("id")
+        assert explain_section(off) == [f"{scan}: Spark's reader: {ENABLED_CONF} is false"]
+    finally:
+        spark.conf.set(ENABLED_CONF, "true")
+
+
+def test_explain_names_the_reason_for_a_pruned_catalog_table(hive: Any) -> None:
+    """Spark's partition pruning puts a new relation under the filter of a kept catalog table
+    scan; the reason is still the one the rule gave to this plan, also after a later query of
+    the table was read by lazyscan."""
+    df = hive.table("lzx.parts").where("k + 1 = 4 AND i + 1 > 10").select("id", "k")
+    df._jdf.queryExecution().executedPlan()
+    later = hive.table("lzx.parts").where("k = 2 AND i > 10").select("id")
+    assert "lazyscan(where:" in optimized_plan(later)
+    assert explain_section(df) == [
+        "table spark_catalog.lzx.parts: Spark's reader: no conjunct of the filter translates to lazyscan "
+        "(only IS NOT NULL, or none)"
+    ]
+    assert {r.k for r in df.collect()} == {3}
 
 
 def test_decisions_name_the_scan_or_the_reason(spark: Any, data: Path) -> None:

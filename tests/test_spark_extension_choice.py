@@ -24,7 +24,6 @@ import datetime as dt
 import decimal
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -39,7 +38,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import lazyscan.spark
-from lazyscan.spark import extension
 from lazyscan.spark.choose import CostModel, estimate
 from lazyscan.spark.decision import (
     CHOICE_CONF,
@@ -50,7 +48,7 @@ from lazyscan.spark.decision import (
     register_choice,
 )
 from lazyscan.spark.extension import ENABLED_CONF, EXTENSION_CLASS, build_jar
-from tests.spark_extension_support import optimized_plan
+from tests.spark_extension_support import extension_session, optimized_plan, rule_loader
 from tests.spark_support import assert_same_rows, get_spark
 from tests.support.jvm import TEST_JVM_OPTIONS
 
@@ -59,8 +57,6 @@ pytestmark = pytest.mark.spark
 #: Spark's reader made 100 times slower than calibrated: lazyscan wins every selective read here
 COSTS = CostModel(spark_bytes_per_s=4.9e6, spark_value_s=1e-6)
 ROWS = 200_000
-CALL = "String choice = LazyScanChoice.keepSparkReason(session, fs, v2.options());"
-ANCHOR = "DataSourceV2Relation v2 = (DataSourceV2Relation) analyzed;"
 ROUTE_CONF = "spark.lazyscan.choiceRoute"
 #: the routes, as the setting names them and as the verdicts do
 ROUTES = {"auto": "driver's model", "source": "lazyscanChoice source"}
@@ -86,52 +82,16 @@ def _lineitem(n: int = ROWS, seed: int = 7) -> pa.Table:
     )
 
 
-def _choice_sources(folder: Path) -> Path:
-    """The rule's Java sources, the rule asking :class:`LazyScanChoice` (added when it does not)."""
-    shutil.copytree(extension.JVM_SOURCES, folder)
-    rule = folder / "LazyScanRule.java"
-    text = rule.read_text()
-    if "LazyScanChoice.keepSparkReason" not in text:
-        assert ANCHOR in text, "the rule has changed: say in this test where it asks LazyScanChoice"
-        record = "reasons.put(relation, choice); " if "Map<LogicalPlan, String> reasons" in text else ""
-        text = text.replace(ANCHOR, f"{ANCHOR}\n      {CALL}\n      if (choice != null) {{ {record}return null; }}")
-        rule.write_text(text)
-    return folder
-
-
 class _Session:
-    """A session with the extension, and the class loader of its jar."""
+    """A session with the extension deciding by the cost model (``COSTS``), and the class
+    loader of the rule's jar (the one every extension test module shares: two loaders of one
+    jar in one JVM confuse Py4J's method lookup)."""
 
-    def __init__(self, shared: Any, jar: Path) -> None:
-        from pyspark.sql import SparkSession
-
-        context = shared.sparkContext
-        jvm, gateway = context._jvm, context._gateway
-        urls = gateway.new_array(jvm.java.net.URL, 1)
-        urls[0] = jvm.java.io.File(str(jar)).toURI().toURL()
-        self.loader = jvm.java.net.URLClassLoader(urls, jvm.java.lang.Thread.currentThread().getContextClassLoader())
-        cls = self.loader.loadClass(EXTENSION_CLASS)
-        ext = cls.getDeclaredConstructor(gateway.new_array(jvm.java.lang.Class, 0)).newInstance(
-            gateway.new_array(jvm.java.lang.Object, 0)
-        )
-        extensions = jvm.org.apache.spark.sql.SparkSessionExtensions()
-        ext.apply(extensions)
-        options = jvm.java.util.HashMap()
-        options.put("spark.sql.extensions", EXTENSION_CLASS)
-        to_map = jvm.org.apache.spark.api.python.PythonUtils.toScalaMap
-        none = jvm.scala.Option.empty()
-        java_class = SparkSession._get_j_spark_session_class(jvm)
-        self.spark = SparkSession(
-            context,
-            jsparkSession=java_class(context._jsc.sc(), none, none, extensions, to_map(options),
-                                     to_map(jvm.java.util.HashMap())),
-        )
-        java_class.setActiveSession(self.spark._jsparkSession)
-        try:
-            lazyscan.spark.enable(self.spark, costs=COSTS)
-        finally:
-            java_class.setActiveSession(shared._jsparkSession)
-        self.jvm, self.gateway = jvm, gateway
+    def __init__(self, shared: Any) -> None:
+        self.spark = extension_session(shared)
+        self.spark.conf.unset(CHOICE_CONF)  # ask the model (extension_session takes every scan)
+        self.loader = rule_loader(shared)
+        self.jvm, self.gateway = shared.sparkContext._jvm, shared.sparkContext._gateway
         self.use_costs(COSTS)
 
     def use_costs(self, costs: CostModel, model: Any = None) -> None:
@@ -163,16 +123,9 @@ class _Session:
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Session]:
+def session() -> Iterator[_Session]:
     shared = get_spark()
-    sources = _choice_sources(tmp_path_factory.mktemp("choice") / "jvm")
-    saved = extension.JVM_SOURCES
-    extension.JVM_SOURCES = sources
-    try:
-        jar = build_jar()
-    finally:
-        extension.JVM_SOURCES = saved
-    s = _Session(shared, jar)
+    s = _Session(shared)
     s.spark.conf.set(ENABLED_CONF, "true")
     yield s
     lazyscan.spark.register(shared)  # the shared session's profile accumulator back in place
@@ -430,13 +383,7 @@ def connect(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from tests.support.connect import start_connect_server
 
     folder = tmp_path_factory.mktemp("choice-connect")
-    sources = _choice_sources(folder / "jvm")
-    saved_sources = extension.JVM_SOURCES
-    extension.JVM_SOURCES = sources
-    try:
-        jar = build_jar()
-    finally:
-        extension.JVM_SOURCES = saved_sources
+    jar = build_jar()
     (folder / "conf").mkdir()
     (folder / "conf" / "spark-defaults.conf").write_text(
         f"spark.jars {jar}\nspark.sql.extensions {EXTENSION_CLASS}\n"
@@ -468,6 +415,13 @@ def test_connect_server_asks_through_the_planning_call(connect: Any, lineitem: P
     assert_same_rows(on, off, where)
     plan = query(connect)._explain_string(extended=True)
     assert ("lazyscan(where:" in plan) == taken, plan
+    # enable() named the lazyscan section in the server session's explain providers
+    [section] = plan.split("== Extended Information (lazyscan) ==\n")[1:]
+    line = section.splitlines()[0]
+    if taken:
+        assert line.startswith(f"file:{lineitem}: lazyscan(where: "), plan
+    else:  # the model's estimate is the reason
+        assert line.startswith(f"file:{lineitem}: Spark's reader: ") and "~" in line, plan
 
 
 def _on_and_off_connect(spark: Any, build: Any) -> tuple[list[Any], list[Any]]:

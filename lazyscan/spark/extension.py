@@ -41,7 +41,9 @@ How the parts meet:
   ``TBLPROPERTIES ('lazyscan.enabled'='false')`` (or the table option ``OPTIONS (lazyscan
   'false')``) for a catalog table.
 - :func:`decisions` lists the rule's latest decision per scan with its reason: what it read with
-  lazyscan, or why Spark's reader was kept (also logged at INFO on the driver).
+  lazyscan, or why Spark's reader was kept (also logged at INFO on the driver). ``explain()``
+  shows the same per scan of its plan, in a ``lazyscan`` section (``LazyScanExplain``, named in
+  ``spark.sql.extendedExplainProviders`` by :func:`configure` and :func:`enable`).
 """
 
 from __future__ import annotations
@@ -60,10 +62,13 @@ from typing import Any
 
 from lazyscan.errors import LazyScanError, OptionError, UnsupportedFeatureError
 from lazyscan.spark.choose import CostModel
-from lazyscan.spark.compat import conf_value, spark_version, spark_version_text
+from lazyscan.spark.compat import conf_value, is_connect, spark_version, spark_version_text
 
 #: the value of ``spark.sql.extensions`` that injects the rule
 EXTENSION_CLASS = "lazyscan.spark.jvm.LazyScanExtension"
+#: the class that adds the ``lazyscan`` section to ``explain()`` (Spark's setting below)
+EXPLAIN_CLASS = "lazyscan.spark.jvm.LazyScanExplain"
+EXPLAIN_CONF = "spark.sql.extendedExplainProviders"
 #: the session setting that turns the rule off for the queries optimized while it is ``false``
 ENABLED_CONF = "spark.lazyscan.enabled"
 #: the Java sources of the rule, shipped in the package
@@ -188,7 +193,26 @@ def configure(builder: Any) -> Any:
     options = getattr(builder, "_options", {})  # settings given to this builder so far
     builder.config("spark.jars", _appended(options.get("spark.jars"), jar))
     builder.config("spark.sql.extensions", _appended(options.get("spark.sql.extensions"), EXTENSION_CLASS))
+    builder.config(EXPLAIN_CONF, _appended(options.get(EXPLAIN_CONF), EXPLAIN_CLASS))
     return builder
+
+
+def _add_explain_section(spark: Any) -> None:
+    """Name :data:`EXPLAIN_CLASS` in ``spark``'s ``spark.sql.extendedExplainProviders`` (a
+    session setting) when the session's class loader finds it: Spark fails ``explain()`` on a
+    provider it cannot load. On Spark Connect the server's loader is not reachable: its
+    ``spark.jars`` hold the class when the extension is active."""
+    current = conf_value(spark, EXPLAIN_CONF)
+    if EXPLAIN_CLASS in [c.strip() for c in (current or "").split(",")]:
+        return
+    if not is_connect(spark):
+        jvm = spark.sparkContext._jvm
+        try:
+            loader = jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
+            jvm.java.lang.Class.forName(EXPLAIN_CLASS, False, loader)
+        except Exception:
+            return  # the rule's jar is not on the session's class path (loaded some other way)
+    spark.conf.set(EXPLAIN_CONF, _appended(current, EXPLAIN_CLASS))
 
 
 def enable(spark: Any, push_filters: bool | str = "auto", costs: CostModel | None = None) -> None:
@@ -212,6 +236,7 @@ def enable(spark: Any, push_filters: bool | str = "auto", costs: CostModel | Non
 
     register(spark, push_filters)
     enable_choice(spark, costs)
+    _add_explain_section(spark)
 
 
 def decisions(spark: Any) -> list[str]:

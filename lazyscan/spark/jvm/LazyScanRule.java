@@ -16,6 +16,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.IsNotNull;
@@ -54,6 +55,7 @@ import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
 import org.apache.spark.sql.execution.datasources.FileFormat;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
@@ -146,6 +148,10 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       Set.of("path", "paths", "mergeschema", "serialization.format", "partitionoverwritemode", READER_OPTION);
 
   private static final String NO_FILTER = "no filter on the scan";
+
+  /** Why Spark's reader was kept, on a kept file relation and the Project / Filter chain above
+   * it (read by {@link LazyScanExplain}). */
+  static final TreeNodeTag<String> KEPT_READER = new TreeNodeTag<>("lazyscan.sparkReaderKept");
 
   /** The session setting that turns key filters from joins off ({@code false}). */
   public static final String KEY_FILTERS = "spark.lazyscan.keyFilter.enabled";
@@ -245,6 +251,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         reason = kept != null ? kept : NO_FILTER;
       }
       Decisions.record(session, describe(r), "Spark's reader: " + reason);
+      r.setTagValue(KEPT_READER, reason);
       return plan;
     }
     if (plan instanceof HiveTableRelation) {
@@ -270,13 +277,22 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         return withKeyFilter((Join) join, reasons);
       }
     }
-    return plan.mapChildren(
+    LogicalPlan rewritten = plan.mapChildren(
         new AbstractFunction1<LogicalPlan, LogicalPlan>() {
           @Override
           public LogicalPlan apply(LogicalPlan child) {
             return rewrite(child, everyScan, reasons);
           }
         });
+    // the reason also on the Project / Filter chain above a kept scan: Spark's partition pruning
+    // of a catalog table puts a new relation under that chain, and the chain keeps its tags
+    if ((rewritten instanceof Filter || rewritten instanceof Project)) {
+      scala.Option<String> kept = rewritten.children().head().getTagValue(KEPT_READER);
+      if (kept.isDefined()) {
+        rewritten.setTagValue(KEPT_READER, kept.get());
+      }
+    }
+    return rewritten;
   }
 
   /** {@code plan} with its file relation replaced, or null when it does not match (the reason
@@ -700,11 +716,17 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
   }
 
   private static String describe(LogicalRelation r) {
-    if (r.catalogTable().isDefined()) {
-      return "table " + r.catalogTable().get().identifier().unquotedString();
+    return describe(r.catalogTable().isDefined() ? r.catalogTable().get().identifier() : null,
+        (HadoopFsRelation) r.relation());
+  }
+
+  /** A scan as the decisions name it: {@code table <name>}, or the first root paths of its files. */
+  static String describe(TableIdentifier table, HadoopFsRelation relation) {
+    if (table != null) {
+      return "table " + table.unquotedString();
     }
     List<String> paths = new ArrayList<>();
-    for (Path p : CollectionConverters.asJava(((HadoopFsRelation) r.relation()).location().rootPaths())) {
+    for (Path p : CollectionConverters.asJava(relation.location().rootPaths())) {
       if (paths.size() == 3) {
         paths.add("...");
         break;
@@ -867,7 +889,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       names.add(a.name());
     }
     org.apache.spark.sql.connector.catalog.Table named =
-        LazyScanTable.wrap(v2.table(), conjuncts, String.join(", ", names), keys, size, partitionColumns);
+        LazyScanTable.wrap(v2.table(), conjuncts, String.join(", ", names), keys, size, partitionColumns, described);
     Decisions.record(session, described, named.name());
     return v2.copy(named, seq(columns), v2.catalog(), v2.identifier(), v2.options(), v2.timeTravelSpec());
   }
@@ -1052,6 +1074,12 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       if (!decision.equals(before)) {
         org.slf4j.LoggerFactory.getLogger(LazyScanRule.class).info("lazyscan: {}: {}", scan, decision);
       }
+    }
+
+    /** The latest decision for {@code scan} in {@code session}, or null. */
+    static synchronized String latest(SparkSession session, String scan) {
+      java.util.LinkedHashMap<String, String> latest = BY_SESSION.get(session);
+      return latest == null ? null : latest.get(scan);
     }
 
     static synchronized String[] of(SparkSession session) {

@@ -27,25 +27,28 @@ final class LazyScanTable implements SupportsRead {
   private final Map<String, Integer> keys;
   private final long sizeInBytes;
   private final List<String> partitionColumns;
+  private final String described;
 
   private LazyScanTable(SupportsRead python, String name, List<String> conjuncts, Map<String, Integer> keys,
-      long sizeInBytes, List<String> partitionColumns) {
+      long sizeInBytes, List<String> partitionColumns, String described) {
     this.python = python;
     this.name = name;
     this.conjuncts = List.copyOf(conjuncts);
     this.keys = new java.util.TreeMap<>(keys);
     this.sizeInBytes = sizeInBytes;
     this.partitionColumns = List.copyOf(partitionColumns);
+    this.described = described;
   }
 
   /**
    * {@code table} named for {@code where} and {@code columns} (and {@code keys}: column name to
    * key count); {@code conjuncts}: the translated conjuncts {@code where} ANDs; {@code
    * sizeInBytes}: Spark's estimate of the replaced file relation (for the columns read); {@code
-   * partitionColumns}: the relation's partition columns.
+   * partitionColumns}: the relation's partition columns; {@code described}: the replaced scan
+   * as the decisions name it.
    */
   static Table wrap(Table table, List<String> conjuncts, String columns, Map<String, Integer> keys, long sizeInBytes,
-      List<String> partitionColumns) {
+      List<String> partitionColumns, String described) {
     if (!(table instanceof SupportsRead)) {
       return table;
     }
@@ -55,12 +58,17 @@ final class LazyScanTable implements SupportsRead {
       name.append(", keys: ").append(k.getKey()).append(" (").append(k.getValue()).append(" keys)");
     }
     return new LazyScanTable(
-        (SupportsRead) table, name.append(')').toString(), conjuncts, keys, sizeInBytes, partitionColumns);
+        (SupportsRead) table, name.append(')').toString(), conjuncts, keys, sizeInBytes, partitionColumns, described);
   }
 
   /** The key filters of the scan: column name to number of keys. */
   Map<String, Integer> keys() {
     return keys;
+  }
+
+  /** The replaced scan as the decisions name it: {@code table <name>} or its paths. */
+  String described() {
+    return described;
   }
 
   /** The partition columns of the replaced relation. */
