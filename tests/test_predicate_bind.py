@@ -557,3 +557,64 @@ def test_view_and_large_types() -> None:
             assert got.to_pylist() == expected, sql
     got = evaluate_kleene(bind(parse_predicate("sv LIKE 'a_'"), table.schema), table)
     assert got.to_pylist() == [True, False, None, True]
+
+
+_SCALAR_CASES = [
+    (True, pa.bool_()), (False, pa.bool_()),
+    *[(v, t) for t in [pa.int8(), pa.int16(), pa.int32(), pa.int64()] for v in [0, -1, 1, -(2 ** (t.bit_width - 1)),
+                                                                              2 ** (t.bit_width - 1) - 1]],
+    *[(v, t) for t in [pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()] for v in [0, 1, 2 ** t.bit_width - 1]],
+    (1.5, pa.float32()), (-0.0, pa.float64()), (math.inf, pa.float64()), (1e300, pa.float64()),
+    (19_000, pa.date32()), (-1, pa.date32()), (1_700_000_000_000, pa.date64()),
+    (1_700_000_000_123_456, pa.timestamp("us")), (-5, pa.timestamp("ns", tz="UTC")), (17, pa.timestamp("s")),
+    (3_600_000, pa.time32("ms")), (3_600_000_000, pa.time64("us")), (-7, pa.duration("ms")),
+    ("", pa.string()), ("näme ✓", pa.string()), ("x" * 1000, pa.large_string()),
+    (b"", pa.binary()), (b"\x00\xff", pa.binary()), (b"ab", pa.large_binary()),
+    ("s", pa.string_view()), (Decimal("1.25"), pa.decimal128(5, 2)),
+]
+
+
+@pytest.mark.parametrize(("value", "t"), _SCALAR_CASES, ids=[f"{t}-{i}" for i, (_, t) in enumerate(_SCALAR_CASES)])
+def test_scalar_of_equals_pyarrows_scalar(value: Any, t: pa.DataType) -> None:
+    from lazyscan.predicate.bind import scalar_of
+
+    got, expected = scalar_of(value, t), pa.scalar(value, type=t)
+    assert got.type == expected.type and got.is_valid
+    if isinstance(value, float) and math.isnan(value):
+        assert math.isnan(got.as_py())
+    else:
+        assert got.equals(expected) and got.as_py() == expected.as_py(), (got, expected)
+    if isinstance(value, float) and value == 0:
+        assert math.copysign(1, got.as_py()) == math.copysign(1, value)
+
+
+@pytest.mark.parametrize(("value", "t"), [(2 ** 31, pa.int32()), (-1, pa.uint8()), (2 ** 64, pa.uint64())])
+def test_scalar_of_out_of_range_fails_as_pyarrow_does(value: int, t: pa.DataType) -> None:
+    from lazyscan.predicate.bind import scalar_of
+
+    with pytest.raises((pa.ArrowInvalid, OverflowError)) as pyarrows:
+        pa.scalar(value, type=t)
+    with pytest.raises(pyarrows.type):
+        scalar_of(value, t)
+
+
+def test_binding_a_filter_does_not_import_pandas(tmp_path: Any) -> None:
+    """A fresh process (a Spark worker planning a read) binds a filter without importing pandas."""
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"i": pa.array([1, 2], pa.int32()), "s": ["a", "b"], "f": [1.0, 2.0],
+                             "d": pa.array([1, 2], pa.date32())}), path)
+    script = (
+        "import sys, pyarrow.parquet as pq\n"
+        "from lazyscan.predicate import bind, parse_predicate\n"
+        f"schema = pq.read_schema({str(path)!r})\n"
+        "bind(parse_predicate(\"i = 5 AND s = 'x' AND f < 2.5 AND d >= DATE'1970-01-02' AND i IN (1, 2)\"), schema)\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False", done.stdout

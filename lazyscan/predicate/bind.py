@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import decimal
 import math
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -462,13 +463,52 @@ def make_literal(ref: BoundRef, storage: Any) -> BoundLiteral:
         raw = pa.py_buffer(int(storage).to_bytes(t.bit_width // 8, "little", signed=True))
         scalar = pa.Array.from_buffers(et, 1, [None, raw])[0]
     elif pa.types.is_string(et) or pa.types.is_large_string(et) or pa.types.is_string_view(et):
-        scalar = pa.scalar(storage.decode("utf-8"), type=et)
+        scalar = scalar_of(storage.decode("utf-8"), et)
     elif pa.types.is_floating(t):
         storage = float(storage)
-        scalar = pa.scalar(storage, type=et)
+        scalar = scalar_of(storage, et)
     else:
-        scalar = pa.scalar(storage, type=et)
+        scalar = scalar_of(storage, et)
     return BoundLiteral(storage, scalar)
+
+
+_PACKED_INTS = {(8, True): "<b", (16, True): "<h", (32, True): "<i", (64, True): "<q",
+                (8, False): "<B", (16, False): "<H", (32, False): "<I", (64, False): "<Q"}
+
+
+def scalar_of(value: Any, t: pa.DataType) -> pa.Scalar:
+    """``pa.scalar(value, type=t)``, built from buffers for the common cases: pyarrow converts
+    a Python value only after checking it is no pandas object, which imports pandas (0.2 s in
+    a fresh process, such as the Spark worker that plans a read)."""
+    data: bytes | None = None
+    offsets: bytes | None = None
+    if isinstance(value, bool):
+        if pa.types.is_boolean(t):
+            data = b"\x01" if value else b"\x00"
+    elif isinstance(value, int):
+        signed = pa.types.is_signed_integer(t) or pa.types.is_temporal(t)
+        fmt = _PACKED_INTS.get((t.bit_width, signed)) if (pa.types.is_integer(t) or pa.types.is_temporal(t)) else None
+        if fmt is not None and not pa.types.is_interval(t):
+            try:
+                data = struct.pack(fmt, value)
+            except struct.error:  # out of the type's range: pyarrow says so
+                data = None
+    elif isinstance(value, float):
+        if pa.types.is_float32(t):
+            data = struct.pack("<f", value)
+        elif pa.types.is_float64(t):
+            data = struct.pack("<d", value)
+    elif isinstance(value, (str, bytes)):
+        raw = value.encode("utf-8") if isinstance(value, str) else value
+        text = isinstance(value, str)
+        if (pa.types.is_string(t) and text) or (pa.types.is_binary(t) and not text):
+            offsets, data = struct.pack("<ii", 0, len(raw)), raw
+        elif (pa.types.is_large_string(t) and text) or (pa.types.is_large_binary(t) and not text):
+            offsets, data = struct.pack("<qq", 0, len(raw)), raw
+    if data is None:
+        return pa.scalar(value, type=t)
+    buffers = [None, pa.py_buffer(data)] if offsets is None else [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(t, 1, buffers)[0]
 
 
 # ---------------------------------------------------------------------------------------------
