@@ -28,6 +28,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +197,26 @@ def test_needle_goes_to_lazyscan(session: _Session, lineitem: Path, route: str) 
     assert "lazyscan(where: `l_comment` = 'needle in the lineitems'" in plan, plan
     verdict = _verdict(session, lineitem)
     assert ": lazyscan: lazyscan ~" in verdict and f"by the {route}" in verdict, verdict
+
+
+def test_scan_of_a_join_must_save_more(session: _Session, lineitem: Path, route: str) -> None:
+    """The rule tells the model how many relations the query reads: the needle scan alone goes
+    to lazyscan, the same scan joined with another relation keeps Spark's reader when the model
+    expects it to save less than ``query_min_saving_s`` (here set out of reach)."""
+    spark = session.spark
+    session.use_costs(replace(COSTS, query_min_saving_s=1e6))
+    try:
+        alone = spark.read.parquet(str(lineitem)).where(NEEDLE).select("l_orderkey")
+        assert "lazyscan(where:" in optimized_plan(alone)
+        other = spark.read.parquet(str(lineitem)).where("l_orderkey < 100").select("l_orderkey")
+        joined = alone.join(other, "l_orderkey")
+        assert "lazyscan(where:" not in optimized_plan(joined)
+        needle = [v for v in session.verdicts() if "needle in the lineitems" in v]
+        assert any("a scan of a query reading 2 relations must save" in v for v in needle), needle
+        assert_same_rows(joined.collect(), [r for r in alone.collect() if r.l_orderkey < 100], "join")
+    finally:
+        session.use_costs(COSTS)
+        session.forget()
 
 
 # Spark SQL filters; the needed columns of the rule's scan (output and filter columns)

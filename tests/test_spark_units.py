@@ -8,6 +8,7 @@ import dataclasses
 import datetime as dt
 import decimal
 import math
+import pathlib
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -651,3 +652,30 @@ def test_key_filter_options_are_weighed_by_the_decision(tmp_path):
         decide_options({**base, "keyFilter.nope": keys}, SessionDefaults(), slow_spark)
     with pytest.raises(OptionError, match=r"keyFilter\.k"):
         decide_options({**base, "keyFilter.k": "damaged"}, SessionDefaults(), slow_spark)
+
+
+def test_a_scan_of_a_larger_query_must_save_more(tmp_path: pathlib.Path) -> None:
+    """``queryScans`` (the relations the rule's query reads): above one, lazyscan must be
+    expected to save ``query_min_saving_s``, else Spark's reader is kept and the reason says so."""
+    from lazyscan.spark.choose import CostModel
+    from lazyscan.spark.decision import decide_options
+    from lazyscan.spark.options import SessionDefaults
+
+    path = tmp_path / "t.parquet"
+    n = 200_000
+    pq.write_table(pa.table({"k": pa.array(range(n), pa.int64()), "s": [f"v{i % 977}" for i in range(n)]}), path,
+                   row_group_size=20_000)
+    base = {"path": str(path), "where": "k = 123457", "columns": '["k", "s"]', "cores": "2"}
+    slow_spark = CostModel(spark_bytes_per_s=1e6, spark_value_s=1e-6)
+    alone = decide_options(base, SessionDefaults(), slow_spark)
+    assert alone.use_lazyscan and alone.spark_seconds is not None and alone.lazyscan_seconds is not None
+    saving = alone.spark_seconds - alone.lazyscan_seconds
+    generous = dataclasses.replace(slow_spark, query_min_saving_s=saving / 2)
+    assert decide_options({**base, "queryScans": "3"}, SessionDefaults(), generous).use_lazyscan  # saves enough
+    demanding = dataclasses.replace(slow_spark, query_min_saving_s=saving * 10)
+    assert decide_options({**base, "queryScans": "1"}, SessionDefaults(), demanding).use_lazyscan
+    kept = decide_options({**base, "QUERYSCANS": "2"}, SessionDefaults(), demanding)
+    assert not kept.use_lazyscan
+    assert "a scan of a query reading 2 relations must save" in kept.reason and "lazyscan ~" in kept.reason
+    with pytest.raises(OptionError, match="queryScans"):
+        decide_options({**base, "queryScans": "two"}, SessionDefaults(), slow_spark)

@@ -116,6 +116,13 @@ class CostModel:
     lazyscan_scan_factor: float = 1.0
     #: lazyscan: Arrow output moving from the Python workers into the JVM, per core
     lazyscan_output_bytes_per_s: float = 100e6
+    #: transparent mode: the least a scan of a query reading more than one relation must be
+    #: expected to save for lazyscan to take it. Inside a join its stage shares the cores with
+    #: the other scans, and the per-scan model sees none of that: at TPC-H SF10 the scans it
+    #: expected to save 0.11-0.32 s (the orders scans of Q4, Q5, Q10, lineitem of Q20) made
+    #: their queries 1.03-1.08x slower, those expected to save 0.70-1.74 s (Q6, Q12, Q14,
+    #: Q15, Q19) made them 0.55-0.92x
+    query_min_saving_s: float = 0.5
     #: Spark's reader: schema inference, planning and the job
     spark_read_s: float = 0.075
     #: Spark's reader: each wave of tasks, besides parsing the footer

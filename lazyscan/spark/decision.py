@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from pyspark.sql.types import StringType, StructField, StructType
@@ -52,6 +53,8 @@ CHOICE_SOURCE = "lazyscanChoice"
 VERDICT_FIELD = "lazyscan_choice"
 #: the option with the session's cores (``spark.sparkContext.defaultParallelism``)
 CORES_OPTION = "cores"
+#: the option with the number of relations the query reads (its subqueries included)
+QUERY_SCANS_OPTION = "queryScans"
 #: the session setting: ``auto`` (the cost model decides) or ``lazyscan`` (every scan the rule
 #: can take, as before the cost model)
 CHOICE_CONF = "spark.lazyscan.choice"
@@ -66,12 +69,36 @@ def decide_options(
     lowered = {k.lower(): k for k in rest}
     where = rest.pop(lowered["where"]) if "where" in lowered else None
     columns = parse_columns(rest.pop(lowered[COLUMNS_OPTION])) if COLUMNS_OPTION in lowered else None
-    cores_text = rest.pop(lowered[CORES_OPTION]) if CORES_OPTION in lowered else "1"
+    cores = _whole_number(rest, lowered, CORES_OPTION)
+    query_scans = _whole_number(rest, lowered, QUERY_SCANS_OPTION)
+    costs = costs or CostModel()
+    est = estimate_source(rest, columns, where, defaults=defaults, cores=cores, costs=costs)
+    return in_query(est, query_scans, costs)
+
+
+def _whole_number(options: dict[str, str], lowered: dict[str, str], name: str) -> int:
+    text = options.pop(lowered[name.lower()]) if name.lower() in lowered else "1"
     try:
-        cores = max(1, int(cores_text))
+        return max(1, int(text))
     except ValueError:
-        raise OptionError(f"option 'cores' must be a whole number, got {cores_text!r}") from None
-    return estimate_source(rest, columns, where, defaults=defaults, cores=cores, costs=costs)
+        raise OptionError(f"option {name!r} must be a whole number, got {text!r}") from None
+
+
+def in_query(est: Estimate, query_scans: int, costs: CostModel) -> Estimate:
+    """``est`` for a scan of a query reading ``query_scans`` relations: inside a larger query
+    lazyscan must be expected to save at least ``costs.query_min_saving_s``, or Spark's reader
+    is kept (see :class:`~lazyscan.spark.choose.CostModel`)."""
+    if query_scans <= 1 or not est.use_lazyscan or est.lazyscan_seconds is None or est.spark_seconds is None:
+        return est
+    saving = est.spark_seconds - est.lazyscan_seconds
+    if saving >= costs.query_min_saving_s:
+        return est
+    return replace(
+        est,
+        use_lazyscan=False,
+        reason=f"expected to save ~{saving:.2f} s, under the {costs.query_min_saving_s:.2f} s a scan of a query "
+        f"reading {query_scans} relations must save ({est.reason})",
+    )
 
 
 def verdict_metadata(options: dict[str, str], defaults: SessionDefaults, costs: CostModel | None) -> dict[str, Any]:

@@ -54,6 +54,7 @@ public final class LazyScanChoice {
   public static final String SOURCE = "lazyscanChoice";
 
   private static final String CORES_OPTION = "cores";
+  private static final String QUERY_SCANS_OPTION = "queryscans";
   private static final int KEPT = 1024;
   /** Decisions by session, options and listing; the least recently used go first. */
   private static final Map<String, Verdict> DECIDED =
@@ -104,6 +105,16 @@ public final class LazyScanChoice {
    * reader is kept, for the log and the plan.
    */
   public static String keepSparkReason(SparkSession session, HadoopFsRelation files, Map<String, String> options) {
+    return keepSparkReason(session, files, options, 1);
+  }
+
+  /**
+   * As {@link #keepSparkReason(SparkSession, HadoopFsRelation, Map)} for a scan of a query that
+   * reads {@code queryScans} relations in all (its subqueries included): the model holds a scan
+   * of a larger query to a larger saving.
+   */
+  public static String keepSparkReason(
+      SparkSession session, HadoopFsRelation files, Map<String, String> options, int queryScans) {
     String mode = session.conf().get(CHOICE, "auto").trim().toLowerCase(Locale.ROOT);
     if (mode.equals("lazyscan")) {
       return null;
@@ -116,6 +127,7 @@ public final class LazyScanChoice {
       asked.put(e.getKey().toLowerCase(Locale.ROOT), e.getValue());
     }
     asked.put(CORES_OPTION, Integer.toString(session.sparkContext().defaultParallelism()));
+    asked.put(QUERY_SCANS_OPTION, Integer.toString(Math.max(1, queryScans)));
     String id = sessionId(session);
     Map<String, String> decisive = new TreeMap<>(asked);
     if (decisive.containsKey("where")) {

@@ -149,6 +149,10 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
   private static final String NO_FILTER = "no filter on the scan";
 
+  /** The relations the query being optimized reads (the cost model asks more of a scan in a
+   * larger query). */
+  private static final ThreadLocal<Integer> QUERY_SCANS = ThreadLocal.withInitial(() -> 1);
+
   /** Why Spark's reader was kept, on a kept file relation and the Project / Filter chain above
    * it (read by {@link LazyScanExplain}). */
   static final TreeNodeTag<String> KEPT_READER = new TreeNodeTag<>("lazyscan.sparkReaderKept");
@@ -204,7 +208,42 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       // input_file_name() and friends are known to Spark's file scans only
       everyScan = "the query calls input_file_name() or input_file_block_start/length()";
     }
-    return rewrite(plan, everyScan, new IdentityHashMap<>());
+    QUERY_SCANS.set(Math.max(scans(plan), inSubquery() ? 2 : 1));
+    try {
+      return rewrite(plan, everyScan, new IdentityHashMap<>());
+    } finally {
+      QUERY_SCANS.remove();
+    }
+  }
+
+  /**
+   * Whether the plan being optimized is a subquery of a larger query: Spark's {@code
+   * OptimizeSubqueries} runs the whole optimizer on each subquery's plan, before the operator
+   * optimization of the query around it, so the rule sees the subquery alone.
+   */
+  private static boolean inSubquery() {
+    for (StackTraceElement frame : Thread.currentThread().getStackTrace()) {
+      if (frame.getClassName().startsWith("org.apache.spark.sql.catalyst.optimizer.Optimizer$OptimizeSubqueries")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The relations {@code plan} reads, in its subqueries too. */
+  private static int scans(LogicalPlan plan) {
+    if (plan instanceof LogicalRelation || plan instanceof HiveTableRelation || plan instanceof DataSourceV2Relation
+        || plan instanceof org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation) {
+      return 1;
+    }
+    int n = 0;
+    for (LogicalPlan child : CollectionConverters.asJava(plan.children())) {
+      n += scans(child);
+    }
+    for (LogicalPlan subquery : CollectionConverters.asJava(plan.subqueries())) {
+      n += scans(subquery);
+    }
+    return n;
   }
 
   private boolean isTrue(String key, String fallback) {
@@ -827,7 +866,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         keys.put(k.getKey(), k.getValue().count);
       }
       // the cost model of lazyscan.spark.read (asked before the lazyscan relation is planned)
-      String choice = LazyScanChoice.keepSparkReason(session, fs, options);
+      String choice = LazyScanChoice.keepSparkReason(session, fs, options, QUERY_SCANS.get());
       if (choice != null) {
         reasons.put(relation, choice);
         return null;
