@@ -208,11 +208,13 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       // input_file_name() and friends are known to Spark's file scans only
       everyScan = "the query calls input_file_name() or input_file_block_start/length()";
     }
+    // restored afterwards: collecting a key filter's keys optimizes another query on this thread
+    Integer outer = QUERY_SCANS.get();
     QUERY_SCANS.set(Math.max(scans(plan), inSubquery() ? 2 : 1));
     try {
       return rewrite(plan, everyScan, new IdentityHashMap<>());
     } finally {
-      QUERY_SCANS.remove();
+      QUERY_SCANS.set(outer);
     }
   }
 
