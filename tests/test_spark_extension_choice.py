@@ -219,6 +219,29 @@ def test_scan_of_a_join_must_save_more(session: _Session, lineitem: Path, route:
         session.forget()
 
 
+def test_key_filtered_scan_counts_the_whole_query(session: _Session, lineitem: Path, tmp_path: Path) -> None:
+    """The key filter's keys are collected by a query optimized on the same thread; the fact
+    scan's decision after it still counts the relations of the whole join."""
+    spark = session.spark
+    dim = tmp_path / "dim.parquet"
+    pq.write_table(pa.table({"k": pa.array([4, 8, 400004], pa.int64()), "tag": ["a", "b", "a"]}), dim)
+    session.use_costs(replace(COSTS, query_min_saving_s=1e6))
+    spark.conf.set("spark.lazyscan.keyFilter.enabled", "true")
+    try:
+        fact = spark.read.parquet(str(lineitem)).select("l_orderkey", "l_quantity")
+        small = spark.read.parquet(str(dim)).where("tag = 'a'")
+        joined = fact.join(small, fact.l_orderkey == small.k)
+        assert "lazyscan(" not in optimized_plan(joined)
+        keyed = [v for v in session.verdicts() if str(lineitem) in v]
+        assert keyed, session.verdicts()  # the fact scan was asked about with the keys
+        assert all("a scan of a query reading 2 relations must save" in v for v in keyed), keyed
+        assert sorted(r.l_orderkey for r in joined.collect()) == [4, 400004]
+    finally:
+        spark.conf.unset("spark.lazyscan.keyFilter.enabled")
+        session.use_costs(COSTS)
+        session.forget()
+
+
 # Spark SQL filters; the needed columns of the rule's scan (output and filter columns)
 FILTERS = [
     (NEEDLE, ["l_orderkey", "l_comment"]),
