@@ -2,8 +2,10 @@
 
 The rule (``jvm/LazyScanRule.java``) asks ``jvm/LazyScanChoice.java`` about each scan it could
 take over, with the options it gives the ``lazyscan`` data source (files or table, ``where``,
-the needed ``columns``) and the session's cores. That class asks the cost model of
-:func:`lazyscan.spark.read` (one model, in Python: :func:`decide_options`) on one of two routes:
+the needed ``columns``), the session's cores and the number of relations the query reads (a
+scan of a larger query must be expected to save more: :func:`in_query`). That class asks the
+cost model of :func:`lazyscan.spark.read` (one model, in Python: :func:`decide_options`) on one
+of two routes:
 
 - **the driver's model** (classic sessions): :func:`enable_choice` registers a
   :class:`DriverModel` with the session's JVM, which calls it back through Py4J's callback
