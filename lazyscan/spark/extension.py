@@ -167,8 +167,13 @@ def build_jar(folder: Path | None = None) -> Path:
     return jar
 
 
+def _items(setting: str | None) -> list[str]:
+    """The entries of a comma-separated setting (``spark.jars``, ``spark.sql.extensions``, ...)."""
+    return [v.strip() for v in (setting or "").split(",") if v.strip()]
+
+
 def _appended(current: str | None, value: str) -> str:
-    items = [v.strip() for v in (current or "").split(",") if v.strip()]
+    items = _items(current)
     return ",".join(items if value in items else [*items, value])
 
 
@@ -203,7 +208,7 @@ def _add_explain_section(spark: Any) -> None:
     provider it cannot load. On Spark Connect the server's loader is not reachable: its
     ``spark.jars`` hold the class when the extension is active."""
     current = conf_value(spark, EXPLAIN_CONF)
-    if EXPLAIN_CLASS in [c.strip() for c in (current or "").split(",")]:
+    if EXPLAIN_CLASS in _items(current):
         return
     if not is_connect(spark):
         jvm = spark.sparkContext._jvm
@@ -224,8 +229,7 @@ def enable(spark: Any, push_filters: bool | str = "auto", costs: CostModel | Non
     :func:`configure` (the extension is a static setting of the session).
     """
     _check_spark()
-    extensions = conf_value(spark, "spark.sql.extensions") or ""
-    if EXTENSION_CLASS not in [e.strip() for e in extensions.split(",")]:
+    if EXTENSION_CLASS not in _items(conf_value(spark, "spark.sql.extensions")):
         raise OptionError(
             f"the session runs without lazyscan's extension ({EXTENSION_CLASS} is not in "
             "spark.sql.extensions): start it with lazyscan.spark.configure(SparkSession.builder)"

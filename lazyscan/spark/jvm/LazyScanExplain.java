@@ -75,7 +75,7 @@ public final class LazyScanExplain implements ExtendedExplainGenerator {
         return tagged;
       }
     }
-    if (!"true".equalsIgnoreCase(scan.session().sessionState().conf().getConfString(LazyScanRule.ENABLED, "true").trim())) {
+    if (!LazyScanRule.isTrue(scan.session().sessionState().conf(), LazyScanRule.ENABLED, "true")) {
       return LazyScanRule.ENABLED + " is false";
     }
     String latest = LazyScanRule.Decisions.latest(scan.session(), described);

@@ -249,7 +249,12 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
   }
 
   private boolean isTrue(String key, String fallback) {
-    return "true".equalsIgnoreCase(conf().getConfString(key, fallback).trim());
+    return isTrue(conf(), key, fallback);
+  }
+
+  /** Whether the session setting {@code key} (default {@code fallback}) is {@code true}. */
+  static boolean isTrue(org.apache.spark.sql.internal.SQLConf conf, String key, String fallback) {
+    return "true".equalsIgnoreCase(conf.getConfString(key, fallback).trim());
   }
 
   private static boolean readsInputFile(LogicalPlan plan) {
@@ -327,7 +332,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         });
     // the reason also on the Project / Filter chain above a kept scan: Spark's partition pruning
     // of a catalog table puts a new relation under that chain, and the chain keeps its tags
-    if ((rewritten instanceof Filter || rewritten instanceof Project)) {
+    if (rewritten instanceof Filter || rewritten instanceof Project) {
       scala.Option<String> kept = rewritten.children().head().getTagValue(KEPT_READER);
       if (kept.isDefined()) {
         rewritten.setTagValue(KEPT_READER, kept.get());
