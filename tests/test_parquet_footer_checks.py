@@ -295,6 +295,7 @@ def test_optional_column_declared_required_is_refused_on_every_route(
                    use_dictionary=dictionary, row_group_size=rows, store_schema=False)
     patch = ParquetPatch(path)
     patch.footer[2].value[1][1][3] = Node(T.I32, 0)  # repetition_type REQUIRED
+    patch.metadata(0, 0).pop(16)  # no size statistics (older writers): the pages must show it
     clear_caches()
     damaged = patch.write(tmp_path / "required.parquet")
     pf = ParquetFile(damaged)
@@ -304,3 +305,25 @@ def test_optional_column_declared_required_is_refused_on_every_route(
         assert e.value.location.column == "x" and e.value.location.page is not None
     with pytest.raises(CorruptFileError):
         lazyscan.scan(str(damaged), where="x = 's05-5'").to_table()
+
+
+def test_level_histogram_of_another_schema_is_refused(tmp_path: Path) -> None:
+    """An OPTIONAL boolean column declared REQUIRED: a required boolean's PLAIN values fit in the
+    levels' bytes, so its pages decode; the size statistics' definition level histogram (two
+    counts, for levels 0 and 1) says the column has nulls, and pyarrow refuses it too."""
+    table = pa.table({"b": pa.array([None if i % 5 == 0 else i % 3 == 0 for i in range(400)])})
+    path = tmp_path / "optional.parquet"
+    pq.write_table(table, path, store_schema=False)
+    patch = ParquetPatch(path)
+    assert len(patch.metadata(0, 0)[16].value[3].value[1]) == 2  # the definition level histogram
+    patch.footer[2].value[1][1][3] = Node(T.I32, 0)  # repetition_type REQUIRED
+    clear_caches()
+    damaged = patch.write(tmp_path / "required.parquet")
+    with pytest.raises(OSError, match="histogram"):
+        pq.read_table(damaged)
+    with pytest.raises(CorruptFileError, match="definition level histogram has 2 counts, the schema's maximum definition level is 0") as e:
+        lazyscan.scan(str(damaged)).to_table()
+    assert e.value.location.column == "b"
+    with pytest.raises(CorruptFileError, match="histogram"):
+        ParquetFile(damaged).read_column(0, "b", np.array([3]))
+    assert lazyscan.scan(str(path)).to_table().equals(table)

@@ -276,6 +276,17 @@ class Footer:
             raise self.error(CorruptFileError, "column chunk has no metadata", **where)
         if md.type != desc.physical_type:
             raise self.error(CorruptFileError, "column chunk type differs from the schema", **where)
+        # a histogram has one count per level: one of another length is of another schema (an
+        # optional column declared required would have its levels read as values)
+        for kind, length, max_level in zip(
+            ("repetition", "definition"), md.level_histogram_lengths, (desc.max_repetition_level, desc.max_definition_level)
+        ):
+            if length and length != max_level + 1:
+                raise self.error(
+                    CorruptFileError,
+                    f"the chunk's {kind} level histogram has {length} counts, the schema's maximum {kind} level is {max_level}",
+                    **where,
+                )
         return desc, chunk, md
 
     def type_defined_order(self, desc: ColumnDescriptor) -> bool | None:

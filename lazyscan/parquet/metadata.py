@@ -349,6 +349,8 @@ class ColumnMetaData:
     bloom_filter_offset: int | None
     bloom_filter_length: int | None
     key_value_metadata: dict[str, str | None]
+    #: lengths of the size statistics' repetition and definition level histograms (0: none)
+    level_histogram_lengths: tuple[int, int] = (0, 0)
 
     @property
     def chunk_start(self) -> int:
@@ -385,7 +387,13 @@ def column_metadata_from_thrift(f: dict[int, Any]) -> ColumnMetaData:
         bloom_filter_offset=_lenient_int(f.get(14)),
         bloom_filter_length=_lenient_int(f.get(15)),
         key_value_metadata=kv,
+        level_histogram_lengths=_level_histogram_lengths(f[16]) if 16 in f else (0, 0),
     )
+
+
+def _level_histogram_lengths(value: Any) -> tuple[int, int]:
+    sizes = _struct(value, "size statistics")
+    return tuple(len(_int_list(sizes.get(i, []), "level histogram")) for i in (2, 3))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
