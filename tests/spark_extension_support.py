@@ -9,10 +9,12 @@ extension applied to a new session on the shared context.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import lazyscan.spark
 from lazyscan.spark.extension import ENABLED_CONF, EXTENSION_CLASS, build_jar
+from lazyscan.spark.rule_tasks import enable_tasks
 
 #: the setting of the rule's choice (LazyScanChoice): ``lazyscan`` takes every scan it can
 CHOICE_CONF = "spark.lazyscan.choice"
@@ -65,6 +67,8 @@ def extension_session(shared: Any, shared_state: Any = None) -> Any:
     java_class.setActiveSession(session._jsparkSession)
     try:
         lazyscan.spark.enable(session)
+        # enable() finds the planner's JVM class on the driver's class path; here it is the loader's
+        enable_tasks(session, lazyscan.spark.register(session), loader.loadClass("lazyscan.spark.jvm.LazyScanTasks"))
     finally:
         java_class.setActiveSession(shared._jsparkSession)
     return session
@@ -102,17 +106,25 @@ def explain_section(df: Any) -> list[str]:
 
 
 def scan_options(df: Any) -> list[dict[str, str]]:
-    """The options of each lazyscan relation of ``df``'s optimized plan."""
-    leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()
-    out = []
-    for i in range(leaves.size()):
-        leaf = leaves.apply(i)
-        if leaf.getClass().getSimpleName() == "DataSourceV2ScanRelation":  # after Spark's V2 pushdown
-            leaf = leaf.relation()
-        if leaf.getClass().getSimpleName() == "DataSourceV2Relation" and str(leaf.table().name()).startswith("lazyscan("):
-            options = leaf.options().asCaseSensitiveMap()
-            out.append({str(k): str(v) for k, v in options.items()})
-    return out
+    """The data source options of each lazyscan scan of ``df``'s optimized plan (either route;
+    subqueries left out), by ``LazyScanTasks.scanOptions``."""
+    session = df.sparkSession
+    gateway = session.sparkContext._gateway
+    jvm = session.sparkContext._jvm
+    tasks = rule_loader(session).loadClass("lazyscan.spark.jvm.LazyScanTasks")
+    types = gateway.new_array(jvm.java.lang.Class, 1)
+    plan = df._jdf.queryExecution().optimizedPlan()
+    types[0] = jvm.java.lang.Class.forName("org.apache.spark.sql.catalyst.plans.logical.LogicalPlan")
+    args = gateway.new_array(jvm.java.lang.Object, 1)
+    args[0] = plan
+    return [json.loads(str(o)) for o in tasks.getMethod("scanOptions", types).invoke(None, args)]
+
+
+def scan_routes(df: Any) -> list[str]:
+    """``tasks`` or ``source`` for each lazyscan scan of ``df``'s optimized plan, in plan order."""
+    plan = optimized_plan(df)
+    return ["tasks" if line.lstrip(":+- ").startswith("MapInArrow lazyscan(") else "source"
+            for line in plan.splitlines() if "lazyscan(where:" in line]
 
 
 def on_and_off(spark: Any, build: Any, *, parquet_pushdown: bool = True) -> tuple[list[Any], list[Any], str, str]:

@@ -45,6 +45,7 @@ from lazyscan.spark.extension import (
     configure,
     jar_path,
 )
+from lazyscan.spark.rule_tasks import ROUTE_CONF, enable_tasks
 from lazyscan.spark.source import LazyScanDataSource
 from tests.spark_extension_support import (
     explain_section,
@@ -52,7 +53,9 @@ from tests.spark_extension_support import (
     on_and_off,
     optimized_plan,
     rule_decisions,
+    rule_loader,
     scan_options,
+    scan_routes,
 )
 from tests.spark_support import assert_same_rows, get_spark
 from tests.support.jvm import TEST_JVM_OPTIONS
@@ -146,12 +149,62 @@ def test_same_rows_on_and_off(spark: Any, data: Path, where: str, columns: list[
     assert "lazyscan" not in off_plan, off_plan
 
 
-def test_plan_names_where_and_only_needed_columns(spark: Any, data: Path) -> None:
-    df = spark.read.parquet(str(data / "t.parquet")).where("abs(i) > 5 AND s = 'a1'").select("id")
-    plan = optimized_plan(df)
-    assert "lazyscan(where: `s` = 'a1', columns: id, i, s)" in plan, plan
-    physical = str(df._jdf.queryExecution().executedPlan().toString())
-    assert "BatchScan lazyscan(where: `s` = 'a1'" in physical, physical
+@pytest.mark.parametrize(("route", "physical_scan"), [("auto", "MapInArrow lazyscan("), ("source", "BatchScan lazyscan(")])
+def test_plan_names_where_and_only_needed_columns(spark: Any, data: Path, route: str, physical_scan: str) -> None:
+    """A query reading one relation takes the tasks route (``mapInArrow`` planned in the
+    driver); ``spark.lazyscan.scanRoute=source`` keeps the data source's relation. Both name
+    the scan's filter and columns in the plan, and read the same rows."""
+    spark.conf.set(ROUTE_CONF, route)
+    try:
+        df = spark.read.parquet(str(data / "t.parquet")).where("abs(i) > 5 AND s = 'a1'").select("id")
+        plan = optimized_plan(df)
+        assert "lazyscan(where: `s` = 'a1', columns: id, i, s)" in plan, plan
+        physical = str(df._jdf.queryExecution().executedPlan().toString())
+        assert physical_scan + "where: `s` = 'a1'" in physical, physical
+        assert scan_routes(df) == ["tasks" if route == "auto" else "source"]
+        on, off, _, _ = on_and_off(spark, lambda s: s.read.parquet(str(data / "t.parquet")).where("abs(i) > 5 AND s = 'a1'"))
+    finally:
+        spark.conf.unset(ROUTE_CONF)
+    assert_same_rows(on, off, route)
+    assert len(off) > 0
+
+
+@pytest.mark.parametrize("route", ["auto", "source"])
+def test_profile_of_either_route(spark: Any, data: Path, route: str) -> None:
+    """``lazyscan.spark.last_profile()`` has the rule's scan on either route, as it has a
+    ``lazyscan.spark.read`` scan's."""
+    spark.conf.set(ROUTE_CONF, route)
+    try:
+        lazyscan.spark.last_profile()  # what earlier tests left
+        df = spark.read.parquet(str(data / "t.parquet")).where("s = 'a1'").select("id", "s")
+        assert scan_routes(df) == ["tasks" if route == "auto" else "source"]
+        rows = df.collect()
+        profile = lazyscan.spark.last_profile()
+    finally:
+        spark.conf.unset(ROUTE_CONF)
+    assert len(rows) > 0
+    assert profile.counters["rows_returned"] == len(rows)
+    assert profile.counters["rows_total"] == ROWS
+
+
+class _FailingSource(LazyScanDataSource):
+    def reader(self, schema: StructType) -> Any:
+        raise RuntimeError("planning failed on purpose")
+
+
+def test_a_failing_planner_leaves_the_scan_to_the_data_source(spark: Any, data: Path) -> None:
+    """When the driver cannot plan a scan's tasks, the data source route reads it."""
+    loader_class = rule_loader(spark).loadClass("lazyscan.spark.jvm.LazyScanTasks")
+    enable_tasks(spark, _FailingSource, loader_class)
+    try:
+        on, off, on_plan, _ = on_and_off(spark, lambda s: s.read.parquet(str(data / "t.parquet")).where("s = 'a2'"))
+        assert "BatchScan" in str(
+            spark.read.parquet(str(data / "t.parquet")).where("s = 'a2'")._jdf.queryExecution().executedPlan().toString())
+    finally:
+        enable_tasks(spark, lazyscan.spark.register(spark), loader_class)
+    assert "lazyscan(where: `s` = 'a2'" in on_plan, on_plan
+    assert_same_rows(on, off, "failing planner")
+    assert len(off) > 0
 
 
 def test_count_without_columns(spark: Any, data: Path) -> None:
@@ -289,7 +342,7 @@ def test_configure_starts_a_session_with_the_rule(tmp_path: Path) -> None:
     sections = done.stdout.split("== Extended Information (lazyscan) ==\n")
     assert len(sections) == 3, done.stdout
     scan = f"file:{tmp_path / 't.parquet'}"
-    assert sections[1].splitlines()[0] == f"{scan}: lazyscan(where: `i` > 50, columns: id, i)", done.stdout
+    assert sections[1].splitlines()[0] == f"{scan}: lazyscan(where: `i` > 50, columns: id, i) [mapInArrow tasks]", done.stdout
     assert sections[2].splitlines()[0] == (
         f"{scan}: Spark's reader: no conjunct of the filter translates to lazyscan (only IS NOT NULL, or none)"
     ), done.stdout
@@ -550,7 +603,7 @@ def test_explain_names_the_reader_of_each_scan(spark: Any, data: Path) -> None:
     path = str(data / "t.parquet")
     scan = f"file:{path}"
     taken = spark.read.parquet(path).where("i > 10").select("id")
-    assert explain_section(taken) == [f"{scan}: lazyscan(where: `i` > 10, columns: id, i)"]
+    assert explain_section(taken) == [f"{scan}: lazyscan(where: `i` > 10, columns: id, i) [mapInArrow tasks]"]
     joined = taken.join(spark.read.parquet(path).select("id", "s"), "id")
     assert explain_section(joined) == [
         f"{scan}: lazyscan(where: `i` > 10, columns: id, i)",

@@ -37,7 +37,12 @@ import lazyscan.spark
 from benchmarks.data import DataError, tpchgen_binary
 from benchmarks.tpch_queries import QUERIES, QUERY_SCALE, TABLES, generate_tables
 from lazyscan.spark.extension import ENABLED_CONF
-from tests.spark_extension_support import extension_session, on_and_off, optimized_plan
+from tests.spark_extension_support import (
+    extension_session,
+    on_and_off,
+    optimized_plan,
+    scan_options,
+)
 from tests.spark_support import assert_same_rows, get_spark, typed_table
 from tests.test_spark_differential import FILTERS_PER_ROUND, FilterMaker
 
@@ -119,20 +124,9 @@ def test_tpch_query(spark: Any, tpch: dict[str, Path], number: int) -> None:
 
 
 def _lazyscan_scans(df: Any) -> list[dict[str, str]]:
-    """The data source options of each lazyscan scan among the leaves of ``df``'s optimized plan
-    (subqueries left out), whether the V2 pushdown has turned its relation into a scan yet or not."""
-    leaves = df._jdf.queryExecution().optimizedPlan().collectLeaves()
-    found = []
-    for i in range(leaves.size()):
-        leaf = leaves.apply(i)
-        kind = leaf.getClass().getSimpleName()
-        relation = leaf.relation() if kind == "DataSourceV2ScanRelation" else leaf
-        if kind in ("DataSourceV2ScanRelation", "DataSourceV2Relation") and str(relation.table().name()).startswith(
-            "lazyscan("
-        ):
-            options = relation.options().asCaseSensitiveMap()
-            found.append({str(k): str(options.get(k)) for k in options.keySet()})
-    return found
+    """The data source options of each lazyscan scan of ``df``'s optimized plan (subqueries
+    left out), either route, whether the V2 pushdown has turned a relation into a scan yet or not."""
+    return scan_options(df)
 
 
 def _where_count(plan: str) -> int:

@@ -20,6 +20,8 @@ Modules and their roles:
   ``jvm/``) that reads filtered ``spark.read.parquet`` scans through the data source (Spark 4.1+).
 - :mod:`.decision` — the rule's choice per scan, lazyscan or Spark's reader, by :mod:`.choose`'s
   cost model, asked from the JVM through the Python data source ``lazyscanChoice``.
+- :mod:`.rule_tasks` — the rule's scan of a one-relation query planned in the driver's Python
+  process as :mod:`.tasks`' ``mapInArrow`` tasks (no Python planning worker).
 - :mod:`.table_paths` — Delta Lake and Iceberg tables read by path: the snapshot planned once
   on the driver, each task's files carrying their deletes and column mapping.
 

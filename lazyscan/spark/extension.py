@@ -40,6 +40,9 @@ How the parts meet:
   ``spark.read.option("lazyscan", "false")`` for one read, and the table property
   ``TBLPROPERTIES ('lazyscan.enabled'='false')`` (or the table option ``OPTIONS (lazyscan
   'false')``) for a catalog table.
+- A scan of a query that reads one relation is planned by the driver's Python process as
+  ``mapInArrow`` tasks (:mod:`.rule_tasks`), which :func:`enable` registers on a classic
+  session; joins, Spark Connect and ``spark.lazyscan.scanRoute=source`` keep the data source.
 - :func:`decisions` lists the rule's latest decision per scan with its reason: what it read with
   lazyscan, or why Spark's reader was kept (also logged at INFO on the driver). ``explain()``
   shows the same per scan of its plan, in a ``lazyscan`` section (``LazyScanExplain``, named in
@@ -237,9 +240,11 @@ def enable(spark: Any, push_filters: bool | str = "auto", costs: CostModel | Non
         )
     from lazyscan.spark import register
     from lazyscan.spark.decision import enable_choice
+    from lazyscan.spark.rule_tasks import enable_tasks
 
-    register(spark, push_filters)
+    source_class = register(spark, push_filters)
     enable_choice(spark, costs)
+    enable_tasks(spark, source_class)
     _add_explain_section(spark)
 
 

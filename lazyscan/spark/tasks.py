@@ -43,9 +43,11 @@ log = logging.getLogger("lazyscan.spark")
 class TaskRunner:
     """The function ``mapInArrow`` runs: scans the tasks whose numbers arrive in its batches."""
 
-    def __init__(self, reader: Any, tasks: Sequence[ScanTask]) -> None:
+    def __init__(self, reader: Any, tasks: Sequence[ScanTask], name: str | None = None) -> None:
         self.reader = reader.for_tasks()  # the tasks carry their files
         self.tasks = tuple(tasks)
+        #: how Spark's plans name the function (PySpark takes a function's ``__name__``)
+        self.__name__ = name or type(self).__name__
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -53,16 +55,17 @@ class TaskRunner:
                 yield from self.reader.read_task(self.tasks[index])
 
 
-def tasks_frame(spark: Any, reader: Any) -> Any:
+def tasks_frame(spark: Any, reader: Any, name: str | None = None) -> Any:
     """The DataFrame of ``reader``'s scan (a :class:`LazyScanReader` with its filter set):
-    one Spark task per planned :class:`ScanTask`, each scanning in a Python worker."""
+    one Spark task per planned :class:`ScanTask`, each scanning in a Python worker; ``name``
+    names the scan in Spark's plans (default ``TaskRunner``)."""
     schema: StructType = reader.schema
     check_output_types(schema)
     tasks = reader.partitions()
     log.info("lazyscan %s: %d tasks through mapInArrow", reader.scan_id, len(tasks))
     if not tasks:
         return spark.createDataFrame([], schema)
-    return task_numbers(spark, len(tasks)).mapInArrow(TaskRunner(reader, tasks), schema)
+    return task_numbers(spark, len(tasks)).mapInArrow(TaskRunner(reader, tasks, name), schema)
 
 
 def check_output_types(schema: StructType) -> None:

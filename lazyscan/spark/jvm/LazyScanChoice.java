@@ -312,7 +312,7 @@ public final class LazyScanChoice {
     }
   }
 
-  private static String sessionId(SparkSession session) {
+  static String sessionId(SparkSession session) {
     if (session instanceof org.apache.spark.sql.classic.SparkSession) {
       return ((org.apache.spark.sql.classic.SparkSession) session).sessionUUID();
     }
@@ -326,7 +326,7 @@ public final class LazyScanChoice {
     return options.getOrDefault("paths", "?");
   }
 
-  private static String json(Map<String, String> options) {
+  static String json(Map<String, String> options) {
     StringBuilder b = new StringBuilder("{");
     for (Map.Entry<String, String> e : options.entrySet()) {
       b.append(b.length() > 1 ? ", " : "");
@@ -337,7 +337,7 @@ public final class LazyScanChoice {
   }
 
   /** The first line of the message; of a Python traceback, also its last line (the error). */
-  private static String firstLine(Throwable e) {
+  static String firstLine(Throwable e) {
     String text = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().trim();
     int newline = text.indexOf('\n');
     if (newline < 0) {

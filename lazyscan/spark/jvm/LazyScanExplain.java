@@ -43,7 +43,11 @@ public final class LazyScanExplain implements ExtendedExplainGenerator {
     if (plan == null || seen.put(plan, Boolean.TRUE) != null) {
       return;
     }
-    if (plan instanceof FileSourceScanExec) {
+    scala.Option<String> tasks =
+        plan.logicalLink().isDefined() ? plan.logicalLink().get().getTagValue(LazyScanTasks.SCAN) : scala.Option.empty();
+    if (tasks.isDefined()) {
+      lines.add(tasks.get() + " [mapInArrow tasks]");
+    } else if (plan instanceof FileSourceScanExec) {
       FileSourceScanExec scan = (FileSourceScanExec) plan;
       String described = LazyScanRule.describe(
           scan.tableIdentifier().isDefined() ? scan.tableIdentifier().get() : null, scan.relation());

@@ -878,6 +878,18 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         reasons.put(relation, choice);
         return null;
       }
+      if (keyFilters.isEmpty() && QUERY_SCANS.get() == 1) {
+        List<String> names = new ArrayList<>();
+        for (AttributeReference a : columns) {
+          names.add(a.name());
+        }
+        String name = LazyScanTable.nameOf("lazyscan", conjuncts, String.join(", ", names), Map.of());
+        LogicalPlan tasks = LazyScanTasks.plan(session, options, columns, name, described);
+        if (tasks != null) {
+          Decisions.record(session, described, name);
+          return tasks;
+        }
+      }
       long size = columnsSize(relation, columns);
       List<String> partitionColumns = List.of(fs.partitionSchema().fieldNames());
       DataSourceV2Relation planned = planned(options, columns, conjuncts, keys, size, partitionColumns, described);

@@ -52,13 +52,20 @@ final class LazyScanTable implements SupportsRead {
     if (!(table instanceof SupportsRead)) {
       return table;
     }
-    StringBuilder name = new StringBuilder(table.name()).append("(where: ").append(FilterText.and(conjuncts));
+    return new LazyScanTable(
+        (SupportsRead) table, nameOf(table.name(), conjuncts, columns, keys), conjuncts, keys, sizeInBytes,
+        partitionColumns, described);
+  }
+
+  /** How plans and decisions name a lazyscan scan: {@code lazyscan(where: ..., columns: ...,
+   * keys: ...)}, {@code source} being the data source's name. */
+  static String nameOf(String source, List<String> conjuncts, String columns, Map<String, Integer> keys) {
+    StringBuilder name = new StringBuilder(source).append("(where: ").append(FilterText.and(conjuncts));
     name.append(", columns: ").append(columns);
     for (Map.Entry<String, Integer> k : new java.util.TreeMap<>(keys).entrySet()) {
       name.append(", keys: ").append(k.getKey()).append(" (").append(k.getValue()).append(" keys)");
     }
-    return new LazyScanTable(
-        (SupportsRead) table, name.append(')').toString(), conjuncts, keys, sizeInBytes, partitionColumns, described);
+    return name.append(')').toString();
   }
 
   /** The key filters of the scan: column name to number of keys. */
