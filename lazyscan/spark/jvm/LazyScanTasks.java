@@ -78,8 +78,8 @@ public final class LazyScanTasks {
       fields.add(new StructField(a.name(), a.dataType(), true, a.metadata()));
     }
     String schema = new StructType(fields.toArray(new StructField[0])).json();
-    String options_ = LazyScanChoice.json(options);
-    String request = "{\"options\": " + options_ + ", \"schema\": " + schema + ", \"name\": "
+    String optionsJson = LazyScanChoice.json(options);
+    String request = "{\"options\": " + optionsJson + ", \"schema\": " + schema + ", \"name\": "
         + LazyScanRule.Json.string(name) + "}";
     Object planned;
     try {
@@ -108,7 +108,7 @@ public final class LazyScanTasks {
           CollectionConverters.asScala(List.<String>of()).toList()));
     }
     analyzed.setTagValue(SCAN, described + ": " + name);
-    analyzed.setTagValue(OPTIONS, options_);
+    analyzed.setTagValue(OPTIONS, optionsJson);
     return new Project(CollectionConverters.asScala(aliases).toList(), analyzed);
   }
 
