@@ -86,7 +86,9 @@ import scala.runtime.AbstractPartialFunction;
  * of the partitions the catalog lists for the filter's conjuncts on partition columns alone (as
  * Spark's partition pruning asks it). The new relation's output is the old relation's
  * attributes (same names, types and expression ids), so the plan above it is unchanged; Spark's
- * {@code Filter} stays above and checks every row again. Before the lazyscan relation is planned,
+ * {@code Filter} stays above and checks every row again. In a query that reads one relation, on a
+ * classic session, the same read goes in as {@code mapInArrow} tasks the driver's Python process
+ * plans ({@link LazyScanTasks}), which starts no Python planning worker. Before the lazyscan relation is planned,
  * {@link LazyScanChoice} asks the cost model of {@code lazyscan.spark.read} with the options it
  * would be loaded with; where the model expects Spark's reader to be faster, it is kept.
  *
