@@ -11,8 +11,9 @@ rows, and what the optimized plan's lazyscan relation holds:
   gets the other side's distinct keys as its ``keyFilter.<column>`` option, unless there are
   more than ``spark.lazyscan.keyFilter.maxKeys`` or either side is not deterministic; the keys the JVM writes are the ones
   :meth:`lazyscan.KeyFilter.from_text` reads;
-- IN subqueries are left alone: Spark makes them left semi joins after its V2 scan pushdown,
-  where a new relation of the Python source could no longer be planned;
+- an uncorrelated ``x IN (SELECT k ...)`` conjunct gives the scan its subquery's keys the same
+  way (Spark makes it a left semi join only after its V2 scan pushdown, so the rule takes it as
+  the filter's conjunct); ``NOT IN``, correlated and random subqueries give none;
 - a partitioned table joined on its partition column keeps Spark's reader (its dynamic partition
   pruning skips partitions, which the Python source cannot).
 """
@@ -261,12 +262,40 @@ def test_key_types(spark: Any, data: Path, fact_key: str, part_key: str, part_fi
     assert len(KeyFilter.from_text(keyed[0][f"keyFilter.{fact_key}"])) == wanted
 
 
-def test_in_subquery_keeps_its_plan(spark: Any, data: Path) -> None:
+@pytest.mark.parametrize("own_filter", ["", " AND l_quantity > 10"])
+def test_in_subquery_gives_its_keys(spark: Any, data: Path, own_filter: str) -> None:
+    """``x IN (SELECT k ...)``: the subquery's distinct keys become the scan's key filter (with
+    the scan's own filter, if any, as its ``where``); Spark's IN stays and checks every row."""
     _views(spark, data)
-    query = "SELECT l_orderkey FROM lineitem WHERE l_partkey IN (SELECT p_partkey FROM part WHERE p_brand = 'Brand#23')"
-    on, off, _, _ = on_and_off(spark, lambda s: s.sql(query))
+    query = ("SELECT l_orderkey FROM lineitem WHERE l_partkey IN (SELECT p_partkey FROM part WHERE p_brand = 'Brand#23')"
+             + own_filter)
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(query))
     assert_same_rows(on, off, query)
     assert len(off) > 0
+    keyed = [o for o in _lazyscan_options(spark.sql(query), "lineitem") if "keyFilter.l_partkey" in o]
+    assert len(keyed) == 1, on_plan
+    wanted = {r.p_partkey for r in spark.read.parquet(str(data / "part.parquet")).where("p_brand = 'Brand#23'").collect()}
+    kf = KeyFilter.from_text(keyed[0]["keyFilter.l_partkey"])
+    assert kf.exact and set(kf.values(len(wanted) + 1) or []) == wanted
+    assert ("`l_quantity` > 10" in keyed[0].get("where", "")) == bool(own_filter), keyed
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT l_orderkey FROM lineitem WHERE l_partkey NOT IN (SELECT p_partkey FROM part WHERE p_brand = 'Brand#23')",
+        # correlated: the keys depend on the outer row
+        "SELECT l_orderkey FROM lineitem WHERE l_partkey IN (SELECT p_partkey FROM part WHERE p_name = l_name)",
+        "SELECT l_orderkey FROM lineitem WHERE l_partkey IN (SELECT p_partkey FROM part WHERE p_brand = 'Brand#23' "
+        "AND rand() < 0.5)",
+    ],
+)
+def test_subqueries_that_give_no_keys(spark: Any, data: Path, query: str) -> None:
+    _views(spark, data)
+    on, off, _, _ = on_and_off(spark, lambda s: s.sql(query))
+    if "rand()" not in query:
+        assert_same_rows(on, off, query)
+    assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(query))), optimized_plan(spark.sql(query))
 
 
 def test_empty_other_side(spark: Any, data: Path) -> None:

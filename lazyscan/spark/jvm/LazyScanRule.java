@@ -49,6 +49,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.InputFileBlockLength;
 import org.apache.spark.sql.catalyst.expressions.InputFileBlockStart;
 import org.apache.spark.sql.catalyst.expressions.InputFileName;
+import org.apache.spark.sql.catalyst.expressions.InSubquery;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.SubqueryExpression;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
@@ -62,6 +63,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation;
 import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import scala.collection.immutable.Seq;
@@ -125,8 +127,9 @@ import scala.runtime.AbstractPartialFunction;
  * pages and rows holding none of them; the join checks every row again. Off by default
  * ({@code spark.lazyscan.keyFilter.enabled=true} turns it on): the keys are collected by a Spark
  * job while the query is optimized (so {@code explain()} runs it too), and TPC-H Q17 at SF10
- * gained nothing from them (the cost model samples the scan with them). Left alone: left semi joins (Spark makes them of
- * {@code IN} subqueries after its V2 scan pushdown, too late for a new relation), keys under an
+ * gained nothing from them (the cost model samples the scan with them). An uncorrelated {@code x IN
+ * (SELECT k ...)} conjunct of a scan's filter gives its keys the same way (Spark makes it a left
+ * semi join only after its V2 scan pushdown, too late for a new relation). Left alone: keys under an
  * aggregate, non-deterministic sides, partition columns. A partitioned file relation joined on a
  * partition column with a filtered side keeps Spark's reader: Spark's dynamic partition pruning
  * skips its partitions at run time, which the Python data source cannot (it takes no runtime
@@ -309,6 +312,10 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       return plan;
     }
     if (everyScan == null) {
+      LogicalPlan keyed = plan instanceof Filter ? withSubqueryKeys((Filter) plan, reasons) : null;
+      if (keyed != null) {
+        return keyed;
+      }
       LogicalPlan replaced = replace(plan, reasons);
       if (replaced != null) {
         return replaced;
@@ -534,6 +541,51 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     return join;
   }
 
+  /**
+   * {@code filter} (over a file scan or a lazyscan relation) with a key filter from one of its
+   * {@code x IN (SELECT k FROM ...)} conjuncts: the subquery's distinct keys, as a join's other
+   * side gives them ({@link #keyFiltered}: a filtered scan Spark expects small, deterministic,
+   * under the key cap). Spark rewrites such a conjunct into a left semi join only after its V2
+   * scan pushdown, so it is met here, as the filter's conjunct; the conjunct stays and checks
+   * every row. Null when none gives one (correlated subqueries, {@code NOT IN} and several
+   * values never do).
+   */
+  private LogicalPlan withSubqueryKeys(Filter filter, Map<LogicalPlan, String> reasons) {
+    if (!isTrue(KEY_FILTERS, "false")) {
+      return null;
+    }
+    for (Expression c : conjuncts(filter.condition())) {
+      if (!(c instanceof InSubquery)) {
+        continue;
+      }
+      InSubquery in = (InSubquery) c;
+      LogicalPlan sub = in.query().plan();
+      if (in.values().size() != 1 || !(in.values().head() instanceof AttributeReference)
+          || !in.query().outerAttrs().isEmpty() || sub.output().size() != 1
+          || !(sub.output().head() instanceof AttributeReference)) {
+        continue;
+      }
+      LogicalPlan keyed = keyFiltered(
+          filter, (AttributeReference) in.values().head(), sub, (AttributeReference) sub.output().head(), reasons);
+      if (keyed != null) {
+        return keyed;
+      }
+    }
+    return null;
+  }
+
+  /** The conjuncts of {@code condition} ({@code a AND b AND ...}). */
+  private static List<Expression> conjuncts(Expression condition) {
+    List<Expression> out = new ArrayList<>();
+    if (condition instanceof And) {
+      out.addAll(conjuncts(((And) condition).left()));
+      out.addAll(conjuncts(((And) condition).right()));
+    } else {
+      out.add(condition);
+    }
+    return out;
+  }
+
   /** {@code fact} with its scan reading only rows whose {@code factKey} is among the keys of
    * {@code dimension}'s {@code dimensionKey}; null when not (see {@link #withKeyFilter}). */
   private LogicalPlan keyFiltered(LogicalPlan fact, AttributeReference factKey, LogicalPlan dimension,
@@ -661,6 +713,9 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     LogicalPlan leaf = plan;
     while (leaf instanceof Filter || leaf instanceof Project) {
       leaf = leaf.children().apply(0);
+    }
+    if (leaf instanceof DataSourceV2ScanRelation) {
+      leaf = ((DataSourceV2ScanRelation) leaf).relation(); // a subquery optimized on its own, pushdown done
     }
     if (leaf instanceof DataSourceV2Relation && ((DataSourceV2Relation) leaf).table() instanceof LazyScanTable) {
       return ((LazyScanTable) ((DataSourceV2Relation) leaf).table()).sizeInBytes();
