@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--queries", default=None,
         help="extension scenario only: TPC-H query numbers and/or `seed`, comma-separated (e.g. 6,12-14,seed)",
     )
+    run.add_argument(
+        "--key-filters", action="store_true",
+        help="extension scenario only: with the extension on, key filters from joins and IN subqueries "
+        "(spark.lazyscan.keyFilter.enabled=true)",
+    )
     _add_common(run)
 
     data = sub.add_parser("data", help="generate TPC-H data and print its layout")
@@ -118,6 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     progress=progress,
                     sf=args.sf,
                     queries=args.queries,
+                    key_filters=args.key_filters,
                 )
                 results.append(run_scenario(name, ctx))
                 progress.advance(task)

@@ -55,6 +55,8 @@ from benchmarks.engines import (
 
 SELECTIVE = (6, 12, 14, 15, 17, 19, 20)
 """The TPC-H queries issue 38 expects faster with the extension on."""
+#: the session setting of key filters from joins (``LazyScanRule.KEY_FILTERS``)
+KEY_FILTERS_CONF = "spark.lazyscan.keyFilter.enabled"
 
 MAX_RATIO = 1.05
 """The most any query may take with the extension on, as a multiple of its time off."""
@@ -557,9 +559,13 @@ def scenario(ctx: Any, numbers: Sequence[int] | None = None, seed_pair: bool = T
             "`lazyscan.spark.read(..., force='lazyscan')`. Ratios: median ratio (range over the runs: "
             "min/max .. max/min)."
         ),
-        params={"sf": sf, "reps": ctx.reps, "max_ratio": MAX_RATIO, "selective": [f"Q{n}" for n in SELECTIVE]},
+        params={"sf": sf, "reps": ctx.reps, "max_ratio": MAX_RATIO, "selective": [f"Q{n}" for n in SELECTIVE],
+                "key_filters": ctx.key_filters},
         chart={"kind": "none"},
     )
+    if ctx.key_filters:
+        res.description += (" Key filters on (`spark.lazyscan.keyFilter.enabled=true`): the extension passes a "
+                            "join's or an IN subquery's keys to the other scan.")
     queries = tpch_queries(sf, numbers)
     # the tables the queries read, lineitem always (the seed pair reads it)
     tables = [t for t in TPCH_TABLES if t == "lineitem" or any(t in q.paths for q in queries)]
@@ -573,6 +579,7 @@ def scenario(ctx: Any, numbers: Sequence[int] | None = None, seed_pair: bool = T
     except EngineUnavailable as e:
         res.status = f"unavailable: {e}"
         return res
+    on.spark.conf.set(KEY_FILTERS_CONF, "true" if ctx.key_filters else "false")
     started = time.perf_counter()
     create_views(on.spark, dataset, tables)
     tpch = run_queries([on, off], queries, ctx.reps, progress=ctx.progress,

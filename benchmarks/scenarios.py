@@ -104,6 +104,8 @@ class RunContext:
     budget_s: float = MEASURE_BUDGET_S
     queries: str | None = None
     """The extension scenario's query selection (`--queries`), all when None."""
+    key_filters: bool = False
+    """The extension scenario's key filters (`--key-filters`), off by default as in Spark."""
 
     @property
     def seed_sf(self) -> float:
