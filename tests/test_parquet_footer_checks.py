@@ -5,6 +5,7 @@ the same type, or refuses as parquet-java and Spark do (each case says which).""
 from __future__ import annotations
 
 import decimal
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -121,6 +122,18 @@ def test_invalid_schema_refused_as_pyarrow_refuses_it(base: Path, tmp_path: Path
     with pytest.raises(CorruptFileError, match="corrupt schema") as e:
         ParquetFile(path)
     assert e.value.location.column == column and e.value.location.file == str(path)
+
+
+def test_fixed_length_of_two_gigabytes_is_refused_promptly(base: Path, tmp_path: Path) -> None:
+    """A decimal FIXED_LEN_BYTE_ARRAY whose length reads 2**31 - 1: the digits it could hold
+    are counted without writing out a number of billions of digits (which never returned), and
+    its values, which the pages cannot hold, are refused."""
+    path = _mutant(base, tmp_path, "dfl", _set(2, T.I32, 2**31 - 1))
+    started = time.perf_counter()
+    with pytest.raises(CorruptFileError) as e:
+        lazyscan.scan(str(path)).to_table()
+    assert time.perf_counter() - started < 10
+    assert e.value.location.column == "dfl"
 
 
 # pyarrow drops an annotation that cannot apply to the physical type and reads the integers;

@@ -14,6 +14,7 @@ schema when there is one.
 from __future__ import annotations
 
 import base64
+import math
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -135,8 +136,14 @@ def _max_decimal_digits(pt: PhysicalType, type_length: int) -> int | None:
     if pt == PhysicalType.INT64:
         return 18
     if pt == PhysicalType.FIXED_LEN_BYTE_ARRAY:
-        # n bytes of two's complement hold floor(log10(2**(8n - 1) - 1)) digits
-        return len(str(2 ** (8 * type_length - 1) - 1)) - 1 if type_length > 0 else 0
+        # n bytes of two's complement hold floor(log10(2**(8n - 1) - 1)) digits, which is
+        # floor((8n - 1) * log10(2)) as no power of two is a power of ten; exact while the
+        # number is small, as a float beyond (a damaged length of 2**31 bytes would make a
+        # number of billions of digits)
+        if type_length <= 0:
+            return 0
+        bits = 8 * type_length - 1
+        return len(str(2**bits - 1)) - 1 if bits < 4096 else int(bits * math.log10(2))
     return None
 
 
