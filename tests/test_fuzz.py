@@ -82,6 +82,27 @@ def test_known_finding_still_found(known_cases_replayed: dict[tuple[int, int], s
     assert signature not in known_cases_replayed[key]
 
 
+#: (seed, case) -> what the fuzzer found there that is fixed now: replayed, they must find nothing
+FIXED_FINDINGS: dict[tuple[int, int], str] = {
+    (20261126, 1056): "v1 page whose definition levels are declared BIT_PACKED: read in the format's bit order, "
+    "which pyarrow reverses (apache/arrow#42368)",
+    (20261126, 4715): "OPTIONAL boolean declared REQUIRED: its levels read as values; the level histogram refuses it",
+    (20261127, 2405): "FIXED_LEN_BYTE_ARRAY decimal of length 2**31 - 1: its digits counted by writing out a number "
+    "of billions of digits (a hang)",
+    (20261126, 9935): "ORC INT column declared BYTE: a filter beyond BYTE bound to false and read nothing; its "
+    "statistics refuse it",
+    (20261127, 4589): "ORC INT column declared BYTE: a selective read decoded its values as bytes",
+}
+
+
+@pytest.mark.parametrize("seed", sorted({seed for seed, _ in FIXED_FINDINGS}))
+def test_fixed_findings_stay_fixed(tmp_path: Path, seed: int) -> None:
+    cases = sorted(case for s, case in FIXED_FINDINGS if s == seed)
+    report = fuzz.run(seed, 0, tmp_path, cases=cases)
+    assert report.cases == len(cases)
+    assert not report.findings, "\n\n".join(f"{FIXED_FINDINGS[(seed, f.case)]}\n{f.describe()}" for f in report.findings)
+
+
 def test_a_crash_is_caught_and_named(tmp_path: Path) -> None:
     report = fuzz.run(SEED, 0, tmp_path, cases=[3, 4], crash_at=3)
     assert report.cases == 2
