@@ -256,15 +256,6 @@ class OrcFile:
                     CorruptFileError, f"the footer's type {P.TYPE_NAMES.get(t.kind, t.kind)} of column {i} contradicts its "
                     f"{st.kind} statistics", **({"column": self._column_name(i)} if i else {}),
                 )
-            held = _INTEGER_RANGES.get(t.kind)
-            if held is not None and st.kind == "int" and any(
-                    v is not None and not held[0] <= v <= held[1] for v in (st.minimum, st.maximum)):
-                # a wider integer type narrowed in the footer: its streams decode as other values
-                raise self._error(
-                    CorruptFileError, f"the footer's type {P.TYPE_NAMES.get(t.kind, t.kind)} of column {i} cannot hold "
-                    f"its statistics' minimum {st.minimum} and maximum {st.maximum}",
-                    **({"column": self._column_name(i)} if i else {}),
-                )
         total = sum(s.number_of_rows for s in footer.stripes)
         if footer.stripes and total != footer.number_of_rows:
             raise self._error(CorruptFileError, f"stripes hold {total} rows, the footer says {footer.number_of_rows}")
@@ -828,8 +819,6 @@ class OrcFile:
 
 _STRING_KINDS = (P.STRING, P.VARCHAR, P.CHAR, P.BINARY)
 #: the kinds of statistics (:class:`lazyscan.orc.proto.ColumnStatistics`) each ORC type is written with
-#: the values ORC's narrower integer types hold
-_INTEGER_RANGES = {P.BYTE: (-(2**7), 2**7 - 1), P.SHORT: (-(2**15), 2**15 - 1), P.INT: (-(2**31), 2**31 - 1)}
 _STATISTICS_KINDS = {
     P.BOOLEAN: ("boolean",), P.BYTE: ("int",), P.SHORT: ("int",), P.INT: ("int",), P.LONG: ("int",),
     P.FLOAT: ("double",), P.DOUBLE: ("double",), P.STRING: ("string",), P.VARCHAR: ("string",), P.CHAR: ("string",),
