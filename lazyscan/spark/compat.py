@@ -168,6 +168,33 @@ def conf_value(spark: Any, key: str) -> str | None:
     return None if value in (None, "") else str(value)
 
 
+def register_driver_callback(spark: Any, class_name: str, callback: Any, jvm_class: Any = None) -> bool:
+    """Register ``callback`` (a Python object implementing a Java interface) with the classic
+    session ``spark`` through the static ``register(session, callback)`` of the JVM class
+    ``class_name``: the one ``spark.jars`` put on the driver's class path, or ``jvm_class`` (the
+    class loaded some other way). False when the driver's class path has no such class."""
+    from py4j.java_gateway import JavaClass
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    context = spark.sparkContext
+    if jvm_class is None:
+        found = context._jvm
+        for part in class_name.split("."):
+            found = getattr(found, part)
+        if not isinstance(found, JavaClass):  # the jar is not on the driver's class path
+            return False
+        ensure_callback_server_started(context._gateway)
+        found.register(spark._jsparkSession, callback)
+        return True
+    ensure_callback_server_started(context._gateway)
+    register = next(m for m in jvm_class.getMethods() if m.getName() == "register")
+    args = context._jvm.java.util.ArrayList()  # a Java array cannot take a Python object
+    args.add(spark._jsparkSession)
+    args.add(callback)
+    register.invoke(None, args.toArray())
+    return True
+
+
 def default_parallelism(spark: Any) -> int | None:
     """The cores Spark runs tasks on: ``sparkContext.defaultParallelism`` on classic sessions;
     on Connect ``spark.default.parallelism``, the ``local[N]`` master, or executors x cores
@@ -212,6 +239,7 @@ __all__ = [
     "conf_value",
     "default_parallelism",
     "is_connect",
+    "register_driver_callback",
     "spark_version",
     "spark_version_text",
     "to_arrow_schema",

@@ -161,31 +161,15 @@ def enable_choice(spark: Any, costs: CostModel | None = None, choice_class: Any 
     and on a classic session the driver's model (``choice_class``: the JVM class
     ``LazyScanChoice``, default the one ``spark.jars`` loaded)."""
     from lazyscan.spark import session_defaults
-    from lazyscan.spark.compat import is_connect
+    from lazyscan.spark.compat import is_connect, register_driver_callback
 
     register_choice(spark, costs)
     if is_connect(spark):
         return
-    from pyspark.java_gateway import ensure_callback_server_started
-
-    context = spark.sparkContext
-    ensure_callback_server_started(context._gateway)
     model = DriverModel(session_defaults(spark), costs)
-    if choice_class is None:
-        from py4j.java_gateway import JavaClass
-
-        found = context._jvm.lazyscan.spark.jvm.LazyScanChoice
-        if not isinstance(found, JavaClass):  # the jar is not on the driver's class path
-            log.info("lazyscan: LazyScanChoice is not on the driver's class path: the rule asks the "
-                     "cost model through the %s data source", CHOICE_SOURCE)
-            return
-        found.register(spark._jsparkSession, model)
-        return
-    register = next(m for m in choice_class.getMethods() if m.getName() == "register")
-    args = context._jvm.java.util.ArrayList()  # a Java array cannot take a Python object
-    args.add(spark._jsparkSession)
-    args.add(model)
-    register.invoke(None, args.toArray())
+    if not register_driver_callback(spark, "lazyscan.spark.jvm.LazyScanChoice", model, choice_class):
+        log.info("lazyscan: LazyScanChoice is not on the driver's class path: the rule asks the "
+                 "cost model through the %s data source", CHOICE_SOURCE)
 
 
 def register_choice(spark: Any, costs: CostModel | None = None) -> type[LazyScanChoiceSource]:

@@ -55,29 +55,14 @@ def enable_tasks(spark: Any, source_class: type | None, tasks_class: Any = None)
     """Register :class:`DriverPlanner` with the classic session ``spark`` (``tasks_class``:
     the JVM class ``LazyScanTasks``, default the one ``spark.jars`` loaded); False where the
     scans keep the data source route."""
-    from py4j.java_gateway import JavaClass
-    from pyspark.java_gateway import ensure_callback_server_started
-
-    from lazyscan.spark.compat import is_connect
+    from lazyscan.spark.compat import is_connect, register_driver_callback
 
     if source_class is None or is_connect(spark):
         return False
-    context = spark.sparkContext
     planner = DriverPlanner(spark, source_class)
-    if tasks_class is None:
-        found = context._jvm.lazyscan.spark.jvm.LazyScanTasks
-        if not isinstance(found, JavaClass):  # the jar is not on the driver's class path
-            log.info("lazyscan: LazyScanTasks is not on the driver's class path: scans take the data source route")
-            return False
-        ensure_callback_server_started(context._gateway)
-        found.register(spark._jsparkSession, planner)
-        return True
-    ensure_callback_server_started(context._gateway)
-    register = next(m for m in tasks_class.getMethods() if m.getName() == "register")
-    args = context._jvm.java.util.ArrayList()  # a Java array cannot take a Python object
-    args.add(spark._jsparkSession)
-    args.add(planner)
-    register.invoke(None, args.toArray())
+    if not register_driver_callback(spark, "lazyscan.spark.jvm.LazyScanTasks", planner, tasks_class):
+        log.info("lazyscan: LazyScanTasks is not on the driver's class path: scans take the data source route")
+        return False
     return True
 
 

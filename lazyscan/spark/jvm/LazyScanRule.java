@@ -554,7 +554,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (!isTrue(KEY_FILTERS, "false")) {
       return null;
     }
-    for (Expression c : conjuncts(filter.condition())) {
+    for (Expression c : FilterText.splitAnd(filter.condition())) {
       if (!(c instanceof InSubquery)) {
         continue;
       }
@@ -572,18 +572,6 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       }
     }
     return null;
-  }
-
-  /** The conjuncts of {@code condition} ({@code a AND b AND ...}). */
-  private static List<Expression> conjuncts(Expression condition) {
-    List<Expression> out = new ArrayList<>();
-    if (condition instanceof And) {
-      out.addAll(conjuncts(((And) condition).left()));
-      out.addAll(conjuncts(((And) condition).right()));
-    } else {
-      out.add(condition);
-    }
-    return out;
   }
 
   /** {@code fact} with its scan reading only rows whose {@code factKey} is among the keys of
@@ -936,11 +924,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         return null;
       }
       if (keyFilters.isEmpty() && QUERY_SCANS.get() == 1) {
-        List<String> names = new ArrayList<>();
-        for (AttributeReference a : columns) {
-          names.add(a.name());
-        }
-        String name = LazyScanTable.nameOf("lazyscan", conjuncts, String.join(", ", names), Map.of());
+        String name = LazyScanTable.nameOf("lazyscan", conjuncts, namesOf(columns), Map.of());
         LogicalPlan tasks = LazyScanTasks.plan(session, options, columns, name, described);
         if (tasks != null) {
           Decisions.record(session, described, name);
@@ -983,12 +967,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    */
   private DataSourceV2Relation planned(Map<String, String> options, List<AttributeReference> columns,
       List<String> conjuncts, Map<String, Integer> keys, long size, List<String> partitionColumns, String described) {
-    List<StructField> fields = new ArrayList<>();
-    for (AttributeReference a : columns) {
-      fields.add(new StructField(a.name(), a.dataType(), true, a.metadata()));
-    }
-    DataFrameReader reader =
-        session.read().format("lazyscan").schema(new StructType(fields.toArray(new StructField[0]))).options(options);
+    DataFrameReader reader = session.read().format("lazyscan").schema(schemaOf(columns)).options(options);
     Dataset<Row> df = reader.load();
     LogicalPlan analyzed = df.queryExecution().analyzed();
     if (!(analyzed instanceof DataSourceV2Relation)) {
@@ -999,14 +978,28 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (v2.output().size() != columns.size()) {
       return null;
     }
+    org.apache.spark.sql.connector.catalog.Table named =
+        LazyScanTable.wrap(v2.table(), conjuncts, namesOf(columns), keys, size, partitionColumns, described);
+    Decisions.record(session, described, named.name());
+    return v2.copy(named, seq(columns), v2.catalog(), v2.identifier(), v2.options(), v2.timeTravelSpec());
+  }
+
+  /** The schema a lazyscan read of {@code columns} declares: their names, types and metadata. */
+  static StructType schemaOf(List<AttributeReference> columns) {
+    List<StructField> fields = new ArrayList<>();
+    for (AttributeReference a : columns) {
+      fields.add(new StructField(a.name(), a.dataType(), true, a.metadata()));
+    }
+    return new StructType(fields.toArray(new StructField[0]));
+  }
+
+  /** {@code columns}' names as plans name a scan's columns: {@code a, b}. */
+  private static String namesOf(List<AttributeReference> columns) {
     List<String> names = new ArrayList<>();
     for (AttributeReference a : columns) {
       names.add(a.name());
     }
-    org.apache.spark.sql.connector.catalog.Table named =
-        LazyScanTable.wrap(v2.table(), conjuncts, String.join(", ", names), keys, size, partitionColumns, described);
-    Decisions.record(session, described, named.name());
-    return v2.copy(named, seq(columns), v2.catalog(), v2.identifier(), v2.options(), v2.timeTravelSpec());
+    return String.join(", ", names);
   }
 
   /**

@@ -17,8 +17,6 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
-import org.apache.spark.sql.types.StructField;
-import org.apache.spark.sql.types.StructType;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -73,11 +71,7 @@ public final class LazyScanTasks {
     if (planner == null || route.equals("source")) {
       return null;
     }
-    List<StructField> fields = new ArrayList<>();
-    for (AttributeReference a : columns) {
-      fields.add(new StructField(a.name(), a.dataType(), true, a.metadata()));
-    }
-    String schema = new StructType(fields.toArray(new StructField[0])).json();
+    String schema = LazyScanRule.schemaOf(columns).json();
     String optionsJson = LazyScanChoice.json(options);
     String request = "{\"options\": " + optionsJson + ", \"schema\": " + schema + ", \"name\": "
         + LazyScanRule.Json.string(name) + "}";
