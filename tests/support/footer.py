@@ -68,6 +68,13 @@ def _plain(ftype: int, value: Any) -> Any:
     return value
 
 
+def typed_at(data: bytes, pos: int, end: int | None = None) -> tuple[dict[int, Node], int]:
+    """The struct at ``data[pos:]`` (before ``end``) and the position after it."""
+    reader = _TypedReader(data, pos, end)
+    fields = reader.typed_struct()
+    return fields, reader.pos
+
+
 def read_typed(data: bytes) -> dict[int, Node]:
     return _TypedReader(data).typed_struct()
 

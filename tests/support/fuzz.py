@@ -70,7 +70,8 @@ import pyarrow.parquet as pq
 from lazyscan.orc.proto import read_varint
 from lazyscan.parquet import thrift as T
 from tests.support import page_files
-from tests.support.footer import Node, _TypedReader, encode
+from tests.support.footer import Node, encode
+from tests.support.footer import typed_at as _typed_at
 from tests.support.predicates import Predicate, filtered, sql_literal
 from tests.support.tables import table_difference
 
@@ -364,12 +365,6 @@ def _short(v: Any) -> str:
     return repr(v)
 
 
-def _typed_at(data: bytes, pos: int, end: int | None = None) -> tuple[dict[int, Node], int]:
-    reader = _TypedReader(data, pos, end)
-    fields = reader.typed_struct()
-    return fields, reader.pos
-
-
 @dataclass
 class ParquetLayout:
     body: bytes
@@ -379,21 +374,8 @@ class ParquetLayout:
 
 def parquet_layout(data: bytes) -> ParquetLayout:
     n = struct.unpack("<I", data[-8:-4])[0]
-    footer = _typed_at(data, len(data) - 8 - n, len(data) - 8)[0]
-    pages = []
-    for rg, row_group in enumerate(footer[4].value[1]):
-        for c, chunk in enumerate(row_group[1].value[1]):
-            md = chunk[3].value
-            start = md[9].value
-            if 11 in md and 0 < md[11].value < start:
-                start = md[11].value
-            end = start + md[7].value
-            pos = start
-            while pos < end:
-                header, body = _typed_at(data, pos)
-                pages.append((rg, c, pos, body, body + header[3].value))
-                pos = body + header[3].value
-    return ParquetLayout(data[: len(data) - 8 - n], footer, pages)
+    footer = page_files.file_footer(data)
+    return ParquetLayout(data[: len(data) - 8 - n], footer, page_files.page_spans(data, footer))
 
 
 def _with_footer(body: bytes, footer: dict[int, Node]) -> bytes:

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from lazyscan.parquet import thrift as T
-from tests.support.footer import Node, _TypedReader, encode
+from tests.support.footer import Node, encode, typed_at
 
 #: Parquet codec id -> pyarrow codec name
 ARROW_CODECS = {1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
@@ -51,52 +51,57 @@ class Chunk:
         return self.footer[2].value[1][self.column + 1]  # type: ignore[no-any-return]
 
 
-def _typed_at(data: bytes, pos: int) -> tuple[dict[int, Node], int]:
-    reader = _TypedReader(data, pos)
-    fields = reader.typed_struct()
-    return fields, reader.pos
-
-
 def file_footer(data: bytes) -> dict[int, Node]:
     n = struct.unpack("<I", data[-8:-4])[0]
-    return _typed_at(data[len(data) - 8 - n : -8], 0)[0]
+    return typed_at(data, len(data) - 8 - n, len(data) - 8)[0]
+
+
+def page_spans(data: bytes, footer: dict[int, Node]) -> list[tuple[int, int, int, int, int]]:
+    """(row group, column, header start, body start, body end) of every page of ``data``, in
+    the order of the footer's column chunks."""
+    spans = []
+    for rg, row_group in enumerate(footer[4].value[1]):
+        for c, column in enumerate(row_group[1].value[1]):
+            md = column[3].value
+            start = md[9].value
+            if 11 in md and 0 < md[11].value < start:
+                start = md[11].value
+            end, pos = start + md[7].value, start
+            while pos < end:
+                header, body = typed_at(data, pos)
+                spans.append((rg, c, pos, body, body + header[3].value))
+                pos = body + header[3].value
+    return spans
 
 
 def chunks(data: bytes) -> list[Chunk]:
     """Every column chunk of the flat file ``data`` with its pages decompressed."""
     footer = file_footer(data)
-    out = []
-    for rg, row_group in enumerate(footer[4].value[1]):
-        for c, column in enumerate(row_group[1].value[1]):
-            md = column[3].value
-            codec = md[4].value
-            start = md[9].value
-            if 11 in md and 0 < md[11].value < start:
-                start = md[11].value
-            end, pos, row = start + md[7].value, start, 0
-            pages, first_rows = [], []
-            while pos < end:
-                header, body = _typed_at(data, pos)
-                raw = data[body : body + header[3].value]
-                pos = body + header[3].value
-                if 8 in header:  # v2: levels stay uncompressed, only the values are compressed
-                    v2 = header[8].value
-                    levels = v2[5].value + v2[6].value
-                    values = raw[levels:]
-                    if codec and v2.get(7, Node(T.BOOL_TRUE, True)).value:
-                        values = pa.Codec(ARROW_CODECS[codec]).decompress(values, header[2].value - levels).to_pybytes()
-                    raw = raw[:levels] + values
-                    header[8].value[7] = Node(T.BOOL_TRUE, False)
-                elif codec:
-                    raw = pa.Codec(ARROW_CODECS[codec]).decompress(raw, header[2].value).to_pybytes()
-                pages.append(Page(header, raw))
-                if 7 in header:
-                    first_rows.append(-1)
-                else:
-                    first_rows.append(row)
-                    row += header[5].value[1].value if 5 in header else header[8].value[3].value
-            out.append(Chunk(footer, rg, c, pages, first_rows))
-    return out
+    out: dict[tuple[int, int], Chunk] = {}
+    rows: dict[tuple[int, int], int] = {}
+    for rg, c, start, body, end in page_spans(data, footer):
+        chunk = out.setdefault((rg, c), Chunk(footer, rg, c, [], []))
+        codec = chunk.metadata[4].value
+        header = typed_at(data, start)[0]
+        raw = data[body:end]
+        if 8 in header:  # v2: levels stay uncompressed, only the values are compressed
+            v2 = header[8].value
+            levels = v2[5].value + v2[6].value
+            values = raw[levels:]
+            if codec and v2.get(7, Node(T.BOOL_TRUE, True)).value:
+                values = pa.Codec(ARROW_CODECS[codec]).decompress(values, header[2].value - levels).to_pybytes()
+            raw = raw[:levels] + values
+            header[8].value[7] = Node(T.BOOL_TRUE, False)
+        elif codec:
+            raw = pa.Codec(ARROW_CODECS[codec]).decompress(raw, header[2].value).to_pybytes()
+        chunk.pages.append(Page(header, raw))
+        if 7 in header:
+            chunk.first_rows.append(-1)
+        else:
+            row = rows.get((rg, c), 0)
+            chunk.first_rows.append(row)
+            rows[(rg, c)] = row + (header[5].value[1].value if 5 in header else header[8].value[3].value)
+    return list(out.values())
 
 
 def single_chunk_file(chunk: Chunk, pages: list[Page]) -> bytes:
