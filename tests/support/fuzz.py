@@ -1037,6 +1037,11 @@ def _selection_reads(path: Path, fmt: str, rng: random.Random) -> Iterator[tuple
         start += n
 
 
+def _declares_bit_packed_levels(header: dict[int, Node]) -> bool:
+    """Whether a page header is a v1 data page's whose definition levels are BIT_PACKED."""
+    return 5 in header and header[5].value.get(3, Node(0, 0)).value == page_files.BIT_PACKED
+
+
 def _levels_in_spec_order(data: bytes, base: pa.Table) -> pa.Table | None:
     """``base`` with the rows of each v1 data page of the Parquet mutant ``data`` whose definition
     levels are declared BIT_PACKED replaced by pyarrow's reading of that page alone with the bits
@@ -1047,14 +1052,17 @@ def _levels_in_spec_order(data: bytes, base: pa.Table) -> pa.Table | None:
     cannot be taken apart."""
     found = []
     try:
-        row_groups = page_files.file_footer(data)[4].value[1]
-        starts = np.cumsum([0] + [rg[3].value for rg in row_groups]).tolist()
+        footer = page_files.file_footer(data)
+        # the page headers alone first: most mutants have no such page, and need no decompression
+        if not any(_declares_bit_packed_levels(_typed_at(data, start)[0]) for _, _, start, _, _ in page_files.page_spans(data, footer)):
+            return None
+        starts = np.cumsum([0] + [rg[3].value for rg in footer[4].value[1]]).tolist()
         for chunk in page_files.chunks(data):
             if 3 not in chunk.element or chunk.element[3].value != page_files.OPTIONAL:
                 continue
             dictionary = [p for p, first in zip(chunk.pages, chunk.first_rows) if first < 0]
             for page, first in zip(chunk.pages, chunk.first_rows):
-                if first < 0 or 5 not in page.header or page.header[5].value.get(3, Node(0, 0)).value != page_files.BIT_PACKED:
+                if first < 0 or not _declares_bit_packed_levels(page.header):
                     continue
                 count = (page.header[5].value[1].value + 7) // 8
                 if len(page.body) < count:
