@@ -78,16 +78,25 @@ def optimized_plan(df: Any) -> str:
     return str(df._jdf.queryExecution().optimizedPlan().toString())
 
 
+def _call_static(session: Any, class_name: str, method: str, parameter_class: Any, argument: Any) -> Any:
+    """``class_name.method(argument)``, a static method of one parameter of the rule's jar
+    (loaded by :func:`rule_loader`)."""
+    gateway = session.sparkContext._gateway
+    jvm = session.sparkContext._jvm
+    loaded = rule_loader(session).loadClass(class_name)
+    types = gateway.new_array(jvm.java.lang.Class, 1)
+    types[0] = parameter_class
+    args = gateway.new_array(jvm.java.lang.Object, 1)
+    args[0] = argument
+    return loaded.getMethod(method, types).invoke(None, args)
+
+
 def rule_decisions(session: Any) -> list[str]:
     """The rule's latest decisions in ``session`` (``LazyScanRule.decisions``)."""
-    jvm = session.sparkContext._jvm
-    gateway = session.sparkContext._gateway
-    rule = rule_loader(session).loadClass("lazyscan.spark.jvm.LazyScanRule")
-    types = gateway.new_array(jvm.java.lang.Class, 1)
-    types[0] = session._jsparkSession.getClass().getSuperclass()  # org.apache.spark.sql.SparkSession
-    args = gateway.new_array(jvm.java.lang.Object, 1)
-    args[0] = session._jsparkSession
-    return [str(d) for d in rule.getMethod("decisions", types).invoke(None, args)]
+    jsession = session._jsparkSession
+    # the parameter is org.apache.spark.sql.SparkSession, the classic session's superclass
+    decided = _call_static(session, "lazyscan.spark.jvm.LazyScanRule", "decisions", jsession.getClass().getSuperclass(), jsession)
+    return [str(d) for d in decided]
 
 
 def explain_section(df: Any) -> list[str]:
@@ -109,15 +118,10 @@ def scan_options(df: Any) -> list[dict[str, str]]:
     """The data source options of each lazyscan scan of ``df``'s optimized plan (either route;
     subqueries left out), by ``LazyScanTasks.scanOptions``."""
     session = df.sparkSession
-    gateway = session.sparkContext._gateway
-    jvm = session.sparkContext._jvm
-    tasks = rule_loader(session).loadClass("lazyscan.spark.jvm.LazyScanTasks")
-    types = gateway.new_array(jvm.java.lang.Class, 1)
-    plan = df._jdf.queryExecution().optimizedPlan()
-    types[0] = jvm.java.lang.Class.forName("org.apache.spark.sql.catalyst.plans.logical.LogicalPlan")
-    args = gateway.new_array(jvm.java.lang.Object, 1)
-    args[0] = plan
-    return [json.loads(str(o)) for o in tasks.getMethod("scanOptions", types).invoke(None, args)]
+    plan_class = session.sparkContext._jvm.java.lang.Class.forName("org.apache.spark.sql.catalyst.plans.logical.LogicalPlan")
+    found = _call_static(session, "lazyscan.spark.jvm.LazyScanTasks", "scanOptions", plan_class,
+                         df._jdf.queryExecution().optimizedPlan())
+    return [json.loads(str(o)) for o in found]
 
 
 def scan_routes(df: Any) -> list[str]:
