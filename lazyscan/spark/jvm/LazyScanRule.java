@@ -101,9 +101,9 @@ import scala.runtime.AbstractPartialFunction;
  * ('lazyscan.enabled'='false')}).
  *
  * <p>Left to Spark's reader besides: a filter with no translatable conjunct other than {@code IS
- * NOT NULL}, Hive tables read through their SerDe (not converted), files outside the local file
- * system (object stores: Hadoop's {@code fs.*} settings are not passed on yet; PySpark ships no
- * {@code s3a://} file system to test it with), bucketed or streaming relations, reader options
+ * NOT NULL}, Hive tables read through their SerDe (not converted), files neither local nor on
+ * S3 (S3A's settings become the scan's {@code fs.*} options: {@link ObjectStores}), bucketed or
+ * streaming relations, reader options
  * other than paths, {@code mergeSchema} and Hive's SerDe properties, scans whose {@code
  * _metadata} columns are needed, queries calling {@code input_file_name()} (or the block start /
  * length), sessions ignoring corrupt or missing files, and sessions where the {@code lazyscan}
@@ -883,11 +883,21 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       // the files Spark's reader would read: a table's folder too, as plain files
       options.put("rawFiles", "true");
       options.put("binaryAsString", Boolean.toString(isTrue(BINARY_AS_STRING, "false")));
+      List<URI> roots = new ArrayList<>();
+      for (Path p : CollectionConverters.asJava(fs.location().rootPaths())) {
+        roots.add(p.toUri());
+      }
+      ObjectStores.Access access = ObjectStores.of(() -> session.sessionState().newHadoopConfWithOptions(fs.options()), roots);
+      if (access.reason != null) {
+        reasons.put(relation, access.reason);
+        return null;
+      }
+      options.putAll(access.options);
       if (relation.catalogTable().isDefined()) {
         CatalogTable table = relation.catalogTable().get();
         String json = tableJson(table, fs, condition == null ? Literal$.MODULE$.TrueLiteral() : condition, relation.output());
         if (json == null) {
-          reasons.put(relation, "the table's files are outside the local file system");
+          reasons.put(relation, "the table's files are outside the local file system and S3");
           return null;
         }
         options.put("table", table.identifier().unquotedString());
@@ -895,10 +905,6 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       } else {
         List<String> paths = new ArrayList<>();
         for (Path p : CollectionConverters.asJava(fs.location().rootPaths())) {
-          if (!"file".equals(p.toUri().getScheme())) {
-            reasons.put(relation, "files outside the local file system (" + p.toUri().getScheme() + "://)");
-            return null;
-          }
           paths.add(p.toString());
         }
         // as DataFrameReader.load(paths) passes them: one as path, more as a JSON array
@@ -1064,10 +1070,10 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
   /**
    * The {@code catalogTable} option of a table: its name, format, location, the relation's
    * schema (partition columns last), partition columns and, where the catalog tracks them, the
-   * partitions its pruning by {@code condition} leaves; null when a location is not local.
+   * partitions its pruning by {@code condition} leaves; null when a location is neither local nor on S3.
    */
   private String tableJson(CatalogTable table, HadoopFsRelation fs, Expression condition, Seq<AttributeReference> output) {
-    String location = localPath(table.location());
+    String location = locationText(table.location());
     if (location == null) {
       return null;
     }
@@ -1076,7 +1082,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (!partitionColumns.isEmpty() && table.tracksPartitionsInCatalog()) {
       StringBuilder b = new StringBuilder("[");
       for (CatalogTablePartition p : CollectionConverters.asJava(prunedPartitions(table, condition, output))) {
-        String folder = localPath(p.location());
+        String folder = locationText(p.location());
         if (folder == null) {
           return null;
         }
@@ -1148,12 +1154,20 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     return session.sessionState().catalog().listPartitionsByFilter(table.identifier(), seq(filters));
   }
 
-  /** The local path of a location URI, or null when it is not on the local file system. */
-  private static String localPath(URI uri) {
-    if (uri.getScheme() != null && !"file".equals(uri.getScheme())) {
-      return null;
+  /** A location URI as lazyscan names it: a local path, or an S3 URI with its path decoded
+   * (as DESCRIBE and the file systems name folders); null anywhere else. */
+  private static String locationText(URI uri) {
+    String scheme = uri.getScheme() == null ? "file" : uri.getScheme().toLowerCase(Locale.ROOT);
+    switch (scheme) {
+      case "file":
+        return uri.getPath();
+      case "s3":
+      case "s3a":
+      case "s3n":
+        return scheme + "://" + uri.getAuthority() + uri.getPath();
+      default:
+        return null;
     }
-    return uri.getPath();
   }
 
   private static void warn(String message) {
