@@ -89,6 +89,9 @@ FIXED_FINDINGS: dict[tuple[int, int], str] = {
     (20261126, 4715): "OPTIONAL boolean declared REQUIRED: its levels read as values; the level histogram refuses it",
     (20261127, 2405): "FIXED_LEN_BYTE_ARRAY decimal of length 2**31 - 1: its digits counted by writing out a number "
     "of billions of digits (a hang)",
+    (20261126, 9935): "ORC INT column declared BYTE in the footer: a filter bound on the narrow type read nothing; "
+    "statistics the type cannot hold refuse the file",
+    (20261127, 4589): "ORC INT column declared BYTE in the footer: its RLEv2 values read as byte runs",
 }
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as porc
 import pytest
 
@@ -177,6 +178,49 @@ def test_a_type_changed_in_the_footer_is_refused(original: Path, tmp_path: Path)
     with pytest.raises(CorruptFileError, match="contradicts its timestamp statistics") as e:
         OrcFile(path)
     assert "'ts'" in str(e.value)
+
+
+def _narrowed(data: bytes, column: int, kind: int) -> bytes:
+    """The file with the footer's type of ORC column ``column`` changed to ``kind``."""
+
+    def change(footer: list[fuzz.PField]) -> None:
+        _field(_field(footer, 4, column).value, 1).value = kind
+
+    return _with_footer(data, change)
+
+
+def test_an_int_column_narrowed_beyond_its_statistics_is_refused_at_open(original: Path, tmp_path: Path) -> None:
+    """``k`` (INT, 0 to 7,197) declared BYTE: a filter bound on the narrow type (``k BETWEEN
+    3474 AND 7170`` is false for every byte) would read nothing, so the file is refused."""
+    path = _write(tmp_path, _narrowed(original.read_bytes(), 1, P.BYTE))
+    with pytest.raises(CorruptFileError, match=r"type tinyint of column 1 cannot hold its statistics' minimum 0 and maximum \d+") as e:
+        lazyscan.scan(path, where="k BETWEEN 3474 AND 7170").to_table()
+    assert "'k'" in str(e.value)
+
+
+def test_an_int_column_declared_byte_is_refused_where_its_stripe_is_read(tmp_path: Path) -> None:
+    """An INT column whose values a byte holds, declared BYTE: statistics cannot tell, but
+    bytes have one encoding, DIRECT, and the stripe says DIRECT_V2 (its RLEv2 runs would read
+    as byte runs). Declared SHORT it reads right: same integer encodings."""
+    rng = np.random.default_rng(3)
+    table = pa.table({"small": pa.array(rng.integers(0, 100, 3000), pa.int32()),
+                      "x": pa.array(rng.normal(size=3000))})
+    original = tmp_path / "small.orc"
+    porc.write_table(table, original, compression="uncompressed", row_index_stride=STRIDE)
+    as_byte = _write(tmp_path, _narrowed(original.read_bytes(), 1, P.BYTE), "byte.orc")
+    f = OrcFile(as_byte)
+    for rows in (None, [5], [2999]):
+        with pytest.raises(CorruptFileError, match="encoding DIRECT_V2 for a tinyint column") as e:
+            f.read_column(0, "small", rows)
+        assert "stripe 0" in str(e.value)
+    with pytest.raises(CorruptFileError, match="encoding DIRECT_V2 for a tinyint column"):
+        lazyscan.scan(as_byte, columns=["x"], where="small = 7").to_table()
+    as_short = _write(tmp_path, _narrowed(original.read_bytes(), 1, P.SHORT), "short.orc")
+    got = lazyscan.scan(as_short, where="small = 7").to_table()
+    want = table.filter(pc.equal(table["small"], 7))
+    assert got.num_rows == want.num_rows > 0
+    assert got.schema.field("small").type == pa.int16()
+    assert got.to_pylist() == want.to_pylist()
 
 
 @pytest.mark.parametrize(("to_column", "why"), [(0, "for a struct column"), (7, "two DATA streams for one column")])

@@ -38,6 +38,7 @@ from lazyscan.orc import kernels as K
 from lazyscan.parquet import ParquetFile
 from lazyscan.parquet import thrift as T
 from lazyscan.parquet.convert import _int96_beyond_int64, _int96_to_units
+from tests.support import fuzz
 from tests.support.data import foreign_file
 from tests.support.footer import Node, ParquetPatch
 from tests.support.orc import CONVERTERS, SECOND
@@ -374,9 +375,18 @@ def test_orc_date_beyond_date32_is_refused_not_wrapped(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("orc_type", "big"), [("smallint", 70_000), ("int", 2**40), ("int", -(2**31) - 1)])
 def test_orc_integers_beyond_their_width_are_refused_not_wrapped(tmp_path: Path, orc_type: str, big: int) -> None:
+    """The file's statistics show it at open (naming the column); without them, the value's
+    row is named where it is read."""
     path = write_orc(tmp_path / "i.orc", f"struct<v:{orc_type}>", [(1,), (None,), (big,), (2,)])
+    with pytest.raises(CorruptFileError, match=rf"of column 1 cannot hold its statistics' minimum {min(big, 1)} and maximum {max(big, 2)}.*'v'"):
+        OrcFile(path)
+    lay = fuzz.orc_layout(path.read_bytes())
+    column_stats = [f for f in lay.footer if f.number == 7][1]
+    column_stats.value = [f for f in column_stats.value if f.number != 2]  # no intStatistics
+    without = tmp_path / "without-statistics.orc"
+    without.write_bytes(fuzz._orc_tail(lay, footer=lay.footer))
     with pytest.raises(CorruptFileError, match=rf"row 2 of the stripe: .* value {big} is outside what int\d+ holds"):
-        OrcFile(path).read_column(0, "v")
+        OrcFile(without).read_column(0, "v")
 
 
 def _with_precision(path: Path, old: tuple[int, int], new: tuple[int, int]) -> Path:

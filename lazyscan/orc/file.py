@@ -256,6 +256,18 @@ class OrcFile:
                     CorruptFileError, f"the footer's type {P.TYPE_NAMES.get(t.kind, t.kind)} of column {i} contradicts its "
                     f"{st.kind} statistics", **({"column": self._column_name(i)} if i else {}),
                 )
+        for c in self.columns:
+            held = _INTEGER_RANGES.get(c.type.kind)
+            st = footer.statistics[c.id] if c.id < len(footer.statistics) else None
+            if held is not None and st is not None and st.kind == "int" and any(
+                    v is not None and not held[0] <= v <= held[1] for v in (st.minimum, st.maximum)):
+                # a wider integer type narrowed in the footer: filters bound on the narrow type
+                # and its streams read as other values. Top-level columns only: writers leave
+                # garbage in the statistics of a union's members (pyorc, ORC's C++ writer)
+                raise self._error(
+                    CorruptFileError, f"the footer's type {P.TYPE_NAMES.get(c.type.kind, c.type.kind)} of column {c.id} "
+                    f"cannot hold its statistics' minimum {st.minimum} and maximum {st.maximum}", column=c.name,
+                )
         total = sum(s.number_of_rows for s in footer.stripes)
         if footer.stripes and total != footer.number_of_rows:
             raise self._error(CorruptFileError, f"stripes hold {total} rows, the footer says {footer.number_of_rows}")
@@ -818,6 +830,8 @@ class OrcFile:
 
 
 _STRING_KINDS = (P.STRING, P.VARCHAR, P.CHAR, P.BINARY)
+#: the values ORC's narrower integer types hold
+_INTEGER_RANGES = {P.BYTE: (-(2**7), 2**7 - 1), P.SHORT: (-(2**15), 2**15 - 1), P.INT: (-(2**31), 2**31 - 1)}
 #: the kinds of statistics (:class:`lazyscan.orc.proto.ColumnStatistics`) each ORC type is written with
 _STATISTICS_KINDS = {
     P.BOOLEAN: ("boolean",), P.BYTE: ("int",), P.SHORT: ("int",), P.INT: ("int",), P.LONG: ("int",),
@@ -829,6 +843,11 @@ _STATISTICS_KINDS = {
 _DICTIONARY_ENCODINGS = (P.DICTIONARY, P.DICTIONARY_V2)
 #: streams any column may have
 _ANY_COLUMN = frozenset((P.PRESENT, P.ROW_INDEX, P.BLOOM_FILTER, P.BLOOM_FILTER_UTF8))
+#: types whose values have one encoding, DIRECT (no RLE version: bytes and booleans in byte
+#: runs, IEEE floats); ORC's Java reader refuses any other (TreeReader.checkEncoding). A byte
+#: column in DIRECT_V2 is an integer column relabelled in the footer: its RLEv2 runs would read
+#: as byte runs.
+_DIRECT_ONLY = frozenset((P.BOOLEAN, P.BYTE, P.FLOAT, P.DOUBLE))
 #: the stream kinds whose meaning the checks below know (newer kinds are left alone)
 _KNOWN_STREAMS = frozenset(range(P.BLOOM_FILTER_UTF8 + 1))
 
@@ -844,7 +863,7 @@ def _allowed_streams(kind: int, encoding: int) -> frozenset[int] | None:
         if encoding == P.DECIMAL_64:
             return _ANY_COLUMN | {P.DATA}
         return _ANY_COLUMN | {P.DATA, P.SECONDARY} if encoding in (P.DIRECT, P.DIRECT_V2) else None
-    if encoding not in (P.DIRECT, P.DIRECT_V2):
+    if encoding not in (P.DIRECT, P.DIRECT_V2) or (kind in _DIRECT_ONLY and encoding != P.DIRECT):
         return None
     if kind in (P.TIMESTAMP, P.TIMESTAMP_INSTANT):
         return _ANY_COLUMN | {P.DATA, P.SECONDARY}
