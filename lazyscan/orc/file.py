@@ -258,15 +258,15 @@ class OrcFile:
                 )
         for c in self.columns:
             held = _INTEGER_RANGES.get(c.type.kind)
-            st = footer.statistics[c.id] if c.id < len(footer.statistics) else None
-            if held is not None and st is not None and st.kind == "int" and any(
-                    v is not None and not held[0] <= v <= held[1] for v in (st.minimum, st.maximum)):
+            stats = footer.statistics[c.id] if c.id < len(footer.statistics) else None
+            if held is not None and stats is not None and stats.kind == "int" and any(
+                    v is not None and not held[0] <= v <= held[1] for v in (stats.minimum, stats.maximum)):
                 # a wider integer type narrowed in the footer: filters bound on the narrow type
                 # and its streams read as other values. Top-level columns only: writers leave
                 # garbage in the statistics of a union's members (pyorc, ORC's C++ writer)
                 raise self._error(
                     CorruptFileError, f"the footer's type {P.TYPE_NAMES.get(c.type.kind, c.type.kind)} of column {c.id} "
-                    f"cannot hold its statistics' minimum {st.minimum} and maximum {st.maximum}", column=c.name,
+                    f"cannot hold its statistics' minimum {stats.minimum} and maximum {stats.maximum}", column=c.name,
                 )
         total = sum(s.number_of_rows for s in footer.stripes)
         if footer.stripes and total != footer.number_of_rows:
