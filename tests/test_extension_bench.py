@@ -70,6 +70,27 @@ def test_targets_missed_name_the_queries() -> None:
     assert s["queries"]["Q1"]["ratio"] == pytest.approx({"median": 1.2, "low": 1.1, "high": 1.3})
 
 
+def test_plan_digest_leaves_ids_out_and_keeps_operators() -> None:
+    plan = ("AdaptiveSparkPlan isFinalPlan=true\n+- HashAggregate(keys=[a#12L], functions=[sum(b#13)])\n"
+            "   +- Exchange hashpartitioning(a#12L, 2), ENSURE_REQUIREMENTS, [plan_id=41]\n"
+            "== Initial Plan ==\nwhatever#1")
+    renumbered = plan.replace("#12L", "#99L").replace("#13", "#7").replace("plan_id=41", "plan_id=5").replace("#1", "#2")
+    assert eb.plan_digest(plan) == eb.plan_digest(renumbered)
+    assert eb.plan_digest(plan) != eb.plan_digest(plan.replace("sum(b#13)", "max(b#13)"))
+
+
+def test_queries_over_the_limit_with_the_plan_of_off_are_named_apart() -> None:
+    results = [_result("Q2", [1.2, 1.2, 1.2], [1.0, 1.0, 1.0]), _result("Q6", [1.2, 1.2, 1.2], [1.0, 1.0, 1.0]),
+               _result("Q9", [1.0, 1.0, 1.0], [1.0, 1.0, 1.0])]
+    plans = ({"Q2": "p2", "Q6": "lazyscan p6"}, {"Q2": "p2", "Q6": "p6", "Q9": "p9"})
+    s = eb.tpch_summary(results, {}, None, plans)
+    assert [s["queries"][q]["plan_as_off"] for q in ("Q2", "Q6", "Q9")] == [True, False, None]
+    over = s["targets"]["each_at_most"]
+    assert over["over"] == ["Q2", "Q6"] and over["over_with_plan_as_off"] == ["Q2"]
+    text = eb.extension_markdown({"derived": {"tpch": s}})
+    assert "over it Q2, Q6 (Q2: the same executed plan as off" in text
+
+
 def test_a_failed_query_fails_every_target() -> None:
     results = [_result("Q6", [], [1.0]), _result("Q1", [0.5], [1.0])]
     s = eb.tpch_summary(results, {})
@@ -150,7 +171,7 @@ def test_report_names_missed_targets(tmp_path: Path) -> None:
                     "seed": eb.seed_summary(seed, {}), "part_seconds": {"tpch": 8.0, "seed": 4.0}},
     }
     text = eb.extension_markdown(scenario)
-    assert "| Q6 | lazyscan (2 / 0) | 1.20 | 1.00 | 1.20 (1.20–1.20) | yes |" in text
+    assert "| Q6 | lazyscan (2 / 0) | n/a | 1.20 | 1.00 | 1.20 (1.20–1.20) | yes |" in text
     assert "**not met**: over it Q6" in text and "not faster Q6" in text
     assert "| Q-A | 10.0 | 1.00 | 2.00 | 10.00x (10.00–10.00) | 5.00x (5.00–5.00) | yes |" in text
     doc = {"date": "2026-11-27T09:00:00+00:00", "scenarios": {"extension": scenario}}
