@@ -11,9 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import lazyscan.spark
@@ -26,7 +23,7 @@ from tests.spark_extension_support import (
 )
 from tests.spark_support import assert_same_rows, get_spark
 from tests.support.hadoop_fs import bucket_folders
-from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+from tests.support.s3 import ACCESS_KEY, REGION, SECRET_KEY, S3Server, upload_partitions
 
 pytestmark = pytest.mark.spark
 
@@ -38,19 +35,7 @@ WHERE = "k = 7 OR s = 's12'"
 def folder(s3_server: S3Server, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Files under ``<folder>/<BUCKET>/t`` (two partitions), uploaded to the same keys."""
     root = tmp_path_factory.mktemp("rule-s3")
-    rng = np.random.default_rng(11)
-    for p in range(2):
-        n = 4000
-        table = pa.table({
-            "id": np.arange(p * n, (p + 1) * n),
-            "k": rng.integers(0, 100, n),
-            "s": [f"s{i % 313}" for i in range(n)],
-            "x": rng.normal(size=n),
-        })
-        local = root / BUCKET / "t" / f"part={p}" / "data.parquet"
-        local.parent.mkdir(parents=True)
-        pq.write_table(table, local, row_group_size=1000, write_page_index=True)
-        s3_server.upload(local, BUCKET, f"t/part={p}/data.parquet")
+    upload_partitions(s3_server, root / BUCKET / "t", BUCKET, "t", rows=4000, seed=11)
     return root
 
 

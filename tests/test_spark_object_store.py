@@ -5,14 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import lazyscan.spark
 from tests.spark_support import assert_same_rows, get_spark
-from tests.support.s3 import S3Server
+from tests.support.s3 import S3Server, upload_partitions
 
 pytestmark = pytest.mark.spark
 
@@ -27,18 +24,7 @@ def spark():
 @pytest.fixture(scope="module")
 def folder(s3_server: S3Server, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("spark-s3")
-    rng = np.random.default_rng(5)
-    for p in range(2):
-        n = 5000
-        table = pa.table({
-            "id": np.arange(p * n, (p + 1) * n),
-            "k": rng.integers(0, 100, n),
-            "s": [f"s{i % 313}" for i in range(n)],
-            "x": rng.normal(size=n),
-        })
-        (root / f"part={p}").mkdir()
-        pq.write_table(table, root / f"part={p}" / "data.parquet", row_group_size=1000, write_page_index=True)
-        s3_server.upload(root / f"part={p}" / "data.parquet", BUCKET, f"t/part={p}/data.parquet")
+    upload_partitions(s3_server, root, BUCKET, "t", rows=5000, seed=5)
     return root
 
 
