@@ -146,28 +146,34 @@ def build_jar(folder: Path | None = None) -> Path:
     with _locked(jar):
         if jar.exists():  # compiled by another process while this one waited
             return jar
-        _, spark_jars = _pyspark()
         if not _sources():
             raise JarBuildError(f"no Java sources of lazyscan's Spark extension in {JVM_SOURCES}: "
                                 "this lazyscan was installed without them")
-        with tempfile.TemporaryDirectory(prefix="lazyscan-javac-") as tmp:
-            classes = Path(tmp) / "classes"
-            classes.mkdir()
-            command = [
-                _javac(), "--release", "17", "-nowarn", "-d", str(classes),
-                "-cp", str(spark_jars / "*"), *map(str, _sources()),
-            ]
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                raise JarBuildError(f"javac failed on lazyscan's Spark extension:\n{done.stderr.strip()}")
-            partial = Path(tmp) / jar.name
-            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
-                z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
-                for f in sorted(classes.rglob("*.class")):
-                    z.write(f, f.relative_to(classes).as_posix())
-            shutil.move(str(partial), str(jar.with_name(jar.name + ".part")))
-            os.replace(jar.with_name(jar.name + ".part"), jar)
+        compile_jar(_sources(), jar, "lazyscan's Spark extension")
     return jar
+
+
+def compile_jar(sources: list[Path], jar: Path, what: str) -> None:
+    """Compile ``sources`` with ``javac`` against the installed PySpark's jars into ``jar``
+    (written whole or not at all); :class:`JarBuildError` names ``what`` when javac fails."""
+    _, spark_jars = _pyspark()
+    with tempfile.TemporaryDirectory(prefix="lazyscan-javac-") as tmp:
+        classes = Path(tmp) / "classes"
+        classes.mkdir()
+        command = [
+            _javac(), "--release", "17", "-nowarn", "-d", str(classes),
+            "-cp", str(spark_jars / "*"), *map(str, sources),
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise JarBuildError(f"javac failed on {what}:\n{done.stderr.strip()}")
+        partial = Path(tmp) / jar.name
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
+            for f in sorted(classes.rglob("*.class")):
+                z.write(f, f.relative_to(classes).as_posix())
+        shutil.move(str(partial), str(jar.with_name(jar.name + ".part")))
+        os.replace(jar.with_name(jar.name + ".part"), jar)
 
 
 def _items(setting: str | None) -> list[str]:

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import subprocess
 import tempfile
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lazyscan.spark.extension import _javac, _pyspark
+from lazyscan.spark.extension import _pyspark, compile_jar
 
 SOURCE = Path(__file__).parent / "jvm" / "LocalBucketFileSystem.java"
 CLASS = "lazyscan.tests.LocalBucketFileSystem"
@@ -23,20 +21,11 @@ FOLDER_SETTING = "lazyscan.test.bucketFolder"
 
 def build_jar() -> Path:
     """The file system's jar, compiled against the installed PySpark's jars (cached by content)."""
-    version, spark_jars = _pyspark()
+    version, _ = _pyspark()
     digest = hashlib.sha256(version.encode() + SOURCE.read_bytes()).hexdigest()[:12]
     jar = Path(tempfile.gettempdir()) / f"lazyscan-test-fs-{digest}.jar"
-    if jar.exists():
-        return jar
-    with tempfile.TemporaryDirectory() as tmp:
-        classes = Path(tmp) / "classes"
-        command = [_javac(), "--release", "17", "-nowarn", "-d", str(classes), "-cp", str(spark_jars / "*"), str(SOURCE)]
-        subprocess.run(command, check=True, capture_output=True, text=True)
-        partial = Path(tmp) / jar.name
-        with zipfile.ZipFile(partial, "w") as z:
-            for f in sorted(classes.rglob("*.class")):
-                z.write(f, f.relative_to(classes).as_posix())
-        partial.replace(jar)
+    if not jar.exists():
+        compile_jar([SOURCE], jar, "the tests' Hadoop file system")
     return jar
 
 
