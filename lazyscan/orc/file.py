@@ -257,10 +257,11 @@ class OrcFile:
                     f"{st.kind} statistics", **({"column": self._column_name(i)} if i else {}),
                 )
         for c in self.columns:
-            held = _INTEGER_RANGES.get(c.type.kind)
             stats = footer.statistics[c.id] if c.id < len(footer.statistics) else None
-            if held is not None and stats is not None and stats.kind == "int" and any(
-                    v is not None and not held[0] <= v <= held[1] for v in (stats.minimum, stats.maximum)):
+            if stats is None or stats.kind != "int" or c.type.kind not in _NARROW_INTEGERS:
+                continue
+            held = np.iinfo(c.arrow_type.to_pandas_dtype())
+            if any(v is not None and not held.min <= v <= held.max for v in (stats.minimum, stats.maximum)):
                 # a wider integer type narrowed in the footer: filters bound on the narrow type
                 # and its streams read as other values. Top-level columns only: writers leave
                 # garbage in the statistics of a union's members (pyorc, ORC's C++ writer)
@@ -830,8 +831,8 @@ class OrcFile:
 
 
 _STRING_KINDS = (P.STRING, P.VARCHAR, P.CHAR, P.BINARY)
-#: the values ORC's narrower integer types hold
-_INTEGER_RANGES = {P.BYTE: (-(2**7), 2**7 - 1), P.SHORT: (-(2**15), 2**15 - 1), P.INT: (-(2**31), 2**31 - 1)}
+#: ORC's integer types narrower than the 64 bits their statistics hold
+_NARROW_INTEGERS = (P.BYTE, P.SHORT, P.INT)
 #: the kinds of statistics (:class:`lazyscan.orc.proto.ColumnStatistics`) each ORC type is written with
 _STATISTICS_KINDS = {
     P.BOOLEAN: ("boolean",), P.BYTE: ("int",), P.SHORT: ("int",), P.INT: ("int",), P.LONG: ("int",),
