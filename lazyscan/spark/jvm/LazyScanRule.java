@@ -1157,17 +1157,11 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
   /** A location URI as lazyscan names it: a local path, or an S3 URI with its path decoded
    * (as DESCRIBE and the file systems name folders); null anywhere else. */
   private static String locationText(URI uri) {
-    String scheme = uri.getScheme() == null ? "file" : uri.getScheme().toLowerCase(Locale.ROOT);
-    switch (scheme) {
-      case "file":
-        return uri.getPath();
-      case "s3":
-      case "s3a":
-      case "s3n":
-        return scheme + "://" + uri.getAuthority() + uri.getPath();
-      default:
-        return null;
+    String scheme = ObjectStores.scheme(uri);
+    if (scheme.equals("file")) {
+      return uri.getPath();
     }
+    return ObjectStores.S3.contains(scheme) ? scheme + "://" + uri.getAuthority() + uri.getPath() : null;
   }
 
   private static void warn(String message) {

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
 
@@ -46,42 +47,40 @@ final class ObjectStores {
     }
   }
 
+  /** The schemes of S3 that lazyscan reads (as {@code s3://}). */
+  static final Set<String> S3 = Set.of("s3", "s3a", "s3n");
+
+  /** {@code uri}'s scheme in lower case; {@code file} when it has none. */
+  static String scheme(URI uri) {
+    return uri.getScheme() == null ? "file" : uri.getScheme().toLowerCase(Locale.ROOT);
+  }
+
   /** The {@code fs.*} options for reading the files under {@code roots} with the settings of
    * {@code conf} (made only for files on S3A), or the reason Spark's reader is kept. */
   static Access of(Supplier<Configuration> conf, List<URI> roots) {
     Map<String, String> chosen = null;
-    String chosenRoot = null;
+    URI chosenRoot = null;
     for (URI root : roots) {
-      String scheme = root.getScheme() == null ? "file" : root.getScheme().toLowerCase(Locale.ROOT);
-      Map<String, String> options;
-      switch (scheme) {
-        case "file":
-        case "s3":
-        case "s3n":
-          options = Map.of();
-          break;
-        case "s3a":
-          try {
-            options = s3a(conf.get(), root.getAuthority());
-          } catch (IOException e) {
-            return new Access(null, "Hadoop's S3A credentials for " + root + " could not be read: " + e.getMessage());
-          }
-          break;
-        default:
-          return new Access(null, "files on " + scheme + ":// (lazyscan reads local files and S3 here)");
+      String scheme = scheme(root);
+      if (!scheme.equals("file") && !S3.contains(scheme)) {
+        return new Access(null, "files on " + scheme + ":// (lazyscan reads local files and S3 here)");
+      }
+      Map<String, String> options = Map.of();
+      if (scheme.equals("s3a")) {
+        try {
+          options = s3a(conf.get(), root.getAuthority());
+        } catch (IOException e) {
+          return new Access(null, "Hadoop's S3A credentials for " + root + " could not be read: " + e.getMessage());
+        }
       }
       if (chosen == null) {
         chosen = options;
-        chosenRoot = root.toString();
-      } else if (!chosen.equals(options) || isLocal(chosenRoot) != isLocal(root.toString())) {
+        chosenRoot = root;
+      } else if (!chosen.equals(options) || scheme(chosenRoot).equals("file") != scheme.equals("file")) {
         return new Access(null, "files in places read with different settings (" + chosenRoot + ", " + root + ")");
       }
     }
     return new Access(chosen == null ? Map.of() : chosen, null);
-  }
-
-  private static boolean isLocal(String uri) {
-    return !uri.contains("://") || uri.startsWith("file:");
   }
 
   private static Map<String, String> s3a(Configuration conf, String bucket) throws IOException {
