@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks import __main__ as cli
+from benchmarks import data as data_module
 from benchmarks.data import (
     QUERY_VALUE_FILE,
     TPCH_MARKER,
@@ -107,6 +108,25 @@ def test_query_value_matches_its_count_and_is_cached(tpch) -> None:
     cached = json.loads((tpch.root / QUERY_VALUE_FILE).read_text())
     assert cached["lineitem.l_comment@3"]["value"] == v.value
     assert pick_query_value(tpch, target=3) == v
+
+
+def test_query_value_of_a_large_table_comes_from_one_bucket(tpch, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the exact-count size, the pick counts the values of one MD5 bucket only: the value
+    is in that bucket, its count is right, and no value of the bucket is closer to the target."""
+    monkeypatch.setattr(data_module, "EXACT_PICK_ROWS", 1_000)
+    monkeypatch.setattr(data_module, "PICK_BUCKET_ROWS", 10_000)
+    buckets = data_module.pick_buckets(60175)
+    assert buckets == 7
+    v = pick_query_value(tpch, target=5)
+    con = duckdb.connect()
+    counts = dict(con.execute(
+        f"select l_comment, count(*) from read_parquet('{tpch.lineitem}') "
+        f"where md5_number(l_comment) % {buckets} = 0 group by 1"
+    ).fetchall())
+    assert counts[v.value] == v.rows
+    usable = [n for c, n in counts.items() if c == c.strip() and c and "'" not in c and "\\" not in c]
+    assert abs(v.rows - 5) == min(abs(n - 5) for n in usable)
+    assert len(counts) < 60175 / buckets * 1.5  # one bucket's values, not all
 
 
 def test_synthetic_is_deterministic_and_cached(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,65 @@ def test_q17_like_join_same_rows_and_key_filter(spark: Any, data: Path) -> None:
     assert set(kf.values(len(wanted) + 1) or []) == wanted
     assert "keys: l_partkey (" in on_plan
     assert any("key filter on l_partkey: " in d and d.endswith(" keys") for d in rule_decisions(spark))
+
+
+def test_q17_aggregate_scan_gets_the_keys_through_its_grouping_key(spark: Any, data: Path) -> None:
+    """Q17's second lineitem scan feeds ``avg(l_quantity) GROUP BY l_partkey``, joined to the
+    first join's ``p_partkey``: the keys come from the filtered part under that join, and cross
+    the aggregate by its grouping key (a group whose key the join drops is dropped whole)."""
+    _views(spark, data)
+    spark.conf.set(ENABLED_CONF, "true")
+    keyed = [o for o in _lazyscan_options(spark.sql(Q17), "lineitem") if "keyFilter.l_partkey" in o]
+    assert len(keyed) == 2, optimized_plan(spark.sql(Q17))
+    assert sorted(sorted(json.loads(o["columns"])) for o in keyed) == [
+        ["l_extendedprice", "l_partkey", "l_quantity"], ["l_partkey", "l_quantity"]
+    ], keyed
+    assert len({o["keyFilter.l_partkey"] for o in keyed}) == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "keyed_scans"),
+    [
+        # the key comes from the big side of the inner join: its equi-join partner bounds it
+        ("""SELECT a.l_orderkey, a.l_quantity FROM lineitem a JOIN
+              (SELECT l_partkey FROM lineitem JOIN part ON l_partkey = p_partkey
+               WHERE p_brand = 'Brand#23' AND l_quantity > 45) b ON a.l_partkey = b.l_partkey""", 2),
+        # the key crosses an aggregate on the other side too
+        ("""SELECT l_orderkey, n FROM lineitem JOIN
+              (SELECT p_partkey, count(*) AS n FROM part WHERE p_brand = 'Brand#23' GROUP BY p_partkey)
+              ON l_partkey = p_partkey""", 1),
+        # one of several grouping keys is the join key
+        ("""SELECT t.l_orderkey, t.q FROM
+              (SELECT l_orderkey, l_partkey, sum(l_quantity) AS q FROM lineitem GROUP BY l_orderkey, l_partkey) t
+              JOIN part ON t.l_orderkey = p_partkey WHERE p_brand = 'Brand#23'""", 1),
+        # joined on an aggregate's result, not a grouping key: no keys cross that aggregate
+        ("""SELECT t.l_partkey, t.n FROM
+              (SELECT l_partkey, count(*) AS n FROM lineitem GROUP BY l_partkey) t
+              JOIN part ON t.n = p_partkey WHERE p_brand = 'Brand#23'""", 0),
+    ],
+)
+def test_keys_found_through_joins_and_aggregates(spark: Any, data: Path, query: str, keyed_scans: int) -> None:
+    _views(spark, data)
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(query))
+    assert_same_rows(on, off, query)
+    assert len(off) > 0 or not keyed_scans
+    keyed = [o for o in _lazyscan_options(spark.sql(query), "lineitem") if any(k.startswith("keyFilter.") for k in o)]
+    assert len(keyed) == keyed_scans, (on_plan, rule_decisions(spark))
+
+
+def test_correlated_subquery_scan_reads_only_the_columns_it_needs(spark: Any, data: Path) -> None:
+    """A filtered scan inside a correlated subquery is swapped before Spark prunes its columns
+    (the filter sits on the whole table); once the query around it is planned, its relation is
+    planned again for the columns used."""
+    _views(spark, data)
+    query = """SELECT p_partkey, p_name FROM part WHERE p_price * 100 >
+                 (SELECT sum(l_quantity) FROM lineitem WHERE l_partkey = p_partkey AND l_day >= DATE '2020-06-01')"""
+    on, off, on_plan, _ = on_and_off(spark, lambda s: s.sql(query))
+    assert_same_rows(on, off, query)
+    assert len(off) > 0
+    options = _lazyscan_options(spark.sql(query), "lineitem")
+    assert len(options) == 1, on_plan
+    assert sorted(json.loads(options[0]["columns"])) == ["l_day", "l_partkey", "l_quantity"], options
 
 
 def test_key_filter_joins_a_scan_with_its_own_filter(spark: Any, data: Path) -> None:

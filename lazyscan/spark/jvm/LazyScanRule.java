@@ -23,6 +23,7 @@ import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.Literal$;
 import org.apache.spark.sql.catalyst.plans.Inner$;
 import org.apache.spark.sql.catalyst.plans.LeftSemi$;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.Distinct;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.GlobalLimit;
@@ -320,6 +321,10 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       if (replaced != null) {
         return replaced;
       }
+      LogicalPlan pruned = plan instanceof Project || plan instanceof Aggregate ? pruned(plan) : null;
+      if (pruned != null) {
+        return pruned;
+      }
       if (plan instanceof Join) {
         keepForPartitionPruning((Join) plan, reasons);
         LogicalPlan join = plan.mapChildren(
@@ -416,6 +421,40 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     return again == null ? null : withLeaf(filter, again);
   }
 
+  /**
+   * {@code consumer} (a projection or an aggregate over filters and attribute-only projections
+   * over a lazyscan relation the rule planned) with the relation planned again for the columns
+   * it uses only; null when it uses them all. A relation planned inside a subquery before Spark
+   * pruned its columns (a correlated filter over the whole table) outputs every column, and the
+   * Python data source takes no column pruning from Spark.
+   */
+  private LogicalPlan pruned(LogicalPlan consumer) {
+    LogicalPlan chain = consumer.children().apply(0);
+    DataSourceV2Relation scan = lazyscanLeaf(chain);
+    if (scan == null) {
+      return null;
+    }
+    AttributeSet needed = consumer.references();
+    for (LogicalPlan node = chain; node != scan; node = node.children().apply(0)) {
+      needed = needed.$plus$plus(node.references());
+    }
+    List<AttributeReference> columns = new ArrayList<>();
+    for (Attribute a : CollectionConverters.asJava(scan.output())) {
+      if (needed.contains(a)) {
+        columns.add((AttributeReference) a);
+      }
+    }
+    if (columns.size() == scan.output().size()) {
+      return null;
+    }
+    if (columns.isEmpty()) {
+      columns.add((AttributeReference) scan.output().head()); // count(*) still needs the rows
+    }
+    LazyScanTable table = (LazyScanTable) scan.table();
+    DataSourceV2Relation again = replanned(scan, table.conjuncts(), Map.of(), columns);
+    return again == null ? null : consumer.withNewChildren(seq(List.of(withLeaf(chain, again))));
+  }
+
   /** The leaf under {@code plan} through filters and attribute-only projections. */
   private static LogicalPlan leafOf(LogicalPlan plan) {
     while (plan instanceof Filter || plan instanceof Project && onlyAttributes((Project) plan)) {
@@ -426,11 +465,41 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
   /** The lazyscan relation the rule planned under {@code plan} (see {@link #leafOf}), or null. */
   private static DataSourceV2Relation lazyscanLeaf(LogicalPlan plan) {
-    LogicalPlan leaf = leafOf(plan);
+    return asLazyscan(leafOf(plan));
+  }
+
+  private static DataSourceV2Relation asLazyscan(LogicalPlan leaf) {
     if (leaf instanceof DataSourceV2Relation && ((DataSourceV2Relation) leaf).table() instanceof LazyScanTable) {
       return (DataSourceV2Relation) leaf;
     }
     return null;
+  }
+
+  /**
+   * The leaf under {@code plan} as {@link #leafOf} finds it, also through aggregates grouped by
+   * {@code key}: a row whose key a join drops belongs to a group the join drops whole, so the
+   * rows under such an aggregate may be filtered by the key as the aggregate's output is.
+   */
+  private static LogicalPlan leafThroughGroups(LogicalPlan plan, AttributeReference key) {
+    while (plan instanceof Filter || plan instanceof Project && onlyAttributes((Project) plan)
+        || plan instanceof Aggregate && groupedBy((Aggregate) plan, key)) {
+      plan = plan.children().apply(0);
+    }
+    return plan;
+  }
+
+  /** Whether {@code aggregate} groups by {@code key} and passes it on as it is. */
+  private static boolean groupedBy(Aggregate aggregate, AttributeReference key) {
+    return hasAttribute(aggregate.groupingExpressions(), key) && hasAttribute(aggregate.aggregateExpressions(), key);
+  }
+
+  private static boolean hasAttribute(Seq<?> expressions, AttributeReference key) {
+    for (Object e : CollectionConverters.asJava(expressions)) {
+      if (e instanceof AttributeReference && ((AttributeReference) e).exprId().equals(key.exprId())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** {@code plan}, a chain of one-child nodes, with its leaf replaced by {@code leaf}. */
@@ -581,11 +650,11 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (!factKey.dataType().sameType(dimensionKey.dataType()) || KeySet.family(factKey.dataType()) == null) {
       return null;
     }
-    if (!deterministic(fact) || !deterministic(dimension)) {
-      return null; // keys collected apart from the join's run could differ; rows a random filter sees too
+    if (!deterministic(fact)) {
+      return null; // rows a random filter sees too
     }
-    LogicalPlan leaf = leafOf(fact);
-    DataSourceV2Relation scan = lazyscanLeaf(fact);
+    LogicalPlan leaf = leafThroughGroups(fact, factKey);
+    DataSourceV2Relation scan = asLazyscan(leaf);
     LogicalRelation files = null;
     String column = null;
     long factSize;
@@ -612,11 +681,11 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     } else {
       return null;
     }
-    long dimensionSize = dimensionSize(dimension);
-    if (dimensionSize < 0 || dimensionSize > maxDimensionBytes() || dimensionSize >= factSize) {
+    KeySource source = keySource(dimension, dimensionKey, Math.min(maxDimensionBytes(), factSize - 1), 0);
+    if (source == null) {
       return null;
     }
-    String attempt = dimension.semanticHash() + ":" + dimensionKey.exprId().id() + ":" + factKey.exprId().id();
+    String attempt = source.plan.semanticHash() + ":" + source.key.exprId().id() + ":" + factKey.exprId().id();
     if (!Attempts.first(attempt)) {
       return null; // tried already for this query: no key filter, or the scan kept
     }
@@ -625,7 +694,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     String decision = scanName + " key filter on " + column;
     KeySet keys;
     try {
-      keys = collectKeys(dimension, dimensionKey, maxKeys);
+      keys = collectKeys(source.plan, source.key, maxKeys);
     } catch (Exception e) {
       warn("lazyscan: no key filter on " + column + " of " + scanName + ": the keys could not be collected: " + e);
       Decisions.record(session, decision, "none: the keys could not be collected: " + e);
@@ -644,6 +713,12 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     Expression condition = null;
     AttributeSet needed = fact.outputSet();
     for (LogicalPlan node = fact; node != leaf; node = node.children().apply(0)) {
+      if (node instanceof Aggregate) {
+        // what is above an aggregate reads its groups, not the scan's rows
+        condition = null;
+        needed = node.references();
+        continue;
+      }
       needed = needed.$plus$plus(node.references());
       if (node instanceof Filter) {
         Expression c = ((Filter) node).condition();
@@ -652,6 +727,69 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     }
     LogicalPlan swapped = lazyscanRelation(files, condition, needed, Map.of(column, keys), reasons);
     return swapped == null ? null : withLeaf(fact, swapped);
+  }
+
+  /** A plan whose distinct {@code key} values include those of the dimension it was found in. */
+  private static final class KeySource {
+    final LogicalPlan plan;
+    final AttributeReference key;
+
+    KeySource(LogicalPlan plan, AttributeReference key) {
+      this.plan = plan;
+      this.key = key;
+    }
+  }
+
+  /**
+   * The smallest part of {@code dimension} that bounds its {@code key} values: {@code dimension}
+   * itself when it is a filtered scan of at most {@code maxBytes} (Spark's estimate), else such
+   * a scan found through filters, attribute-only projections, aggregates grouped by the key and
+   * inner or left semi joins (to the side the key comes from, or to the other side's equi-join
+   * partner: a join keeps only keys both sides have). Its keys may be more than the dimension's;
+   * the join checks every row again. Null when there is none, or it is not deterministic (keys
+   * collected apart from the join's run could differ).
+   */
+  private static KeySource keySource(LogicalPlan plan, AttributeReference key, long maxBytes, int depth) {
+    long size = dimensionSize(plan);
+    if (size >= 0) {
+      return size <= maxBytes && deterministic(plan) ? new KeySource(plan, key) : null;
+    }
+    if (depth > 16) {
+      return null;
+    }
+    if (plan instanceof Filter || plan instanceof Project && hasAttribute(((Project) plan).projectList(), key)
+        || plan instanceof Aggregate && groupedBy((Aggregate) plan, key)) {
+      return keySource(plan.children().apply(0), key, maxBytes, depth + 1);
+    }
+    if (!(plan instanceof Join)) {
+      return null;
+    }
+    Join join = (Join) plan;
+    if (join.joinType() != Inner$.MODULE$ && join.joinType() != LeftSemi$.MODULE$) {
+      return null;
+    }
+    for (LogicalPlan side : CollectionConverters.asJava(join.children())) {
+      if (side.outputSet().contains(key)) {
+        KeySource found = keySource(side, key, maxBytes, depth + 1);
+        if (found != null) {
+          return found;
+        }
+      }
+    }
+    for (AttributeReference[] keys : equiKeys(join)) {
+      if (keys[0].exprId().equals(key.exprId())) {
+        KeySource found = keySource(join.right(), keys[1], maxBytes, depth + 1);
+        if (found != null) {
+          return found;
+        }
+      } else if (keys[1].exprId().equals(key.exprId())) {
+        KeySource found = keySource(join.left(), keys[0], maxBytes, depth + 1);
+        if (found != null) {
+          return found;
+        }
+      }
+    }
+    return null;
   }
 
   /** Whether every expression of {@code plan} and its children is deterministic. */
@@ -955,15 +1093,17 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    * a projection's size by its row width). */
   private static long columnsSize(LogicalRelation relation, List<AttributeReference> columns) {
     double size = relation.stats().sizeInBytes().doubleValue();
-    long all = 8;
-    for (AttributeReference a : CollectionConverters.asJava(relation.output())) {
-      all += a.dataType().defaultSize();
+    long all = rowWidth(CollectionConverters.asJava(relation.output()));
+    return (long) Math.min(Long.MAX_VALUE, size * rowWidth(columns) / all);
+  }
+
+  /** A row's width as Spark estimates it for a projection: 8 bytes plus each type's default size. */
+  private static long rowWidth(List<? extends Attribute> columns) {
+    long width = 8;
+    for (Attribute a : columns) {
+      width += a.dataType().defaultSize();
     }
-    long read = 8;
-    for (AttributeReference a : columns) {
-      read += a.dataType().defaultSize();
-    }
-    return (long) Math.min(Long.MAX_VALUE, size * read / all);
+    return width;
   }
 
   /**
@@ -1014,6 +1154,17 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    * source fails (the scan is then left as it is).
    */
   private DataSourceV2Relation replanned(DataSourceV2Relation scan, List<String> conjuncts, Map<String, KeySet> keyFilters) {
+    List<AttributeReference> columns = new ArrayList<>();
+    for (Attribute a : CollectionConverters.asJava(scan.output())) {
+      columns.add((AttributeReference) a);
+    }
+    return replanned(scan, conjuncts, keyFilters, columns);
+  }
+
+  /** As above, reading {@code columns} only (some of the scan's attributes): its size estimate
+   * scaled as Spark scales a projection's. */
+  private DataSourceV2Relation replanned(DataSourceV2Relation scan, List<String> conjuncts,
+      Map<String, KeySet> keyFilters, List<AttributeReference> columns) {
     LazyScanTable table = (LazyScanTable) scan.table();
     Map<String, String> options = new java.util.LinkedHashMap<>(scan.options().asCaseSensitiveMap());
     String where = FilterText.and(conjuncts);
@@ -1025,13 +1176,14 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       options.put(KEY_FILTER_PREFIX + k.getKey(), k.getValue().text);
       keys.put(k.getKey(), k.getValue().count);
     }
-    List<AttributeReference> columns = new ArrayList<>();
-    for (Attribute a : CollectionConverters.asJava(scan.output())) {
-      columns.add((AttributeReference) a);
+    long size = table.sizeInBytes();
+    if (columns.size() < scan.output().size()) {
+      options.put("columns", Json.names(columns));
+      size = (long) (size * (double) rowWidth(columns) / rowWidth(CollectionConverters.asJava(scan.output())));
     }
     String described = describe(options);
     try {
-      return planned(options, columns, conjuncts, keys, table.sizeInBytes(), table.partitionColumns(), described);
+      return planned(options, columns, conjuncts, keys, size, table.partitionColumns(), described);
     } catch (Exception e) {
       warn("lazyscan: the scan of " + described + " is not planned again: " + e);
       return null;
