@@ -66,9 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="extension scenario only: TPC-H query numbers and/or `seed`, comma-separated (e.g. 6,12-14,seed)",
     )
     run.add_argument(
-        "--key-filters", action="store_true",
-        help="extension scenario only: with the extension on, key filters from joins and IN subqueries "
-        "(spark.lazyscan.keyFilter.enabled=true)",
+        "--no-key-filters", dest="key_filters", action="store_false",
+        help="extension scenario only: with the extension on, no key filters from joins and IN subqueries "
+        "(spark.lazyscan.keyFilter.enabled=false; on by default)",
     )
     _add_common(run)
 

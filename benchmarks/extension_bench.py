@@ -584,9 +584,9 @@ def scenario(ctx: Any, numbers: Sequence[int] | None = None, seed_pair: bool = T
                 "key_filters": ctx.key_filters},
         chart={"kind": "none"},
     )
-    if ctx.key_filters:
-        res.description += (" Key filters on (`spark.lazyscan.keyFilter.enabled=true`): the extension passes a "
-                            "join's or an IN subquery's keys to the other scan.")
+    if not ctx.key_filters:
+        res.description += (" Key filters off (`spark.lazyscan.keyFilter.enabled=false`): the extension passes no "
+                            "join's or IN subquery's keys to the other scan.")
     queries = tpch_queries(sf, numbers)
     # the tables the queries read, lineitem always (the seed pair reads it)
     tables = [t for t in TPCH_TABLES if t == "lineitem" or any(t in q.paths for q in queries)]

@@ -104,8 +104,8 @@ class RunContext:
     budget_s: float = MEASURE_BUDGET_S
     queries: str | None = None
     """The extension scenario's query selection (`--queries`), all when None."""
-    key_filters: bool = False
-    """The extension scenario's key filters (`--key-filters`), off by default as in Spark."""
+    key_filters: bool = True
+    """The extension scenario's key filters, on by default as in lazyscan (`--no-key-filters`)."""
 
     @property
     def seed_sf(self) -> float:

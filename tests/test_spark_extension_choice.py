@@ -227,6 +227,7 @@ def test_key_filtered_scan_counts_the_whole_query(session: _Session, lineitem: P
     pq.write_table(pa.table({"k": pa.array([4, 8, 400004], pa.int64()), "tag": ["a", "b", "a"]}), dim)
     session.use_costs(replace(COSTS, query_min_saving_s=1e6))
     spark.conf.set("spark.lazyscan.keyFilter.enabled", "true")
+    spark.conf.set("spark.lazyscan.keyFilter.minScanBytes", "0")  # the test's small lineitem
     try:
         fact = spark.read.parquet(str(lineitem)).select("l_orderkey", "l_quantity")
         small = spark.read.parquet(str(dim)).where("tag = 'a'")
@@ -238,6 +239,7 @@ def test_key_filtered_scan_counts_the_whole_query(session: _Session, lineitem: P
         assert sorted(r.l_orderkey for r in joined.collect()) == [4, 400004]
     finally:
         spark.conf.unset("spark.lazyscan.keyFilter.enabled")
+        spark.conf.unset("spark.lazyscan.keyFilter.minScanBytes")
         session.use_costs(COSTS)
         session.forget()
 

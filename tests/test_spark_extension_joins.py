@@ -6,11 +6,15 @@ rows, and what the optimized plan's lazyscan relation holds:
 - a filter Spark infers after the pass that swapped a scan (a constant carried over an
   equi-join) is added to the scan's ``where``, with the inferred ``IS NOT NULL`` ones (alone,
   those plan nothing again);
-- with ``spark.lazyscan.keyFilter.enabled=true`` (off by default), the fact side of a join with a
-  small filtered scan (Q17-like: lineitem with a filtered part)
-  gets the other side's distinct keys as its ``keyFilter.<column>`` option, unless there are
-  more than ``spark.lazyscan.keyFilter.maxKeys`` or either side is not deterministic; the keys the JVM writes are the ones
-  :meth:`lazyscan.KeyFilter.from_text` reads;
+- with ``spark.lazyscan.keyFilter.enabled`` (on by default), the fact side of a join with a
+  small selectively filtered scan (Q17-like: lineitem with a filtered part; found under the other
+  side's inner joins and aggregates grouped by the key, and reached through the fact side's
+  aggregates grouped by it) gets that scan's distinct keys as its ``keyFilter.<column>`` option,
+  unless there are more than ``spark.lazyscan.keyFilter.maxKeys``, the scan is under
+  ``spark.lazyscan.keyFilter.minScanBytes`` or either side is not deterministic; the keys the
+  JVM writes are the ones :meth:`lazyscan.KeyFilter.from_text` reads;
+- a relation planned inside a subquery before Spark pruned its columns is planned again for the
+  columns used;
 - an uncorrelated ``x IN (SELECT k ...)`` conjunct gives the scan its subquery's keys the same
   way (Spark makes it a left semi join only after its V2 scan pushdown, so the rule takes it as
   the filter's conjunct); ``NOT IN``, correlated and random subqueries give none;
@@ -48,6 +52,7 @@ pytestmark = pytest.mark.spark
 KEY_FILTERS = "spark.lazyscan.keyFilter.enabled"
 MAX_KEYS = "spark.lazyscan.keyFilter.maxKeys"
 MAX_DIMENSION_BYTES = "spark.lazyscan.keyFilter.maxDimensionBytes"
+MIN_SCAN_BYTES = "spark.lazyscan.keyFilter.minScanBytes"
 
 PARTS = 2000
 LINES = 40_000
@@ -90,7 +95,8 @@ def _lineitem() -> pa.Table:
 def spark() -> Iterator[Any]:
     shared = get_spark()
     session = extension_session(shared)
-    session.conf.set(KEY_FILTERS, "true")  # off by default
+    session.conf.set(KEY_FILTERS, "true")
+    session.conf.set(MIN_SCAN_BYTES, "0")  # the tables here are small
     yield session
     lazyscan.spark.register(shared)
 
@@ -265,6 +271,29 @@ def test_key_filter_needs_a_small_side(spark: Any, data: Path) -> None:
     assert_same_rows(on, off, Q17)
 
 
+def test_key_filter_needs_a_large_scan(spark: Any, data: Path) -> None:
+    """Under ``spark.lazyscan.keyFilter.minScanBytes`` (128m by default) Spark's reader reads
+    the scan in less time than collecting the keys takes: no keys are collected."""
+    _views(spark, data)
+    spark.conf.set(MIN_SCAN_BYTES, "1g")
+    try:
+        assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17)))
+    finally:
+        spark.conf.set(MIN_SCAN_BYTES, "0")
+    assert any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17)))
+
+
+def test_side_filtered_by_is_not_null_alone_gives_no_keys(spark: Any, data: Path) -> None:
+    """A side whose only filters are ``IS NOT NULL`` (Spark adds them to every join key) holds
+    nearly all its keys: collecting them would cost a job and filter nothing."""
+    _views(spark, data)
+    query = """SELECT l_orderkey, p_name FROM lineitem
+               JOIN (SELECT p_partkey, p_name FROM part WHERE p_name IS NOT NULL) ON l_partkey = p_partkey"""
+    on, off, _, _ = on_and_off(spark, lambda s: s.sql(query))
+    assert_same_rows(on, off, query)
+    assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(query)))
+
+
 def test_over_the_cap_no_key_filter(spark: Any, data: Path) -> None:
     _views(spark, data)
     query = """SELECT l_orderkey, p_name FROM lineitem JOIN part ON l_partkey = p_partkey
@@ -290,15 +319,12 @@ def test_key_filter_switch(spark: Any, data: Path) -> None:
     _views(spark, data)
     spark.conf.set(ENABLED_CONF, "true")
     try:
-        for setting in ("false", None):  # None: the default, off
-            if setting is None:
-                spark.conf.unset(KEY_FILTERS)
-            else:
-                spark.conf.set(KEY_FILTERS, setting)
-            assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17))), setting
+        spark.conf.set(KEY_FILTERS, "false")
+        assert not any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17)))
+        spark.conf.unset(KEY_FILTERS)  # the default: on
+        assert any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17)))
     finally:
         spark.conf.set(KEY_FILTERS, "true")
-    assert any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(Q17)))
 
 
 @pytest.mark.parametrize(

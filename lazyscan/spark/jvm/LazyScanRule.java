@@ -172,6 +172,9 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
   public static final String MAX_KEYS = "spark.lazyscan.keyFilter.maxKeys";
   /** Default of {@link #MAX_KEYS}: lazyscan's limit of exact key sets ({@code EXACT_LIMIT}). */
   public static final int DEFAULT_MAX_KEYS = 100_000;
+  /** The smallest scan (Spark's estimate) a key filter is collected for. */
+  public static final String MIN_SCAN_BYTES = "spark.lazyscan.keyFilter.minScanBytes";
+  public static final String DEFAULT_MIN_SCAN_BYTES = "128m";
 
   private static final String KEY_FILTER_PREFIX = "keyFilter.";
   private static final String DYNAMIC_PARTITION_PRUNING = "spark.sql.optimizer.dynamicPartitionPruning.enabled";
@@ -590,7 +593,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    * and checks every row again. One key filter per call (the optimizer calls the rule again).
    */
   private LogicalPlan withKeyFilter(Join join, Map<LogicalPlan, String> reasons) {
-    if (!isTrue(KEY_FILTERS, "false")) {
+    if (!isTrue(KEY_FILTERS, "true")) {
       return join;
     }
     boolean inner = join.joinType() == Inner$.MODULE$;
@@ -620,7 +623,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    * values never do).
    */
   private LogicalPlan withSubqueryKeys(Filter filter, Map<LogicalPlan, String> reasons) {
-    if (!isTrue(KEY_FILTERS, "false")) {
+    if (!isTrue(KEY_FILTERS, "true")) {
       return null;
     }
     for (Expression c : FilterText.splitAnd(filter.condition())) {
@@ -681,30 +684,37 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     } else {
       return null;
     }
+    if (factSize < minScanBytes()) {
+      return null; // Spark's reader reads it in less time than collecting keys takes
+    }
     KeySource source = keySource(dimension, dimensionKey, Math.min(maxDimensionBytes(), factSize - 1), 0);
     if (source == null) {
       return null;
     }
-    String attempt = source.plan.semanticHash() + ":" + source.key.exprId().id() + ":" + factKey.exprId().id();
-    if (!Attempts.first(attempt)) {
+    String collected = source.plan.semanticHash() + ":" + source.key.exprId().id();
+    if (!Attempts.first(collected + ":" + factKey.exprId().id())) {
       return null; // tried already for this query: no key filter, or the scan kept
     }
     int maxKeys = maxKeys();
     String scanName = scan != null ? describe(scan.options().asCaseSensitiveMap()) : describe(files);
     String decision = scanName + " key filter on " + column;
-    KeySet keys;
-    try {
-      keys = collectKeys(source.plan, source.key, maxKeys);
-    } catch (Exception e) {
-      warn("lazyscan: no key filter on " + column + " of " + scanName + ": the keys could not be collected: " + e);
-      Decisions.record(session, decision, "none: the keys could not be collected: " + e);
+    Object known = Attempts.keys(collected);
+    if (known == null) {
+      // once per query: a join's other side often bounds several scans (Q9's parts: partsupp, lineitem)
+      try {
+        KeySet got = collectKeys(source.plan, source.key, maxKeys);
+        known = got != null ? got : "none: the other side has more than " + maxKeys + " distinct keys (" + MAX_KEYS + ")";
+      } catch (Exception e) {
+        warn("lazyscan: no key filter on " + column + " of " + scanName + ": the keys could not be collected: " + e);
+        known = "none: the keys could not be collected: " + e;
+      }
+      Attempts.remember(collected, known);
+    }
+    if (!(known instanceof KeySet)) {
+      Decisions.record(session, decision, (String) known);
       return null;
     }
-    if (keys == null) {
-      Decisions.record(session, decision, "none: the other side has more than " + maxKeys
-          + " distinct keys (" + MAX_KEYS + ")");
-      return null;
-    }
+    KeySet keys = (KeySet) known;
     Decisions.record(session, decision, keys.count + " keys");
     if (scan != null) {
       DataSourceV2Relation again = replanned(scan, ((LazyScanTable) scan.table()).conjuncts(), Map.of(column, keys));
@@ -752,7 +762,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
   private static KeySource keySource(LogicalPlan plan, AttributeReference key, long maxBytes, int depth) {
     long size = dimensionSize(plan);
     if (size >= 0) {
-      return size <= maxBytes && deterministic(plan) ? new KeySource(plan, key) : null;
+      return size <= maxBytes && selective(plan) && deterministic(plan) ? new KeySource(plan, key) : null;
     }
     if (depth > 16) {
       return null;
@@ -790,6 +800,24 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       }
     }
     return null;
+  }
+
+  /** Whether a filter of {@code plan} (a filtered scan) has a conjunct other than {@code IS NOT
+   * NULL}: the keys of a scan filtered by those alone are nearly all its keys. */
+  private static boolean selective(LogicalPlan plan) {
+    if (plan instanceof Filter) {
+      for (Expression c : FilterText.splitAnd(((Filter) plan).condition())) {
+        if (!(c instanceof IsNotNull)) {
+          return true;
+        }
+      }
+    }
+    for (LogicalPlan child : CollectionConverters.asJava(plan.children())) {
+      if (selective(child)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether every expression of {@code plan} and its children is deterministic. */
@@ -857,6 +885,11 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (set.isEmpty()) {
       return conf().autoBroadcastJoinThreshold();
     }
+    return org.apache.spark.network.util.JavaUtils.byteStringAsBytes(set);
+  }
+
+  private long minScanBytes() {
+    String set = conf().getConfString(MIN_SCAN_BYTES, DEFAULT_MIN_SCAN_BYTES).trim();
     return org.apache.spark.network.util.JavaUtils.byteStringAsBytes(set);
   }
 
@@ -1381,6 +1414,28 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
         return true;
       }
       return BY_QUERY.computeIfAbsent(tracker.get(), t -> new java.util.HashSet<>()).add(attempt);
+    }
+
+    private static final Map<Object, Map<String, Object>> KEYS_BY_QUERY = new java.util.WeakHashMap<>();
+
+    /** The keys collected from {@code source} for the query being planned: a {@link KeySet},
+     * the reason there is none, or null when not collected yet (always, outside a query). */
+    static synchronized Object keys(String source) {
+      scala.Option<org.apache.spark.sql.catalyst.QueryPlanningTracker> tracker =
+          org.apache.spark.sql.catalyst.QueryPlanningTracker$.MODULE$.get();
+      if (tracker.isEmpty()) {
+        return null;
+      }
+      Map<String, Object> known = KEYS_BY_QUERY.get(tracker.get());
+      return known == null ? null : known.get(source);
+    }
+
+    static synchronized void remember(String source, Object keys) {
+      scala.Option<org.apache.spark.sql.catalyst.QueryPlanningTracker> tracker =
+          org.apache.spark.sql.catalyst.QueryPlanningTracker$.MODULE$.get();
+      if (tracker.isDefined()) {
+        KEYS_BY_QUERY.computeIfAbsent(tracker.get(), t -> new HashMap<>()).put(source, keys);
+      }
     }
   }
 
