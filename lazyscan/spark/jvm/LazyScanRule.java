@@ -585,12 +585,14 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
   /**
    * {@code join} (inner or left semi) with a key filter on one of its equi-join keys for the
-   * scan of one side, the keys of the other side: a filtered scan Spark expects small (at most
-   * {@code spark.lazyscan.keyFilter.maxDimensionBytes}, by default {@code
-   * spark.sql.autoBroadcastJoinThreshold}, and smaller than the scan). Its distinct keys are
-   * collected now (one Spark job, at most {@code spark.lazyscan.keyFilter.maxKeys}; more give
-   * no key filter) and passed as the scan's {@code keyFilter.<column>} option. The join stays
-   * and checks every row again. One key filter per call (the optimizer calls the rule again).
+   * scan of one side (of at least {@code spark.lazyscan.keyFilter.minScanBytes}, also under
+   * aggregates grouped by the key), the keys of the other side: a selectively filtered scan
+   * Spark expects small (at most {@code spark.lazyscan.keyFilter.maxDimensionBytes}, by default
+   * {@code spark.sql.autoBroadcastJoinThreshold}, and smaller than the scan), that side itself
+   * or one under it ({@link #keySource}). Its distinct keys are collected now (one Spark job per
+   * side and query, at most {@code spark.lazyscan.keyFilter.maxKeys}; more give no key filter)
+   * and passed as the scan's {@code keyFilter.<column>} option. The join stays and checks every
+   * row again. One key filter per call (the optimizer calls the rule again).
    */
   private LogicalPlan withKeyFilter(Join join, Map<LogicalPlan, String> reasons) {
     if (!isTrue(KEY_FILTERS, "true")) {
