@@ -281,12 +281,12 @@ class QueryValue:
 
 #: up to this many rows, :func:`pick_query_value` counts every value (SF10 has 60 M lineitems)
 EXACT_PICK_ROWS = 100_000_000
-#: above it, the rows one MD5 bucket of values holds, about
+#: above it, the rows one hash bucket of values holds, about
 PICK_BUCKET_ROWS = 10_000_000
 
 
 def pick_buckets(rows: int) -> int:
-    """Into how many MD5 buckets :func:`pick_query_value` splits the values of a `rows`-row
+    """Into how many hash buckets :func:`pick_query_value` splits the values of a `rows`-row
     table to count one: 1 (all values) up to :data:`EXACT_PICK_ROWS`."""
     return 1 if rows <= EXACT_PICK_ROWS else -(-rows // PICK_BUCKET_ROWS)
 
@@ -300,8 +300,9 @@ def pick_query_value(
     with leading or trailing blanks, quotes or backslashes are skipped so the literal reads the
     same in every engine. Over :data:`EXACT_PICK_ROWS` rows, counting every value needs a hash
     table of nearly all rows (at SF100, 600 M comments ran over 38 CPU-minutes at 10 GB); the
-    pick then counts only the values of one MD5 bucket, about :data:`PICK_BUCKET_ROWS` rows, and
-    the value is the closest to `target` among those.
+    pick then counts only the values of one bucket of DuckDB's ``hash()``, about
+    :data:`PICK_BUCKET_ROWS` rows, and the value is the closest to `target` among those (another
+    DuckDB version may hash to other buckets: the pick is cached with the data).
     """
     cache = dataset.root / QUERY_VALUE_FILE
     key = f"{table}.{column}@{target}"
@@ -319,7 +320,7 @@ def pick_query_value(
     if not path.exists():
         raise DataError(f"{path} is missing; generate it first")
     buckets = pick_buckets(pq.ParquetFile(path).metadata.num_rows)
-    bucket = "" if buckets == 1 else f' WHERE md5_number("{column}") % {buckets} = 0'
+    bucket = "" if buckets == 1 else f' WHERE hash("{column}") % {buckets} = 0'
     con = duckdb.connect()
     try:
         con.execute(f"SET threads = {THREADS}")

@@ -111,7 +111,7 @@ def test_query_value_matches_its_count_and_is_cached(tpch) -> None:
 
 
 def test_query_value_of_a_large_table_comes_from_one_bucket(tpch, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Over the exact-count size, the pick counts the values of one MD5 bucket only: the value
+    """Over the exact-count size, the pick counts the values of one hash bucket only: the value
     is in that bucket, its count is right, and no value of the bucket is closer to the target."""
     monkeypatch.setattr(data_module, "EXACT_PICK_ROWS", 1_000)
     monkeypatch.setattr(data_module, "PICK_BUCKET_ROWS", 10_000)
@@ -121,7 +121,7 @@ def test_query_value_of_a_large_table_comes_from_one_bucket(tpch, monkeypatch: p
     con = duckdb.connect()
     counts = dict(con.execute(
         f"select l_comment, count(*) from read_parquet('{tpch.lineitem}') "
-        f"where md5_number(l_comment) % {buckets} = 0 group by 1"
+        f"where hash(l_comment) % {buckets} = 0 group by 1"
     ).fetchall())
     assert counts[v.value] == v.rows
     usable = [n for c, n in counts.items() if c == c.strip() and c and "'" not in c and "\\" not in c]
