@@ -12,6 +12,14 @@ STAMP35 := $(VENV35)/.installed
 VENV34 := .venv-spark34
 STAMP34 := $(VENV34)/.installed
 OLD_SPARK_TESTS := tests/test_spark_routes.py
+# the transparent mode's suite on the older supported Spark 4 releases (the main suite has 4.3)
+VENV41 := .venv-spark41
+STAMP41 := $(VENV41)/.installed
+VENV42 := .venv-spark42
+STAMP42 := $(VENV42)/.installed
+EXTENSION_TESTS := tests/test_spark_extension.py tests/test_spark_extension_choice.py \
+	tests/test_spark_extension_joins.py tests/test_spark_extension_object_store.py \
+	tests/test_spark_extension_queries.py
 # pytest-xdist workers for the main suite: whole modules per worker, so each module-scoped
 # server or cluster starts once
 TEST_WORKERS ?= 2
@@ -20,7 +28,7 @@ TEST_WORKERS ?= 2
 # were built from the current sources): the demo's and the tests' processes load them instead
 # of each compiling its own
 
-.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-old-spark bench java jdk clean kernels
+.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-spark41 unit-spark42 unit-old-spark bench java jdk clean kernels
 
 # constraints.txt: the versions the environment is made of (pip resolves at once, no backtracking)
 $(STAMP): pyproject.toml constraints.txt
@@ -35,6 +43,15 @@ $(STAMP35): pyproject.toml
 	$(VENV35)/bin/python -m pip install --quiet --upgrade pip
 	$(VENV35)/bin/python -m pip install --quiet -e '.[spark35]'
 	@touch $(STAMP35)
+
+# the main environment's pins, with another PySpark 4
+$(VENV41)/.installed $(VENV42)/.installed: pyproject.toml constraints.txt
+	@test -x $(@D)/bin/python || $(PYTHON) -m venv $(@D)
+	$(@D)/bin/python -m pip install --quiet --upgrade pip
+	grep -v '^pyspark==' constraints.txt > $(@D)/constraints.txt
+	$(@D)/bin/python -m pip install --quiet -c $(@D)/constraints.txt -e '.[spark,bench,dev]' \
+		'pyspark[connect]==$(if $(findstring 41,$(@D)),4.1.4,4.2.1)'
+	@touch $@
 
 $(STAMP34): pyproject.toml
 	@test -x $(VENV34)/bin/python || $(PYTHON) -m venv $(VENV34)
@@ -71,6 +88,14 @@ unit-spark35: $(STAMP35) kernels java
 unit-spark34: $(STAMP34) kernels java
 	@echo "== the Spark tests on PySpark 3.4"
 	$(VENV34)/bin/python -m pytest -q -p no:cacheprovider $(OLD_SPARK_TESTS)
+
+unit-spark41: $(STAMP41) kernels jdk
+	@echo "== the transparent mode's tests on PySpark 4.1"
+	$(VENV41)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -p no:cacheprovider $(EXTENSION_TESTS)
+
+unit-spark42: $(STAMP42) kernels jdk
+	@echo "== the transparent mode's tests on PySpark 4.2"
+	$(VENV42)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -p no:cacheprovider $(EXTENSION_TESTS)
 
 # the two older Spark suites run side by side, each one's output printed when it ends
 unit-old-spark:
