@@ -45,12 +45,14 @@ $(STAMP35): pyproject.toml
 	@touch $(STAMP35)
 
 # the main environment's pins, with another PySpark 4
-$(VENV41)/.installed $(VENV42)/.installed: pyproject.toml constraints.txt
+$(STAMP41): PYSPARK_4 := 4.1.4
+$(STAMP42): PYSPARK_4 := 4.2.1
+$(STAMP41) $(STAMP42): pyproject.toml constraints.txt
 	@test -x $(@D)/bin/python || $(PYTHON) -m venv $(@D)
 	$(@D)/bin/python -m pip install --quiet --upgrade pip
 	grep -v '^pyspark==' constraints.txt > $(@D)/constraints.txt
 	$(@D)/bin/python -m pip install --quiet -c $(@D)/constraints.txt -e '.[spark,bench,dev]' \
-		'pyspark[connect]==$(if $(findstring 41,$(@D)),4.1.4,4.2.1)'
+		'pyspark[connect]==$(PYSPARK_4)'
 	@touch $@
 
 $(STAMP34): pyproject.toml

@@ -460,10 +460,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
   /** The leaf under {@code plan} through filters and attribute-only projections. */
   private static LogicalPlan leafOf(LogicalPlan plan) {
-    while (plan instanceof Filter || plan instanceof Project && onlyAttributes((Project) plan)) {
-      plan = plan.children().apply(0);
-    }
-    return plan;
+    return leafThroughGroups(plan, null);
   }
 
   /** The lazyscan relation the rule planned under {@code plan} (see {@link #leafOf}), or null. */
@@ -481,7 +478,8 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
   /**
    * The leaf under {@code plan} as {@link #leafOf} finds it, also through aggregates grouped by
    * {@code key}: a row whose key a join drops belongs to a group the join drops whole, so the
-   * rows under such an aggregate may be filtered by the key as the aggregate's output is.
+   * rows under such an aggregate may be filtered by the key as the aggregate's output is (no
+   * key: through none).
    */
   private static LogicalPlan leafThroughGroups(LogicalPlan plan, AttributeReference key) {
     while (plan instanceof Filter || plan instanceof Project && onlyAttributes((Project) plan)
@@ -493,7 +491,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
   /** Whether {@code aggregate} groups by {@code key} and passes it on as it is. */
   private static boolean groupedBy(Aggregate aggregate, AttributeReference key) {
-    return hasAttribute(aggregate.groupingExpressions(), key) && hasAttribute(aggregate.aggregateExpressions(), key);
+    return key != null && hasAttribute(aggregate.groupingExpressions(), key) && hasAttribute(aggregate.aggregateExpressions(), key);
   }
 
   private static boolean hasAttribute(Seq<?> expressions, AttributeReference key) {
@@ -1408,14 +1406,17 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
     private Attempts() {}
 
-    /** Whether {@code attempt} is new for the query being planned (always, outside one). */
-    static synchronized boolean first(String attempt) {
+    /** The query being planned on this thread (its planning tracker), or null outside one. */
+    private static Object query() {
       scala.Option<org.apache.spark.sql.catalyst.QueryPlanningTracker> tracker =
           org.apache.spark.sql.catalyst.QueryPlanningTracker$.MODULE$.get();
-      if (tracker.isEmpty()) {
-        return true;
-      }
-      return BY_QUERY.computeIfAbsent(tracker.get(), t -> new java.util.HashSet<>()).add(attempt);
+      return tracker.isEmpty() ? null : tracker.get();
+    }
+
+    /** Whether {@code attempt} is new for the query being planned (always, outside one). */
+    static synchronized boolean first(String attempt) {
+      Object query = query();
+      return query == null || BY_QUERY.computeIfAbsent(query, q -> new java.util.HashSet<>()).add(attempt);
     }
 
     private static final Map<Object, Map<String, Object>> KEYS_BY_QUERY = new java.util.WeakHashMap<>();
@@ -1423,20 +1424,14 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     /** The keys collected from {@code source} for the query being planned: a {@link KeySet},
      * the reason there is none, or null when not collected yet (always, outside a query). */
     static synchronized Object keys(String source) {
-      scala.Option<org.apache.spark.sql.catalyst.QueryPlanningTracker> tracker =
-          org.apache.spark.sql.catalyst.QueryPlanningTracker$.MODULE$.get();
-      if (tracker.isEmpty()) {
-        return null;
-      }
-      Map<String, Object> known = KEYS_BY_QUERY.get(tracker.get());
+      Map<String, Object> known = KEYS_BY_QUERY.get(query());
       return known == null ? null : known.get(source);
     }
 
     static synchronized void remember(String source, Object keys) {
-      scala.Option<org.apache.spark.sql.catalyst.QueryPlanningTracker> tracker =
-          org.apache.spark.sql.catalyst.QueryPlanningTracker$.MODULE$.get();
-      if (tracker.isDefined()) {
-        KEYS_BY_QUERY.computeIfAbsent(tracker.get(), t -> new HashMap<>()).put(source, keys);
+      Object query = query();
+      if (query != null) {
+        KEYS_BY_QUERY.computeIfAbsent(query, q -> new HashMap<>()).put(source, keys);
       }
     }
   }
