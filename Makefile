@@ -28,7 +28,7 @@ TEST_WORKERS ?= 2
 # were built from the current sources): the demo's and the tests' processes load them instead
 # of each compiling its own
 
-.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-spark41 unit-spark42 unit-old-spark bench java jdk clean kernels
+.PHONY: demo test lint typecheck unit unit-spark35 unit-spark34 unit-spark41 unit-spark42 unit-old-spark unit-other-spark4 bench java jdk clean kernels
 
 # constraints.txt: the versions the environment is made of (pip resolves at once, no backtracking)
 $(STAMP): pyproject.toml constraints.txt
@@ -103,7 +103,10 @@ unit-spark42: $(STAMP42) kernels jdk
 unit-old-spark:
 	$(MAKE) --no-print-directory -j2 --output-sync=target unit-spark35 unit-spark34
 
-test: lint typecheck unit unit-old-spark
+# the transparent mode's suite on PySpark 4.1 and 4.2, one after the other (each uses both cores)
+unit-other-spark4: unit-spark41 unit-spark42
+
+test: lint typecheck unit unit-old-spark unit-other-spark4
 
 bench: $(STAMP) kernels java
 	$(PY) -m benchmarks run all --sf $(SF)
