@@ -193,6 +193,10 @@ def test_q17_aggregate_scan_gets_the_keys_through_its_grouping_key(spark: Any, d
         ["l_extendedprice", "l_partkey", "l_quantity"], ["l_partkey", "l_quantity"]
     ], keyed
     assert len({o["keyFilter.l_partkey"] for o in keyed}) == 1
+    # one decision per scan: the two scans of lineitem are listed apart, each with its columns
+    lineitem = [d for d in rule_decisions(spark) if d.startswith(f"file:{data / 'lineitem.parquet'}: lazyscan(")]
+    assert len(lineitem) == 2, rule_decisions(spark)
+    assert {("l_extendedprice" in d) for d in lineitem} == {True, False}, lineitem
 
 
 @pytest.mark.parametrize(

@@ -1110,7 +1110,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       }
       long size = columnsSize(relation, columns);
       List<String> partitionColumns = List.of(fs.partitionSchema().fieldNames());
-      DataSourceV2Relation planned = planned(options, columns, conjuncts, keys, size, partitionColumns, described);
+      DataSourceV2Relation planned = planned(options, columns, conjuncts, keys, size, partitionColumns, described, null);
       if (planned == null) {
         reasons.put(relation, "the lazyscan data source gave another relation or other columns than asked");
       }
@@ -1145,7 +1145,8 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    * conjuncts}) and key filters; null when the source gives another relation or other columns.
    */
   private DataSourceV2Relation planned(Map<String, String> options, List<AttributeReference> columns,
-      List<String> conjuncts, Map<String, Integer> keys, long size, List<String> partitionColumns, String described) {
+      List<String> conjuncts, Map<String, Integer> keys, long size, List<String> partitionColumns, String described,
+      String replaces) {
     DataFrameReader reader = session.read().format("lazyscan").schema(schemaOf(columns)).options(options);
     Dataset<Row> df = reader.load();
     LogicalPlan analyzed = df.queryExecution().analyzed();
@@ -1159,7 +1160,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     }
     org.apache.spark.sql.connector.catalog.Table named =
         LazyScanTable.wrap(v2.table(), conjuncts, namesOf(columns), keys, size, partitionColumns, described);
-    Decisions.record(session, described, named.name());
+    Decisions.record(session, described, named.name(), replaces);
     return v2.copy(named, seq(columns), v2.catalog(), v2.identifier(), v2.options(), v2.timeTravelSpec());
   }
 
@@ -1216,7 +1217,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     }
     String described = describe(options);
     try {
-      return planned(options, columns, conjuncts, keys, size, table.partitionColumns(), described);
+      return planned(options, columns, conjuncts, keys, size, table.partitionColumns(), described, table.name());
     } catch (Exception e) {
       warn("lazyscan: the scan of " + described + " is not planned again: " + e);
       return null;
@@ -1357,20 +1358,61 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     return CollectionConverters.asScala(items).toSeq();
   }
 
-  /** The latest decisions per session (a bounded number, the newest last). */
+  /**
+   * The latest decisions per session (a bounded number, the newest last). A query keeps one
+   * decision per scan of it: two scans of one table (a self-join, Q17's lineitem twice) are two
+   * decisions; a scan planned again in the same query (more conjuncts, key filters, fewer
+   * columns) replaces its own. The first decision of a new query about a table replaces those
+   * of earlier queries about it.
+   */
   static final class Decisions {
     private static final int KEPT = 64;
-    private static final Map<SparkSession, java.util.LinkedHashMap<String, String>> BY_SESSION =
-        new java.util.WeakHashMap<>();
+    private static final Map<SparkSession, List<Decision>> BY_SESSION = new java.util.WeakHashMap<>();
+
+    /** One decision: the scan's name, what was decided, and the query it was made in. */
+    private static final class Decision {
+      final String scan;
+      String decision;
+      final Object query;
+
+      Decision(String scan, String decision, Object query) {
+        this.scan = scan;
+        this.decision = decision;
+        this.query = query;
+      }
+    }
 
     private Decisions() {}
 
-    static synchronized void record(SparkSession session, String scan, String decision) {
-      java.util.LinkedHashMap<String, String> latest = BY_SESSION.computeIfAbsent(session, s -> new java.util.LinkedHashMap<>());
-      String before = latest.remove(scan);
-      latest.put(scan, decision);
-      if (latest.size() > KEPT) {
-        latest.remove(latest.keySet().iterator().next());
+    static void record(SparkSession session, String scan, String decision) {
+      record(session, scan, decision, null);
+    }
+
+    /** Records {@code decision} for {@code scan}; {@code replaces}: the decision of the same
+     * scan in this query that it supersedes (the scan planned again), or null for a new scan. */
+    static synchronized void record(SparkSession session, String scan, String decision, String replaces) {
+      List<Decision> kept = BY_SESSION.computeIfAbsent(session, s -> new ArrayList<>());
+      Object query = Attempts.query();
+      String before = null;
+      Decision same = null;
+      for (java.util.Iterator<Decision> it = kept.iterator(); it.hasNext(); ) {
+        Decision d = it.next();
+        if (!d.scan.equals(scan)) {
+          continue;
+        }
+        before = d.decision;
+        if (query == null || d.query != query) {
+          it.remove(); // an earlier query's, or made outside one
+        } else if (d.decision.equals(decision) || d.decision.equals(replaces)) {
+          same = d;
+        }
+      }
+      if (same != null) {
+        kept.remove(same);
+      }
+      kept.add(new Decision(scan, decision, query));
+      if (kept.size() > KEPT) {
+        kept.remove(0);
       }
       if (!decision.equals(before)) {
         org.slf4j.LoggerFactory.getLogger(LazyScanRule.class).info("lazyscan: {}: {}", scan, decision);
@@ -1379,18 +1421,26 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
 
     /** The latest decision for {@code scan} in {@code session}, or null. */
     static synchronized String latest(SparkSession session, String scan) {
-      java.util.LinkedHashMap<String, String> latest = BY_SESSION.get(session);
-      return latest == null ? null : latest.get(scan);
+      List<Decision> kept = BY_SESSION.get(session);
+      if (kept == null) {
+        return null;
+      }
+      for (int i = kept.size() - 1; i >= 0; i--) {
+        if (kept.get(i).scan.equals(scan)) {
+          return kept.get(i).decision;
+        }
+      }
+      return null;
     }
 
     static synchronized String[] of(SparkSession session) {
-      java.util.LinkedHashMap<String, String> latest = BY_SESSION.get(session);
-      if (latest == null) {
+      List<Decision> kept = BY_SESSION.get(session);
+      if (kept == null) {
         return new String[0];
       }
       List<String> out = new ArrayList<>();
-      for (Map.Entry<String, String> e : latest.entrySet()) {
-        out.add(e.getKey() + ": " + e.getValue());
+      for (Decision d : kept) {
+        out.add(d.scan + ": " + d.decision);
       }
       return out.toArray(new String[0]);
     }
@@ -1407,7 +1457,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     private Attempts() {}
 
     /** The query being planned on this thread (its planning tracker), or null outside one. */
-    private static Object query() {
+    static Object query() {
       scala.Option<org.apache.spark.sql.catalyst.QueryPlanningTracker> tracker =
           org.apache.spark.sql.catalyst.QueryPlanningTracker$.MODULE$.get();
       return tracker.isEmpty() ? null : tracker.get();
