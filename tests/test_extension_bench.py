@@ -115,8 +115,21 @@ def test_seed_factors_and_memory() -> None:
     assert s["max_worker_peak_rss_bytes"] == {"extension-on": 300_000_000, "extension-read": 400_000_000}
     assert s["max_worker_growth_bytes"]["extension-read"] == 7
     assert s["rows_agree"] is False
+    assert s["floor_s"] is None and s["factor_floor"] is None  # no build times given
     slower = eb.seed_summary([_result("Q-B", [4.0], [8.0], [2.0])], {})["Q-B"]
     assert slower["reaches_read"] is False
+
+
+def test_seed_floor_adds_spark_read_parquet_to_read() -> None:
+    """The extension pays ``spark.read.parquet``'s build on top of ``read``'s work: the floor."""
+    results = [_result("Q-A", [1.0, 1.2, 0.8], [10.0, 9.0, 11.0], [0.7, 0.8, 0.9])]
+    built = {"extension-on": {"Q-A": [0.1, 0.3, 0.2]}, "extension-read": {"Q-A": [0.5, 0.5, 0.5]}}
+    s = eb.seed_summary(results, {}, built)["Q-A"]
+    assert s["built_on_s"] == pytest.approx(0.2)
+    assert s["floor_s"] == pytest.approx(0.8 + 0.2)
+    assert s["factor_floor"] == pytest.approx(10.0 / 1.0)
+    text = eb.extension_markdown({"derived": {"seed": {"Q-A": s}}})
+    assert "| 1.00 (0.200) | 10.00x |" in text
 
 
 def test_rows_digest_ignores_order_and_summation_noise() -> None:
@@ -175,7 +188,7 @@ def test_report_names_missed_targets(tmp_path: Path) -> None:
     text = eb.extension_markdown(scenario)
     assert "| Q6 | lazyscan (2 / 0) | n/a | 1.20 | 1.00 | 1.20 (1.20–1.20) | yes |" in text
     assert "**not met**: over it Q6" in text and "not faster Q6" in text
-    assert "| Q-A | 10.0 | 1.00 | 2.00 | 10.00x (10.00–10.00) | 5.00x (5.00–5.00) | yes |" in text
+    assert "| Q-A | 10.0 | 1.00 | 2.00 | 10.00x (10.00–10.00) | 5.00x (5.00–5.00) | yes | n/a | n/a |" in text
     doc = {"date": "2026-11-27T09:00:00+00:00", "scenarios": {"extension": scenario}}
     paths = eb.write_reports(doc, tmp_path, 1.0)
     assert paths["json"].name == "extension-sf1-20261127T090000Z.json"
