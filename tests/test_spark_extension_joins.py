@@ -319,6 +319,41 @@ def test_over_the_cap_no_key_filter(spark: Any, data: Path) -> None:
         spark.conf.unset(MAX_KEYS)
 
 
+def test_a_side_over_the_cap_is_remembered_for_the_session(spark: Any, data: Path, tmp_path: Path) -> None:
+    """A side found over the cap costs its collection job once: a later query with the same
+    side, files and cap runs none; other files or another cap are collected again."""
+    _views(spark, data)
+    query = "SELECT l_orderkey FROM lineitem JOIN part ON l_partkey = p_partkey WHERE p_brand = 'Brand#13'"
+    tracker = spark.sparkContext.statusTracker()
+
+    def jobs_while_planning() -> int:
+        before = set(tracker.getJobIdsForGroup())
+        optimized_plan(spark.sql(query))
+        return len(set(tracker.getJobIdsForGroup()) - before)
+
+    spark.conf.set(ENABLED_CONF, "true")
+    spark.conf.set(MAX_KEYS, "3")
+    try:
+        assert jobs_while_planning() >= 1  # the collection job
+        assert jobs_while_planning() == 0
+        assert any("none: the other side has more than 3 distinct keys" in d and "found by an earlier query" in d
+                   for d in rule_decisions(spark)), rule_decisions(spark)
+        copy = tmp_path / "part.parquet"
+        pq.write_table(pq.read_table(data / "part.parquet"), copy)
+        spark.read.parquet(str(copy)).createOrReplaceTempView("part")
+        assert jobs_while_planning() >= 1  # other files
+        spark.conf.set(MAX_KEYS, "4")
+        assert jobs_while_planning() >= 1  # another cap
+        assert jobs_while_planning() == 0
+    finally:
+        spark.conf.unset(MAX_KEYS)
+        _views(spark, data)
+    # under the cap, the keys are collected by every query (the files may have changed)
+    assert jobs_while_planning() >= 1
+    assert jobs_while_planning() >= 1
+    assert any("keyFilter.l_partkey" in o for o in scan_options(spark.sql(query)))
+
+
 def test_key_filter_switch(spark: Any, data: Path) -> None:
     _views(spark, data)
     spark.conf.set(ENABLED_CONF, "true")

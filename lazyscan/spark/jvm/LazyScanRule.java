@@ -701,12 +701,19 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     Object known = Attempts.keys(collected);
     if (known == null) {
       // once per query: a join's other side often bounds several scans (Q9's parts: partsupp, lineitem)
-      try {
-        KeySet got = collectKeys(source.plan, source.key, maxKeys);
-        known = got != null ? got : "none: the other side has more than " + maxKeys + " distinct keys (" + MAX_KEYS + ")";
-      } catch (Exception e) {
-        warn("lazyscan: no key filter on " + column + " of " + scanName + ": the keys could not be collected: " + e);
-        known = "none: the keys could not be collected: " + e;
+      String side = sideName(source, maxKeys);
+      known = side == null ? null : OverCap.reason(session, side);
+      if (known == null) {
+        try {
+          KeySet got = collectKeys(source.plan, source.key, maxKeys);
+          known = got != null ? got : "none: the other side has more than " + maxKeys + " distinct keys (" + MAX_KEYS + ")";
+          if (got == null && side != null) {
+            OverCap.remember(session, side, known + ", found by an earlier query of this session");
+          }
+        } catch (Exception e) {
+          warn("lazyscan: no key filter on " + column + " of " + scanName + ": the keys could not be collected: " + e);
+          known = "none: the keys could not be collected: " + e;
+        }
       }
       Attempts.remember(collected, known);
     }
@@ -737,6 +744,61 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     }
     LogicalPlan swapped = lazyscanRelation(files, condition, needed, Map.of(column, keys), reasons);
     return swapped == null ? null : withLeaf(fact, swapped);
+  }
+
+  /**
+   * What names {@code source}'s keys from one query to the next: its plan with attribute ids
+   * normalized, its leaf's files (root paths and size) or lazyscan options, the key's place in
+   * its output and the cap; null when its leaf is neither a file relation nor a lazyscan one.
+   */
+  private static String sideName(KeySource source, int maxKeys) {
+    LogicalPlan leaf = source.plan;
+    while (leaf instanceof Filter || leaf instanceof Project) {
+      leaf = leaf.children().apply(0);
+    }
+    if (leaf instanceof DataSourceV2ScanRelation) {
+      leaf = ((DataSourceV2ScanRelation) leaf).relation();
+    }
+    String files;
+    if (leaf instanceof LogicalRelation && ((LogicalRelation) leaf).relation() instanceof HadoopFsRelation) {
+      org.apache.spark.sql.execution.datasources.FileIndex location =
+          ((HadoopFsRelation) ((LogicalRelation) leaf).relation()).location();
+      files = location.rootPaths() + " " + location.sizeInBytes();
+    } else if (leaf instanceof DataSourceV2Relation && ((DataSourceV2Relation) leaf).table() instanceof LazyScanTable) {
+      DataSourceV2Relation v2 = (DataSourceV2Relation) leaf;
+      files = new java.util.TreeMap<>(v2.options().asCaseSensitiveMap()) + " " + ((LazyScanTable) v2.table()).sizeInBytes();
+    } else {
+      return null;
+    }
+    int place = source.plan.output().indexOf(source.key);
+    return source.plan.canonicalized() + "\n" + files + "\nkey " + place + ", cap " + maxKeys;
+  }
+
+  /**
+   * The sides found to have more distinct keys than the cap, per session (a bounded number):
+   * a later query with the same side collects nothing. Only that is kept across queries: a
+   * side remembered wrongly (its files rewritten in place, keeping their size) loses a key
+   * filter, never a row; keys themselves are collected anew by each query.
+   */
+  static final class OverCap {
+    private static final int KEPT = 64;
+    private static final Map<SparkSession, java.util.LinkedHashMap<String, String>> BY_SESSION =
+        new java.util.WeakHashMap<>();
+
+    private OverCap() {}
+
+    static synchronized String reason(SparkSession session, String side) {
+      java.util.LinkedHashMap<String, String> kept = BY_SESSION.get(session);
+      return kept == null ? null : kept.get(side);
+    }
+
+    static synchronized void remember(SparkSession session, String side, String reason) {
+      java.util.LinkedHashMap<String, String> kept = BY_SESSION.computeIfAbsent(session, s -> new java.util.LinkedHashMap<>());
+      kept.put(side, reason);
+      if (kept.size() > KEPT) {
+        kept.remove(kept.keySet().iterator().next());
+      }
+    }
   }
 
   /** A plan whose distinct {@code key} values include those of the dimension it was found in. */
