@@ -1434,7 +1434,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     /** One decision: the scan's name, what was decided, and the query it was made in. */
     private static final class Decision {
       final String scan;
-      String decision;
+      final String decision;
       final Object query;
 
       Decision(String scan, String decision, Object query) {
