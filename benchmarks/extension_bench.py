@@ -360,11 +360,16 @@ class ExtensionEngine(Engine):
             df = df.where(query.where)
         return df.select(*columns) if columns else df
 
-    def _run(self, query: Query) -> tuple[int, float]:
-        from lazyscan.spark import last_profile
+    def switch(self) -> None:
+        """Sets ``spark.lazyscan.enabled``: true for ``on``, false otherwise (``read`` needs no rule)."""
         from lazyscan.spark.extension import ENABLED_CONF
 
         self.spark.conf.set(ENABLED_CONF, "true" if self.mode == "on" else "false")
+
+    def _run(self, query: Query) -> tuple[int, float]:
+        from lazyscan.spark import last_profile
+
+        self.switch()
         last_profile()  # what earlier runs left
         df, built = _timed(lambda: self.frame(query))
         rows, collected = _timed(df.collect)
@@ -416,7 +421,7 @@ def planning_runs(on: ExtensionEngine, off: ExtensionEngine, queries: Sequence[S
         times: dict[str, list[float]] = {"on": [], "off": []}
         for i in range(reps):
             for engine in (on, off) if i % 2 == 0 else (off, on):
-                engine.spark.conf.set("spark.lazyscan.enabled", "true" if engine.mode == "on" else "false")
+                engine.switch()
                 started = time.perf_counter()
                 engine.frame(q)._jdf.queryExecution().executedPlan()
                 times[engine.mode].append(time.perf_counter() - started)

@@ -752,13 +752,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
    * its output and the cap; null when its leaf is neither a file relation nor a lazyscan one.
    */
   private static String sideName(KeySource source, int maxKeys) {
-    LogicalPlan leaf = source.plan;
-    while (leaf instanceof Filter || leaf instanceof Project) {
-      leaf = leaf.children().apply(0);
-    }
-    if (leaf instanceof DataSourceV2ScanRelation) {
-      leaf = ((DataSourceV2ScanRelation) leaf).relation();
-    }
+    LogicalPlan leaf = scanLeaf(source.plan);
     String files;
     if (leaf instanceof LogicalRelation && ((LogicalRelation) leaf).relation() instanceof HadoopFsRelation) {
       org.apache.spark.sql.execution.datasources.FileIndex location =
@@ -926,13 +920,7 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
     if (!hasFilter(plan)) {
       return -1;
     }
-    LogicalPlan leaf = plan;
-    while (leaf instanceof Filter || leaf instanceof Project) {
-      leaf = leaf.children().apply(0);
-    }
-    if (leaf instanceof DataSourceV2ScanRelation) {
-      leaf = ((DataSourceV2ScanRelation) leaf).relation(); // a subquery optimized on its own, pushdown done
-    }
+    LogicalPlan leaf = scanLeaf(plan);
     if (leaf instanceof DataSourceV2Relation && ((DataSourceV2Relation) leaf).table() instanceof LazyScanTable) {
       return ((LazyScanTable) ((DataSourceV2Relation) leaf).table()).sizeInBytes();
     }
@@ -940,6 +928,16 @@ public final class LazyScanRule extends Rule<LogicalPlan> {
       return size(plan);
     }
     return -1;
+  }
+
+  /** The relation under {@code plan}'s filters and projections (a scan relation's own relation:
+   * a subquery optimized on its own has had its pushdown done). */
+  private static LogicalPlan scanLeaf(LogicalPlan plan) {
+    LogicalPlan leaf = plan;
+    while (leaf instanceof Filter || leaf instanceof Project) {
+      leaf = leaf.children().apply(0);
+    }
+    return leaf instanceof DataSourceV2ScanRelation ? ((DataSourceV2ScanRelation) leaf).relation() : leaf;
   }
 
   private long maxDimensionBytes() {
